@@ -1,0 +1,759 @@
+"""Actions: the shared grammar, its parser, and natural-language descriptions.
+
+Every backend accepts the same :class:`Action` values. Agents may send an ``Action`` or a
+string in any of these forms (case-insensitive, tolerant of whitespace and quote style):
+
+* the grammar: ``CLICK(3)``, ``LONG_CLICK(3)``, ``INPUT(2, "text")``, ``SCROLL(down)``,
+  ``SCROLL(up, 4)``, ``GOBACK()``, ``HOME()``, ``ENTER()``, ``OPEN_APP("Contacts")``,
+  ``ANSWER("42")``, ``WAIT()``, ``DO_NOTHING()``, ``DONE()``, plus ``CLICK_XY(x, y)``,
+  ``LONG_CLICK_XY(x, y)``, ``DOUBLE_CLICK(i)``, ``KEY("Tab")`` and ``SEARCH("query")``;
+  keyword arguments (``CLICK(element_id=3)``) and common aliases (``NOTHING``, ``BACK``,
+  ``TYPE``, ``TAP``, ``LONG_PRESS``) are accepted;
+* AndroidWorld JSON: ``{"action_type": "click", "index": 3}`` and the other 13 types;
+* WebShop text: ``search[red shoes]``, ``click[Buy Now]``;
+* any of the above inside ``<action>...</action>`` in longer model output (the last block
+  wins), or inside a code fence.
+
+:func:`parse_action` returns an ``Action`` or raises :class:`ActionParseError` (a
+``ValueError``) saying what was expected. It never evaluates its input.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gui_gym.core.ui import UITree
+
+__all__ = [
+    "DIRECTIONS",
+    "MAX_ACTION_LENGTH",
+    "Action",
+    "ActionParseError",
+    "ActionType",
+    "describe",
+    "parse_action",
+]
+
+MAX_ACTION_LENGTH = 20_000
+"""Longest action string :func:`parse_action` reads; longer input is rejected unread."""
+
+DIRECTIONS = ("up", "down", "left", "right")
+
+
+class ActionType(str, enum.Enum):
+    """What an action does. Values are the grammar's names."""
+
+    CLICK = "CLICK"
+    DOUBLE_CLICK = "DOUBLE_CLICK"
+    LONG_CLICK = "LONG_CLICK"
+    INPUT = "INPUT"
+    SCROLL = "SCROLL"
+    GOBACK = "GOBACK"
+    HOME = "HOME"
+    ENTER = "ENTER"
+    KEY = "KEY"
+    OPEN_APP = "OPEN_APP"
+    SEARCH = "SEARCH"
+    ANSWER = "ANSWER"
+    WAIT = "WAIT"
+    DO_NOTHING = "DO_NOTHING"
+    DONE = "DONE"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_TARGETED = frozenset({ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.LONG_CLICK})
+_TEXT_ONLY = frozenset(
+    {ActionType.OPEN_APP, ActionType.SEARCH, ActionType.ANSWER, ActionType.KEY}
+)
+_NO_ARGS = frozenset(
+    {
+        ActionType.GOBACK,
+        ActionType.HOME,
+        ActionType.ENTER,
+        ActionType.WAIT,
+        ActionType.DO_NOTHING,
+    }
+)
+TERMINAL_TYPES = frozenset({ActionType.DONE, ActionType.ANSWER})
+"""Action types that end the episode."""
+
+
+class ActionParseError(ValueError):
+    """An action string that is not in any accepted form; the message says what was expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One agent action.
+
+    Attributes:
+        type: What the action does.
+        index: Target element index on the current screen (CLICK, INPUT, SCROLL, ...).
+        text: Typed text (INPUT), answer (ANSWER), app name (OPEN_APP), query (SEARCH),
+            key name (KEY), or the status of DONE (``"infeasible"``).
+        direction: ``up``/``down``/``left``/``right`` for SCROLL.
+        x, y: Screen coordinates for coordinate clicks (``CLICK_XY``).
+        label: Target by visible label instead of index (WebShop's ``click[label]``).
+    """
+
+    type: ActionType
+    index: int | None = None
+    text: str | None = None
+    direction: str | None = None
+    x: float | None = None
+    y: float | None = None
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.type, ActionType):
+            object.__setattr__(self, "type", _lookup_type(str(self.type)))
+        if self.direction is not None and self.direction not in DIRECTIONS:
+            raise ActionParseError(
+                f"direction must be one of {', '.join(DIRECTIONS)}, got {self.direction!r}"
+            )
+        if self.index is not None and (isinstance(self.index, bool) or self.index < 0):
+            raise ActionParseError(f"element index must be a non-negative int, got {self.index!r}")
+
+    @property
+    def is_terminal(self) -> bool:
+        """True for DONE and ANSWER, which end the episode."""
+        return self.type in TERMINAL_TYPES
+
+    @property
+    def has_point(self) -> bool:
+        """True when the action targets screen coordinates."""
+        return self.x is not None and self.y is not None
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    def to_string(self) -> str:
+        """The canonical grammar form; ``parse_action(a.to_string()) == a`` always holds."""
+        t = self.type
+        name = t.value
+        if t in _TARGETED:
+            if self.has_point:
+                return f"{name}_XY({_num(self.x)}, {_num(self.y)})"
+            if self.index is not None:
+                return f"{name}({self.index})"
+            if self.label is not None:
+                return f"{name}({_quote(self.label)})"
+            return f"{name}()"
+        if t is ActionType.INPUT:
+            if self.index is None:
+                return f"INPUT({_quote(self.text or '')})"
+            return f"INPUT({self.index}, {_quote(self.text or '')})"
+        if t is ActionType.SCROLL:
+            direction = self.direction or "down"
+            if self.index is None:
+                return f"SCROLL({direction})"
+            return f"SCROLL({direction}, {self.index})"
+        if t in _TEXT_ONLY:
+            return f"{name}({_quote(self.text or '')})"
+        if t is ActionType.DONE:
+            return "DONE()" if not self.text else f"DONE({_quote(self.text)})"
+        return f"{name}()"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of the set fields."""
+        out: dict[str, Any] = {"type": self.type.value}
+        for name in ("index", "text", "direction", "x", "y", "label"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Action:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ActionParseError: on unknown keys or values of the wrong type.
+        """
+        unknown = set(data) - {"type", "index", "text", "direction", "x", "y", "label"}
+        if unknown:
+            raise ActionParseError(f"unknown Action field(s) {sorted(unknown)}")
+        try:
+            return cls(
+                type=_lookup_type(str(data["type"])),
+                index=None if data.get("index") is None else _as_index(data["index"]),
+                text=None if data.get("text") is None else str(data["text"]),
+                direction=None if data.get("direction") is None else str(data["direction"]),
+                x=None if data.get("x") is None else float(data["x"]),
+                y=None if data.get("y") is None else float(data["y"]),
+                label=None if data.get("label") is None else str(data["label"]),
+            )
+        except KeyError:
+            raise ActionParseError("an Action dict needs a 'type'") from None
+        except (TypeError, ValueError) as err:
+            if isinstance(err, ActionParseError):
+                raise
+            raise ActionParseError(f"bad Action dict {data!r}: {err}") from None
+
+
+def _num(v: float | None) -> str:
+    assert v is not None
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing
+
+_ALIASES: dict[str, tuple[ActionType, bool]] = {
+    # name -> (type, coordinates?)
+    "CLICK": (ActionType.CLICK, False),
+    "TAP": (ActionType.CLICK, False),
+    "CLICK_XY": (ActionType.CLICK, True),
+    "TAP_XY": (ActionType.CLICK, True),
+    "DOUBLE_CLICK": (ActionType.DOUBLE_CLICK, False),
+    "DOUBLE_TAP": (ActionType.DOUBLE_CLICK, False),
+    "DOUBLE_CLICK_XY": (ActionType.DOUBLE_CLICK, True),
+    "LONG_CLICK": (ActionType.LONG_CLICK, False),
+    "LONG_PRESS": (ActionType.LONG_CLICK, False),
+    "LONG_CLICK_XY": (ActionType.LONG_CLICK, True),
+    "INPUT": (ActionType.INPUT, False),
+    "INPUT_TEXT": (ActionType.INPUT, False),
+    "TYPE": (ActionType.INPUT, False),
+    "SCROLL": (ActionType.SCROLL, False),
+    "GOBACK": (ActionType.GOBACK, False),
+    "GO_BACK": (ActionType.GOBACK, False),
+    "BACK": (ActionType.GOBACK, False),
+    "NAVIGATE_BACK": (ActionType.GOBACK, False),
+    "PRESS_BACK": (ActionType.GOBACK, False),
+    "HOME": (ActionType.HOME, False),
+    "GO_HOME": (ActionType.HOME, False),
+    "NAVIGATE_HOME": (ActionType.HOME, False),
+    "PRESS_HOME": (ActionType.HOME, False),
+    "ENTER": (ActionType.ENTER, False),
+    "KEYBOARD_ENTER": (ActionType.ENTER, False),
+    "PRESS_ENTER": (ActionType.ENTER, False),
+    "KEY": (ActionType.KEY, False),
+    "PRESS_KEY": (ActionType.KEY, False),
+    "OPEN_APP": (ActionType.OPEN_APP, False),
+    "LAUNCH_APP": (ActionType.OPEN_APP, False),
+    "SEARCH": (ActionType.SEARCH, False),
+    "ANSWER": (ActionType.ANSWER, False),
+    "WAIT": (ActionType.WAIT, False),
+    "DO_NOTHING": (ActionType.DO_NOTHING, False),
+    "NOTHING": (ActionType.DO_NOTHING, False),
+    "NOOP": (ActionType.DO_NOTHING, False),
+    "NO_OP": (ActionType.DO_NOTHING, False),
+    "DONE": (ActionType.DONE, False),
+    "FINISH": (ActionType.DONE, False),
+    "STATUS": (ActionType.DONE, False),
+}
+
+_GRAMMAR_HELP = (
+    "expected one of CLICK(i), LONG_CLICK(i), INPUT(i, \"text\"), SCROLL(up|down|left|right[, i]), "
+    "GOBACK(), HOME(), ENTER(), OPEN_APP(\"name\"), ANSWER(\"text\"), WAIT(), DO_NOTHING(), "
+    "DONE(), CLICK_XY(x, y), KEY(\"name\"), SEARCH(\"query\"); AndroidWorld JSON such as "
+    '{"action_type": "click", "index": 3}; or WebShop search[query] / click[label]'
+)
+
+_ACTION_BLOCK = re.compile(r"<action>(.*?)</action>", re.IGNORECASE | re.DOTALL)
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
+_CALL = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)\s*(?:\((.*)\))?\s*;?$", re.DOTALL | re.ASCII)
+_WEBSHOP = re.compile(r"^(search|click)\s*\[(.*)\]$", re.DOTALL | re.IGNORECASE)
+_INT = re.compile(r"^[+]?[0-9]{1,9}$", re.ASCII)
+_NUMBER = re.compile(r"^[+-]?(?:[0-9]{1,9}(?:\.[0-9]*)?|\.[0-9]+)$", re.ASCII)
+_KEYWORD = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)\s*=\s*(.*)$", re.DOTALL | re.ASCII)
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "b": "\b",
+    "f": "\f",
+    '"': '"',
+    "'": "'",
+    "\\": "\\",
+    "/": "/",
+}
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+
+_KEYWORD_ROLES = {
+    "index": "index",
+    "idx": "index",
+    "id": "index",
+    "element": "index",
+    "element_id": "index",
+    "elem_id": "index",
+    "text": "text",
+    "content": "text",
+    "value": "text",
+    "answer": "text",
+    "query": "text",
+    "key": "text",
+    "keycode": "text",
+    "app": "text",
+    "app_name": "text",
+    "name": "text",
+    "status": "text",
+    "goal_status": "text",
+    "direction": "direction",
+    "dir": "direction",
+    "x": "x",
+    "y": "y",
+}
+
+
+def _lookup_type(name: str) -> ActionType:
+    entry = _ALIASES.get(name.strip().upper())
+    if entry is None:
+        raise ActionParseError(f"unknown action {name!r}; {_GRAMMAR_HELP}")
+    return entry[0]
+
+
+def _as_index(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ActionParseError(f"element index must be an integer, got {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ActionParseError(f"element index must be non-negative, got {value}")
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return _as_index(int(value))
+    if isinstance(value, str) and _INT.match(value.strip()):
+        return int(value.strip())
+    raise ActionParseError(f"element index must be a non-negative integer, got {value!r}")
+
+
+def _as_coordinate(value: Any, name: str) -> float:
+    if isinstance(value, bool):
+        raise ActionParseError(f"{name} must be a number, got {value!r}")
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str) and _NUMBER.match(value.strip()):
+        number = float(value.strip())
+    else:
+        raise ActionParseError(f"{name} must be a number, got {value!r}")
+    if not (number == number and abs(number) < 1e7):  # NaN or absurd
+        raise ActionParseError(f"{name} must be a finite screen coordinate, got {value!r}")
+    return number
+
+
+def _as_direction(value: Any) -> str:
+    direction = str(value).strip().strip("\"'").lower()
+    if direction not in DIRECTIONS:
+        raise ActionParseError(
+            f"scroll direction must be one of {', '.join(DIRECTIONS)}, got {value!r}"
+        )
+    return direction
+
+
+class _Arg:
+    """One positional/keyword argument: its value and whether it was quoted."""
+
+    __slots__ = ("keyword", "quoted", "value")
+
+    def __init__(self, value: str, quoted: bool, keyword: str | None = None):
+        self.value = value
+        self.quoted = quoted
+        self.keyword = keyword
+
+
+def _split_args(body: str) -> list[_Arg]:
+    """Split an argument list on top-level commas, honouring quotes and escapes."""
+    args: list[_Arg] = []
+    i, n = 0, len(body)
+    while i < n:
+        while i < n and body[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        keyword = None
+        match = _KEYWORD.match(body[i : i + 40])
+        if match and match.group(1).lower() in _KEYWORD_ROLES:
+            # keyword=value: only when the name is followed directly by '='
+            name_end = body.index("=", i)
+            keyword = body[i:name_end].strip().lower()
+            i = name_end + 1
+            while i < n and body[i].isspace():
+                i += 1
+        if i < n and body[i] in _QUOTES:
+            close = _QUOTES[body[i]]
+            i += 1
+            chars: list[str] = []
+            while True:
+                if i >= n:
+                    raise ActionParseError(f"unterminated string in arguments ({body[:60]!r})")
+                c = body[i]
+                if c == "\\" and i + 1 < n:
+                    nxt = body[i + 1]
+                    if nxt == "u" and _HEX4.match(body, i + 2):
+                        chars.append(chr(int(body[i + 2 : i + 6], 16)))
+                        i += 6
+                        continue
+                    chars.append(_ESCAPES.get(nxt, "\\" + nxt))
+                    i += 2
+                    continue
+                if c == close:
+                    i += 1
+                    break
+                chars.append(c)
+                i += 1
+            args.append(_Arg("".join(chars), True, keyword))
+            while i < n and body[i].isspace():
+                i += 1
+            if i < n and body[i] != ",":
+                raise ActionParseError(
+                    f"expected ',' or ')' after a quoted argument, got {body[i:i + 20]!r}"
+                )
+            i += 1
+        else:
+            end = body.find(",", i)
+            end = n if end < 0 else end
+            args.append(_Arg(body[i:end].strip(), False, keyword))
+            i = end + 1
+    return args
+
+
+def _from_call(name: str, body: str | None) -> Action:
+    entry = _ALIASES.get(name.upper())
+    if entry is None:
+        raise ActionParseError(f"unknown action {name!r}; {_GRAMMAR_HELP}")
+    atype, coordinates = entry
+    args = _split_args(body) if body and body.strip() else []
+    positional = [a for a in args if a.keyword is None]
+    named: dict[str, _Arg] = {}
+    for a in args:
+        if a.keyword is None:
+            continue
+        role = _KEYWORD_ROLES.get(a.keyword)
+        if role is None:
+            raise ActionParseError(f"{atype.value} does not take a keyword {a.keyword!r}")
+        named[role] = a
+    display = atype.value + ("_XY" if coordinates else "")
+
+    def arity(lo: int, hi: int) -> None:
+        if not lo <= len(args) <= hi:
+            want = str(lo) if lo == hi else f"{lo} to {hi}"
+            raise ActionParseError(f"{display} takes {want} argument(s), got {len(args)}")
+
+    if atype in _NO_ARGS:
+        arity(0, 0)
+        return Action(atype)
+    if atype in _TARGETED:
+        if coordinates:
+            arity(2, 2)
+            xs = named.get("x") or positional.pop(0)
+            ys = named.get("y") or positional.pop(0)
+            return Action(
+                atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y")
+            )
+        if not args:
+            raise ActionParseError(f"{display} needs a target element index, e.g. {display}(3)")
+        arity(1, 2)
+        if len(args) == 2:  # CLICK(x, y) written without the _XY suffix
+            xs = named.get("x") or positional.pop(0)
+            ys = named.get("y") or positional.pop(0)
+            return Action(
+                atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y")
+            )
+        arg = args[0]
+        if not arg.quoted and _INT.match(arg.value):
+            return Action(atype, index=int(arg.value))
+        if arg.quoted and _INT.match(arg.value):
+            return Action(atype, index=int(arg.value))
+        if arg.keyword is not None and _KEYWORD_ROLES.get(arg.keyword) == "index":
+            return Action(atype, index=_as_index(arg.value))
+        if not arg.value:
+            raise ActionParseError(f"{display} needs an element index, e.g. {display}(3)")
+        if not arg.quoted and re.fullmatch(r"-[0-9]+", arg.value, re.ASCII):
+            raise ActionParseError(f"element index must be non-negative, got {arg.value}")
+        return Action(atype, label=arg.value)
+    if atype is ActionType.INPUT:
+        if not args:
+            raise ActionParseError('INPUT takes an element index and a text, e.g. INPUT(2, "hello")')
+        index_arg = named.get("index")
+        text_arg = named.get("text")
+        rest = list(positional)
+        if index_arg is None and rest and not rest[0].quoted and _INT.match(rest[0].value) and (
+            len(rest) > 1 or text_arg is not None
+        ):
+            index_arg = rest.pop(0)
+        if text_arg is None:
+            if not rest:
+                raise ActionParseError('INPUT needs a text, e.g. INPUT(2, "hello")')
+            if len(rest) > 1 and all(not a.quoted for a in rest):
+                text_value = ", ".join(a.value for a in rest)  # unquoted text with commas
+            elif len(rest) == 1:
+                text_value = rest[0].value
+            else:
+                raise ActionParseError(
+                    f'INPUT takes an element index and one text, got {len(args)} arguments'
+                )
+        else:
+            if rest:
+                raise ActionParseError("INPUT got both a positional and a keyword text")
+            text_value = text_arg.value
+        index = None if index_arg is None else _as_index(index_arg.value)
+        return Action(ActionType.INPUT, index=index, text=text_value)
+    if atype is ActionType.SCROLL:
+        arity(1, 2)
+        direction = named.get("direction")
+        index = named.get("index")
+        for a in positional:
+            if _INT.match(a.value) and index is None:
+                index = a
+            elif direction is None:
+                direction = a
+            else:
+                raise ActionParseError(f"SCROLL got an unexpected argument {a.value!r}")
+        if direction is None:
+            raise ActionParseError("SCROLL needs a direction: up, down, left or right")
+        return Action(
+            ActionType.SCROLL,
+            direction=_as_direction(direction.value),
+            index=None if index is None else _as_index(index.value),
+        )
+    if atype is ActionType.DONE:
+        arity(0, 1)
+        status = args[0].value.strip() if args else ""
+        if status.lower() in ("", "complete", "completed", "success", "successful", "true"):
+            return Action(ActionType.DONE)
+        return Action(ActionType.DONE, text=status)
+    # OPEN_APP, SEARCH, ANSWER, KEY: one text argument (unquoted commas are kept)
+    if not args:
+        raise ActionParseError(f'{atype.value} takes one text argument, e.g. {atype.value}("...")')
+    if len(args) > 1:
+        if all(not a.quoted and a.keyword is None for a in args):
+            return Action(atype, text=", ".join(a.value for a in args))
+        raise ActionParseError(f"{atype.value} takes one text argument, got {len(args)}")
+    return Action(atype, text=args[0].value)
+
+
+_JSON_TYPES: dict[str, ActionType] = {
+    "click": ActionType.CLICK,
+    "double_tap": ActionType.DOUBLE_CLICK,
+    "long_press": ActionType.LONG_CLICK,
+    "input_text": ActionType.INPUT,
+    "keyboard_enter": ActionType.ENTER,
+    "navigate_home": ActionType.HOME,
+    "navigate_back": ActionType.GOBACK,
+    "scroll": ActionType.SCROLL,
+    "swipe": ActionType.SCROLL,
+    "open_app": ActionType.OPEN_APP,
+    "wait": ActionType.WAIT,
+    "status": ActionType.DONE,
+    "answer": ActionType.ANSWER,
+    "unknown": ActionType.DO_NOTHING,
+}
+_SWIPE_TO_SCROLL = {"up": "down", "down": "up", "left": "right", "right": "left"}
+
+
+def _from_json(data: Any) -> Action:
+    """AndroidWorld's JSONAction (``android_world/env/json_action.py``) as an Action."""
+    if not isinstance(data, dict):
+        raise ActionParseError(f"a JSON action must be an object, got {type(data).__name__}")
+    if "action_type" not in data:
+        if "type" in data:
+            return Action.from_dict(data)
+        raise ActionParseError(f"a JSON action needs 'action_type'; {_GRAMMAR_HELP}")
+    kind = str(data["action_type"]).strip().lower()
+    atype = _JSON_TYPES.get(kind)
+    if atype is None:
+        raise ActionParseError(
+            f"unknown action_type {data['action_type']!r}; expected one of {', '.join(_JSON_TYPES)}"
+        )
+    index = data.get("index")
+    x, y = data.get("x"), data.get("y")
+    if index is not None and (x is not None or y is not None):
+        raise ActionParseError("give either 'index' or 'x'/'y', not both")
+    target: dict[str, Any] = {}
+    if index is not None:
+        target["index"] = _as_index(index)
+    elif x is not None or y is not None:
+        if x is None or y is None:
+            raise ActionParseError("coordinate actions need both 'x' and 'y'")
+        target["x"] = _as_coordinate(x, "x")
+        target["y"] = _as_coordinate(y, "y")
+    if atype in _TARGETED:
+        if not target:
+            raise ActionParseError(f"{kind} needs 'index' or 'x' and 'y'")
+        return Action(atype, **target)
+    if atype is ActionType.INPUT:
+        text = data.get("text")
+        if text is None:
+            raise ActionParseError("input_text needs 'text'")
+        return Action(atype, index=target.get("index"), text=str(text))
+    if atype is ActionType.SCROLL:
+        direction = data.get("direction")
+        if direction is None:
+            raise ActionParseError(f"{kind} needs 'direction' (up, down, left or right)")
+        direction = _as_direction(direction)
+        if kind == "swipe":  # AndroidWorld: swipe is the inverse of scroll
+            direction = _SWIPE_TO_SCROLL[direction]
+        return Action(atype, direction=direction, index=target.get("index"))
+    if atype is ActionType.OPEN_APP:
+        name = data.get("app_name", data.get("text"))
+        if not name:
+            raise ActionParseError("open_app needs 'app_name'")
+        return Action(atype, text=str(name))
+    if atype is ActionType.ANSWER:
+        text = data.get("text")
+        if text is None:
+            raise ActionParseError("answer needs 'text'")
+        return Action(atype, text=str(text))
+    if atype is ActionType.DONE:
+        status = str(data.get("goal_status", "complete")).strip().lower()
+        return Action(atype, text=None if status in ("complete", "") else status)
+    return Action(atype)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_cached(text: str) -> Action:
+    return _parse(text)
+
+
+def _parse(raw: str) -> Action:
+    text = raw.strip()
+    blocks = _ACTION_BLOCK.findall(text)
+    if blocks:
+        text = blocks[-1].strip()
+    elif "<action>" in text.lower():
+        raise ActionParseError("found <action> without a closing </action>")
+    fence = _FENCE.match(text)
+    if fence:
+        text = fence.group(1).strip()
+    text = text.strip("`").strip()
+    if not text:
+        raise ActionParseError(f"empty action; {_GRAMMAR_HELP}")
+    if text[0] == "{":
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as err:
+            raise ActionParseError(f"invalid JSON action: {err}") from None
+        return _from_json(data)
+    webshop = _WEBSHOP.match(text)
+    if webshop:
+        kind, arg = webshop.group(1).lower(), webshop.group(2).strip()
+        if kind == "search":
+            if not arg:
+                raise ActionParseError("search[...] needs a query")
+            return Action(ActionType.SEARCH, text=arg)
+        if not arg:
+            raise ActionParseError("click[...] needs a button label")
+        return Action(ActionType.CLICK, label=arg)
+    call = _CALL.match(text)
+    if call is None:
+        raise ActionParseError(f"could not read an action from {raw[:80]!r}; {_GRAMMAR_HELP}")
+    return _from_call(call.group(1), call.group(2))
+
+
+def parse_action(action: str | Action | dict[str, Any]) -> Action:
+    """Read an action in any accepted form.
+
+    Args:
+        action: A grammar string, AndroidWorld JSON (string or dict), WebShop text, model
+            output holding ``<action>...</action>``, or an :class:`Action` (returned as is).
+
+    Returns:
+        The parsed :class:`Action`.
+
+    Raises:
+        ActionParseError: when the input is not an action; the message says what was expected.
+    """
+    if isinstance(action, Action):
+        return action
+    if isinstance(action, dict):
+        return _from_json(action)
+    if not isinstance(action, str):
+        raise ActionParseError(
+            f"an action must be a str, dict or Action, got {type(action).__name__}"
+        )
+    if len(action) > MAX_ACTION_LENGTH:
+        raise ActionParseError(
+            f"action string of {len(action)} characters exceeds the limit of {MAX_ACTION_LENGTH}"
+        )
+    return _parse_cached(action)
+
+
+# ---------------------------------------------------------------------------------------------
+# Descriptions
+
+_DESCRIBE_LIMIT = 80
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _DESCRIBE_LIMIT else text[: _DESCRIBE_LIMIT - 3] + "..."
+
+
+def _target_phrase(action: Action, tree: UITree | None) -> str:
+    element = None
+    if tree is not None:
+        if action.index is not None and 0 <= action.index < len(tree.elements):
+            element = tree.elements[action.index]
+        elif action.has_point:
+            element = tree.at_point(action.x, action.y)  # type: ignore[arg-type]
+        elif action.label is not None:
+            element = tree.find_one(text=action.label) or tree.find_one(
+                text_regex=re.compile(re.escape(action.label), re.IGNORECASE)
+            )
+    if element is not None:
+        label = element.label or element.resource_id
+        if label:
+            return f'"{_short(label)}" {element.role}'
+        return f"{element.role} {element.index}"
+    if action.label is not None:
+        return f'"{_short(action.label)}"'
+    if action.has_point:
+        return f"point ({_num(action.x)}, {_num(action.y)})"
+    if action.index is not None:
+        return f"element {action.index}"
+    return "the focused element"
+
+
+def describe(action: Action, tree: UITree | None = None) -> str:
+    """Natural-language description of ``action`` on the screen ``tree``.
+
+    This is ``info["action_description"]``, which ADMIRE's milestone matcher and the PRM read,
+    e.g. ``click "Create contact" button`` or ``type "pasta" into "Search" input``.
+    """
+    t = action.type
+    if t is ActionType.CLICK:
+        return f"click {_target_phrase(action, tree)}"
+    if t is ActionType.DOUBLE_CLICK:
+        return f"double-click {_target_phrase(action, tree)}"
+    if t is ActionType.LONG_CLICK:
+        return f"long-press {_target_phrase(action, tree)}"
+    if t is ActionType.INPUT:
+        return f'type "{_short(action.text or "")}" into {_target_phrase(action, tree)}'
+    if t is ActionType.SCROLL:
+        if action.index is not None:
+            return f"scroll {action.direction} in {_target_phrase(action, tree)}"
+        return f"scroll {action.direction}"
+    if t is ActionType.GOBACK:
+        return "go back"
+    if t is ActionType.HOME:
+        return "go to the home screen"
+    if t is ActionType.ENTER:
+        return "press enter"
+    if t is ActionType.KEY:
+        return f'press key "{_short(action.text or "")}"'
+    if t is ActionType.OPEN_APP:
+        return f'open app "{_short(action.text or "")}"'
+    if t is ActionType.SEARCH:
+        return f'search for "{_short(action.text or "")}"'
+    if t is ActionType.ANSWER:
+        return f'answer "{_short(action.text or "")}"'
+    if t is ActionType.WAIT:
+        return "wait"
+    if t is ActionType.DO_NOTHING:
+        return "do nothing"
+    if action.text:
+        return f'stop and report the task as "{_short(action.text)}"'
+    return "declare the task complete"

@@ -1,0 +1,401 @@
+"""``GuiEnv``: the Gymnasium contract, implemented once for every benchmark.
+
+A benchmark subclasses :class:`GuiEnv` (or :class:`~gui_gym.core.sim.SimGuiEnv` for simulated
+apps) and supplies its backend through five hooks:
+
+* ``_start(task, rng)``: put the backend in the task's initial state;
+* ``_screen()``: the current :class:`~gui_gym.core.ui.UITree`;
+* ``_execute(action, screen)``: perform an action; return an error message when it is
+  impossible (the backend must then be unchanged), else None;
+* ``_predicate_state()``: what task predicates read as ``state`` (app state, or facts
+  collected from a real device);
+* ``_fork_backend(clone)``: give ``clone`` an independent copy of the backend.
+
+Everything else lives here, once: parsing and validating actions (a bad action never raises),
+the step counter and ``max_steps`` truncation, milestone tracking, the outcome reward,
+termination on DONE/ANSWER or on success, the info keys, seeding, rendering, ``fork()`` and
+the candidate-action list used by random agents and the SB3 adapter.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from gui_gym.core.actions import (
+    MAX_ACTION_LENGTH,
+    Action,
+    ActionParseError,
+    ActionType,
+    describe,
+    parse_action,
+)
+from gui_gym.core.predicates import PredicateContext
+from gui_gym.core.spaces import UnicodeText
+from gui_gym.core.task import Task, TaskSuite
+from gui_gym.core.ui import UITree
+
+__all__ = ["GuiEnv", "InvalidAction"]
+
+logger = logging.getLogger(__name__)
+
+
+class InvalidAction(Exception):
+    """Raised by backends for an action that is impossible in the current state.
+
+    The env turns it into ``info["action_valid"] = False`` with the message in
+    ``info["action_error"]``; it never reaches the agent as an exception.
+    """
+
+
+class GuiEnv(gym.Env[dict[str, Any], str]):
+    """Base class of every gui-gym environment (see the module docstring for the hooks).
+
+    Args:
+        suite: The task suite episodes are drawn from.
+        task: A task id to always use, or None to sample one per reset (seeded).
+        split: ``train``, ``test`` or ``all``: the tasks sampled from when ``task`` is None.
+        category: Restrict sampling to one category.
+        screenshot: Add a ``screenshot`` image to observations.
+        max_steps: Steps before the episode is truncated.
+        render_mode: ``ansi`` (the rendered screen) or ``rgb_array`` (the screenshot).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    screen_size: ClassVar[tuple[int, int]] = (360, 720)
+    """``(width, height)`` of screens and screenshots, in pixels."""
+    end_on_success: ClassVar[bool] = False
+    """Terminate as soon as the task's success predicate holds (WikiHow/Mobile-Env style)."""
+    max_instruction_length: ClassVar[int] = 4096
+    max_screen_length: ClassVar[int] = 65536
+
+    def __init__(
+        self,
+        suite: TaskSuite,
+        *,
+        task: str | None = None,
+        split: str = "train",
+        category: str | None = None,
+        screenshot: bool = False,
+        max_steps: int = 20,
+        render_mode: str | None = None,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}"
+            )
+        if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+            raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
+        self.suite = suite
+        self.render_mode = render_mode
+        self.max_steps = max_steps
+        self.screenshot = bool(screenshot)
+        if task is not None:
+            self._fixed_task: Task | None = suite[task]
+            self._pool: list[Task] = [self._fixed_task]
+        else:
+            self._fixed_task = None
+            self._pool = suite.select(split, category)
+            if not self._pool:
+                raise ValueError(
+                    f"no tasks in suite {suite.name!r} for split={split!r}, category={category!r}"
+                )
+        self.split = split
+        self.category = category
+
+        obs_spaces: dict[str, spaces.Space[Any]] = {
+            "instruction": UnicodeText(self.max_instruction_length),
+            "screen": UnicodeText(self.max_screen_length),
+        }
+        if self.screenshot:
+            width, height = self.screen_size
+            obs_spaces["screenshot"] = spaces.Box(0, 255, (height, width, 3), np.uint8)
+        self.observation_space = spaces.Dict(obs_spaces)
+        self.action_space = UnicodeText(MAX_ACTION_LENGTH)
+
+        self.task: Task | None = None
+        self._steps = 0
+        self._milestones: list[str] = []
+        self._answer: str | None = None
+        self._last_action: Action | None = None
+        self._done = False
+        self._task_reward = 0.0
+        self._screen_cache: UITree | None = None
+
+    # ------------------------------------------------------------------------- backend hooks
+
+    def _start(self, task: Task, rng: np.random.Generator) -> None:
+        raise NotImplementedError
+
+    def _screen(self) -> UITree:
+        raise NotImplementedError
+
+    def _execute(self, action: Action, screen: UITree) -> str | None:
+        raise NotImplementedError
+
+    def _predicate_state(self) -> Any:
+        raise NotImplementedError
+
+    def _fork_backend(self, clone: GuiEnv) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not support fork()")
+
+    def _screenshot(self, screen: UITree) -> np.ndarray:
+        from gui_gym.core.draw import draw_screenshot
+
+        return draw_screenshot(screen)
+
+    def _candidate_texts(self) -> Sequence[str]:
+        """Texts a random agent may type: the task's vocabulary by default."""
+        assert self.task is not None
+        return self.task.vocabulary or tuple(self.task.instruction.split()[:3])
+
+    # -------------------------------------------------------------------------- gym contract
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start an episode.
+
+        Args:
+            seed: Seeds the task choice and any task randomness.
+            options: ``{"task": id}`` to run one task this episode.
+
+        Returns:
+            The first observation and info.
+        """
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"task"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; allowed: 'task'")
+        if options.get("task") is not None:
+            task = self.suite[options["task"]]
+        elif self._fixed_task is not None:
+            task = self._fixed_task
+        else:
+            task = self._pool[int(self.np_random.integers(len(self._pool)))]
+        self.task = task
+        self._steps = 0
+        self._milestones = []
+        self._answer = None
+        self._last_action = None
+        self._done = False
+        self._task_reward = 0.0
+        self._screen_cache = None
+        self._start(task, self.np_random)
+        screen = self._current_screen()
+        ctx = self._context(screen)
+        self._milestones.extend(task.new_milestones(ctx, self._milestones))
+        info = self._info(
+            valid=True, error=None, description="", success=False, action_text=""
+        )
+        return self._observation(screen), info
+
+    def step(
+        self, action: str | Action | dict[str, Any]
+    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Apply ``action``; a malformed or impossible action counts as a step and changes
+        nothing (``info["action_valid"] is False``, ``info["action_error"]`` says why)."""
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        screen = self._current_screen()
+        if self._done:
+            logger.warning("step() called after the episode ended; call reset()")
+            return (
+                self._observation(screen),
+                0.0,
+                True,
+                False,
+                self._info(False, "episode already ended; call reset()", "", self._task_reward >= 1.0, ""),
+            )
+        error: str | None = None
+        parsed: Action | None = None
+        try:
+            parsed = parse_action(action)
+        except ActionParseError as err:
+            error = str(err)
+        if parsed is not None:
+            error = self._validate(parsed, screen)
+            if error is None:
+                try:
+                    error = self._execute(parsed, screen)
+                except InvalidAction as err:
+                    error = str(err) or "impossible action"
+        self._steps += 1
+        valid = error is None
+        description = describe(parsed, screen) if parsed is not None else "invalid action"
+        if valid:
+            assert parsed is not None
+            self._last_action = parsed
+            if parsed.type is ActionType.ANSWER:
+                self._answer = parsed.text
+            self._screen_cache = None
+        new_screen = self._current_screen()
+        task = self.task
+        ctx = self._context(new_screen)
+        self._milestones.extend(task.new_milestones(ctx, self._milestones))
+
+        terminated = bool(valid and parsed is not None and parsed.is_terminal)
+        outcome = None
+        if self.end_on_success or terminated:
+            outcome = float(task.is_successful(ctx))
+            if self.end_on_success and outcome >= 1.0:
+                terminated = True
+        truncated = not terminated and self._steps >= self.max_steps
+        reward = 0.0
+        if terminated or truncated:
+            if outcome is None:
+                outcome = float(task.is_successful(ctx))
+            self._task_reward = outcome
+            reward = outcome
+            self._done = True
+        action_text = str(parsed) if parsed is not None else (action if isinstance(action, str) else repr(action))
+        info = self._info(valid, error, description, bool(self._done and reward >= 1.0), action_text)
+        return self._observation(new_screen), reward, terminated, truncated, info
+
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the instruction and rendered screen; ``rgb_array``: the screenshot."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode to gym.make")
+            return None
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        screen = self._current_screen()
+        if self.render_mode == "rgb_array":
+            return self._screenshot(screen)
+        header = f"[{self.task.task_id}] {self.task.instruction}\nstep {self._steps}/{self.max_steps}"
+        if self._milestones:
+            header += f"  milestones: {', '.join(self._milestones)}"
+        return f"{header}\n{screen.text}\n"
+
+    def close(self) -> None:
+        super().close()
+
+    # ------------------------------------------------------------------------- public extras
+
+    @property
+    def ui_tree(self) -> UITree:
+        """The current screen as a :class:`UITree`."""
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        return self._current_screen()
+
+    @property
+    def steps_taken(self) -> int:
+        return self._steps
+
+    @property
+    def milestones(self) -> list[str]:
+        """Milestones reached so far, in order."""
+        return list(self._milestones)
+
+    def context(self) -> PredicateContext:
+        """The current situation as task predicates and oracles see it."""
+        return self._context(self._current_screen())
+
+    def oracle_action(self) -> Action:
+        """The task's scripted expert's next action from the current state."""
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        return self.task.oracle(self.context())
+
+    def candidate_actions(self) -> list[Action]:
+        """Actions that make sense on the current screen: clicks on clickable elements,
+        long-clicks on long-clickable ones, typing vocabulary into editable ones, scrolling
+        where content continues, and going back. Random agents sample from this list; the SB3
+        adapter uses it as its discrete action set."""
+        screen = self._current_screen()
+        out: list[Action] = []
+        texts = self._candidate_texts()
+        for e in screen.elements:
+            if not e.enabled:
+                continue
+            if e.clickable:
+                out.append(Action(ActionType.CLICK, index=e.index))
+            if e.long_clickable:
+                out.append(Action(ActionType.LONG_CLICK, index=e.index))
+            if e.editable:
+                out.extend(Action(ActionType.INPUT, index=e.index, text=t) for t in texts)
+        if screen.can_scroll_down:
+            out.append(Action(ActionType.SCROLL, direction="down"))
+        if screen.can_scroll_up:
+            out.append(Action(ActionType.SCROLL, direction="up"))
+        out.append(Action(ActionType.GOBACK))
+        return out
+
+    def fork(self) -> GuiEnv:
+        """An independent env in the same state: same task, step count, milestones and RNG.
+
+        Actions on the fork never affect this env (ProRe probes and best-of-N rely on it).
+        """
+        clone = copy.copy(self)
+        clone._milestones = list(self._milestones)
+        clone._np_random = copy.deepcopy(self._np_random)
+        clone._screen_cache = None
+        self._fork_backend(clone)
+        return clone
+
+    # ------------------------------------------------------------------------------- helpers
+
+    def _current_screen(self) -> UITree:
+        screen = self._screen_cache
+        if screen is None:
+            screen = self._screen()
+            self._screen_cache = screen
+        return screen
+
+    def _context(self, screen: UITree) -> PredicateContext:
+        return PredicateContext(
+            state=self._predicate_state(),
+            screen=screen,
+            action=self._last_action,
+            answer=self._answer,
+            step=self._steps,
+        )
+
+    def _validate(self, action: Action, screen: UITree) -> str | None:
+        """Shape checks every backend shares: the target exists on this screen."""
+        if action.index is not None and action.index >= len(screen.elements):
+            last = len(screen.elements) - 1
+            return f"no element {action.index} on this screen (valid indices: 0..{last})"
+        if action.has_point:
+            assert action.x is not None and action.y is not None
+            if not (0 <= action.x < screen.width and 0 <= action.y < screen.height):
+                return (
+                    f"point ({action.x:g}, {action.y:g}) is off the {screen.width}x{screen.height} screen"
+                )
+        return None
+
+    def _observation(self, screen: UITree) -> dict[str, Any]:
+        assert self.task is not None
+        text = screen.text
+        if len(text) > self.max_screen_length:
+            text = text[: self.max_screen_length]
+        obs: dict[str, Any] = {"instruction": self.task.instruction, "screen": text}
+        if self.screenshot:
+            obs["screenshot"] = self._screenshot(screen)
+        return obs
+
+    def _info(
+        self, valid: bool, error: str | None, description: str, success: bool, action_text: str
+    ) -> dict[str, Any]:
+        assert self.task is not None
+        return {
+            "task_id": self.task.task_id,
+            "category": self.task.category,
+            "step": self._steps,
+            "action": action_text,
+            "action_valid": valid,
+            "action_error": error,
+            "action_description": description,
+            "milestones": list(self._milestones),
+            "success": success,
+            "task_reward": self._task_reward if self._done else 0.0,
+        }

@@ -1,0 +1,316 @@
+"""Trajectories as JSON Lines: one episode per line, written so a crash loses nothing.
+
+Two ways to write, both crash-safe:
+
+* :func:`write_jsonl` writes a whole file to a temporary sibling and renames it into place
+  (``os.replace``), so readers see the old file or the new one, never half of one.
+* :class:`TrajectoryWriter` appends one complete line per episode with a single ``write`` and
+  an ``fsync``. If the process dies mid-write, the file ends in a torn line; the writer cuts
+  it off when it next opens the file, and :func:`read_jsonl` skips it with a warning, so a run
+  can resume where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Step",
+    "Trajectory",
+    "TrajectoryWriter",
+    "atomic_write_text",
+    "json_default",
+    "read_jsonl",
+    "read_trajectories",
+    "write_jsonl",
+    "write_trajectories",
+]
+
+
+@dataclass
+class Step:
+    """One step of an episode: what the agent saw, what it did, what came back.
+
+    Attributes:
+        index: 0-based step number.
+        screen: Rendered screen the action was chosen on.
+        action: The action as sent (canonical grammar when it parsed, raw text otherwise).
+        action_valid: Whether the env accepted the action.
+        action_description: Natural-language description (``info["action_description"]``).
+        reward: Reward returned by the (possibly wrapped) env.
+        task_reward: The base env's outcome reward for this step.
+        terminated, truncated: Episode-end flags after the step.
+        milestones: Milestones reached so far, after the step.
+        thought: The agent's reasoning, when it gave one.
+        tree: The UI tree the action was chosen on (``UITree.to_dict()``), when recorded.
+        screenshot: Path of a saved screenshot, relative to the trajectory file, if any.
+        info: Other JSON-safe facts (wrapper components, errors).
+    """
+
+    index: int
+    screen: str
+    action: str
+    action_valid: bool = True
+    action_description: str = ""
+    reward: float = 0.0
+    task_reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    milestones: list[str] = field(default_factory=list)
+    thought: str | None = None
+    tree: dict[str, Any] | None = None
+    screenshot: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Step:
+        known = {k: v for k, v in data.items() if k in _STEP_FIELDS}
+        return cls(**known)
+
+
+_STEP_FIELDS = frozenset(Step.__dataclass_fields__)
+
+
+@dataclass
+class Trajectory:
+    """One episode.
+
+    Attributes:
+        env_id: Registered id of the env (``GuiGym/WikiHow-v0``).
+        task_id: Task of the episode.
+        instruction: The instruction the agent received.
+        steps: The steps in order.
+        final_screen: The screen after the last step.
+        success: Whether the task was completed.
+        task_reward: The outcome reward at the end.
+        seed: Seed passed to ``reset``, if any.
+        agent: Name of the agent that acted.
+        metadata: Free-form JSON-safe facts (category, split, wrapper settings).
+    """
+
+    env_id: str
+    task_id: str
+    instruction: str
+    steps: list[Step] = field(default_factory=list)
+    final_screen: str = ""
+    success: bool = False
+    task_reward: float = 0.0
+    seed: int | None = None
+    agent: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total_reward(self) -> float:
+        return float(sum(s.reward for s in self.steps))
+
+    @property
+    def actions(self) -> list[str]:
+        return [s.action for s in self.steps]
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ValueError: when a required key is missing or steps are malformed.
+        """
+        try:
+            steps = [Step.from_dict(s) for s in data.get("steps", [])]
+            return cls(
+                env_id=str(data["env_id"]),
+                task_id=str(data["task_id"]),
+                instruction=str(data["instruction"]),
+                steps=steps,
+                final_screen=str(data.get("final_screen", "")),
+                success=bool(data.get("success", False)),
+                task_reward=float(data.get("task_reward", 0.0)),
+                seed=data.get("seed"),
+                agent=str(data.get("agent", "")),
+                metadata=dict(data.get("metadata", {})),
+            )
+        except KeyError as err:
+            raise ValueError(f"trajectory record is missing {err.args[0]!r}") from None
+        except TypeError as err:
+            raise ValueError(f"malformed trajectory record: {err}") from None
+
+
+def json_default(value: Any) -> Any:
+    """``json.dumps`` fallback for numpy scalars/arrays, tuples, sets, paths and dataclasses."""
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, set | frozenset):
+        return sorted(value)
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "__dataclass_fields__"):
+        return asdict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _dumps(record: Any) -> str:
+    text = json.dumps(record, ensure_ascii=False, default=json_default, allow_nan=False)
+    if "\n" in text:  # json.dumps escapes newlines in strings; this never happens
+        raise ValueError("JSON line contains a raw newline")
+    return text
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: temp file in the same folder, fsync, rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_jsonl(path: str | Path, records: Iterable[Any]) -> int:
+    """Atomically (re)write ``path`` with one JSON record per line; returns the count."""
+    lines = [_dumps(r) for r in records]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+def read_jsonl(path: str | Path) -> Iterator[Any]:
+    """Stream the records of a JSON Lines file.
+
+    A torn final line (no trailing newline, not valid JSON: a crash mid-append) is skipped
+    with a warning. Any other bad line raises.
+
+    Raises:
+        ValueError: naming the file and line of a corrupt record.
+    """
+    path = Path(path)
+    with path.open("rb") as f:
+        previous: bytes | None = None
+        number = 0
+        for raw in f:
+            if previous is not None:
+                yield _decode_line(path, number, previous)
+            previous = raw
+            number += 1
+        if previous is not None:
+            if not previous.endswith(b"\n"):
+                try:
+                    record = json.loads(previous)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    warnings.warn(
+                        f"{path}: skipping a torn last line {number} (interrupted write)",
+                        stacklevel=2,
+                    )
+                    return
+                yield record
+            else:
+                yield _decode_line(path, number, previous)
+
+
+def _decode_line(path: Path, number: int, raw: bytes) -> Any:
+    if not raw.strip():
+        raise ValueError(f"{path}:{number}: empty line in a JSON Lines file")
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}:{number}: corrupt JSON record: {err}") from None
+
+
+class TrajectoryWriter:
+    """Append-only, crash-safe JSONL writer for trajectories (or any JSON records).
+
+    Opening an existing file keeps its complete records and cuts a torn tail, so a resumed
+    run continues the same file. Each :meth:`write` is one ``write`` call and an ``fsync``.
+
+    Args:
+        path: The JSONL file (created with its folders when missing).
+        fsync: Whether to fsync after every record (default True).
+    """
+
+    def __init__(self, path: str | Path, fsync: bool = True):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fsync = fsync
+        self._repair_tail()
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def _repair_tail(self) -> None:
+        if not self.path.exists():
+            return
+        with self.path.open("rb+") as f:
+            data = f.read()
+            if not data or data.endswith(b"\n"):
+                return
+            cut = data.rfind(b"\n") + 1
+            warnings.warn(
+                f"{self.path}: removing a torn last record ({len(data) - cut} bytes) before appending",
+                stacklevel=3,
+            )
+            f.truncate(cut)
+
+    def write(self, record: Trajectory | dict[str, Any]) -> None:
+        """Append one record as a complete line."""
+        if self._fd is None:
+            raise ValueError(f"TrajectoryWriter for {self.path} is closed")
+        payload = record.to_dict() if isinstance(record, Trajectory) else record
+        data = (_dumps(payload) + "\n").encode("utf-8")
+        written = os.write(self._fd, data)
+        if written != len(data):  # a short write on a regular file means a full disk
+            raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
+        if self._fsync:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> TrajectoryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def write_trajectories(path: str | Path, trajectories: Iterable[Trajectory]) -> int:
+    """Atomically write trajectories as JSONL; returns how many were written."""
+    return write_jsonl(path, (t.to_dict() for t in trajectories))
+
+
+def read_trajectories(path: str | Path) -> Iterator[Trajectory]:
+    """Stream trajectories from a JSONL file (see :func:`read_jsonl` for torn tails)."""
+    for record in read_jsonl(path):
+        yield Trajectory.from_dict(record)
+
+
+def _finite(x: float) -> float:
+    return x if math.isfinite(x) else 0.0

@@ -1,0 +1,5 @@
+"""Composable Gymnasium wrappers; each adds its components under its own ``info`` key."""
+
+from gui_gym.wrappers.record import RecordTrajectories
+
+__all__ = ["RecordTrajectories"]
