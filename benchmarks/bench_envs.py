@@ -12,7 +12,9 @@ from gui_gym.bench.envs import format_report, run
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", default="benchmarks/results/bench_envs.json")
     parser.add_argument("--steps", type=int, default=20_000, help="text-only steps per id")
     parser.add_argument("--screenshot-steps", type=int, default=2_000)

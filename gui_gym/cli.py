@@ -123,13 +123,21 @@ def play(
 def eval_cmd(
     env_id: Annotated[str, typer.Argument(help="e.g. GuiGym/WikiHow-v0")],
     agent: Annotated[str, typer.Option(help="oracle or random")] = "oracle",
-    episodes: Annotated[int | None, typer.Option(help="episodes (default: every task once)")] = None,
+    episodes: Annotated[
+        int | None, typer.Option(help="episodes (default: every task once)")
+    ] = None,
     split: Annotated[str, typer.Option(help="train, test or all")] = "test",
     category: Annotated[str | None, typer.Option(help="restrict to one category")] = None,
     seed: Annotated[int, typer.Option(help="base seed")] = 0,
-    out: Annotated[Path | None, typer.Option(help="summary JSON (episodes stream beside it; reruns resume)")] = None,
-    env_arg: Annotated[list[str] | None, typer.Option("--env-arg", help="extra gym.make key=value")] = None,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="hide the progress bar")] = False,
+    out: Annotated[
+        Path | None, typer.Option(help="summary JSON (episodes stream beside it; reruns resume)")
+    ] = None,
+    env_arg: Annotated[
+        list[str] | None, typer.Option("--env-arg", help="extra gym.make key=value")
+    ] = None,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="hide the progress bar")
+    ] = False,
 ) -> None:
     """Evaluate a built-in agent over a split and print a summary table."""
     from rich.console import Console
@@ -138,12 +146,22 @@ def eval_cmd(
     import gui_gym  # noqa: F401
     from gui_gym.evaluation import evaluate
 
-    kwargs = {"split": split, **({"category": category} if category else {}), **_parse_kwargs(env_arg)}
+    kwargs = {
+        "split": split,
+        **({"category": category} if category else {}),
+        **_parse_kwargs(env_arg),
+    }
     summary, _ = evaluate(
-        env_id, agent, episodes=episodes, seed=seed, out=out, env_kwargs=kwargs, progress=not no_progress
+        env_id,
+        agent,
+        episodes=episodes,
+        seed=seed,
+        out=out,
+        env_kwargs=kwargs,
+        progress=not no_progress,
     )
     table = Table(title=f"{agent} on {env_id} ({split})")
-    for column in ("category", "episodes", "success rate", "mean steps", "mean reward", "invalid actions"):
+    for column in ("category", "episodes", "success", "steps", "reward", "invalid"):
         table.add_column(column, justify="right")
     rows = [*summary.per_category.items(), ("all", summary.to_dict())]
     for name, stats in rows:
@@ -162,7 +180,9 @@ def eval_cmd(
 
 @app.command()
 def bench(
-    out: Annotated[Path, typer.Option(help="JSON report path")] = Path("benchmarks/results/bench_envs.json"),
+    out: Annotated[Path, typer.Option(help="JSON report path")] = Path(
+        "benchmarks/results/bench_envs.json"
+    ),
     steps: Annotated[int, typer.Option(help="text-only steps per id")] = 20_000,
     screenshot_steps: Annotated[int, typer.Option(help="screenshot steps per id")] = 2_000,
     ids: Annotated[list[str] | None, typer.Option("--id", help="ids to run (default: all)")] = None,

@@ -116,7 +116,9 @@ def summarize(rows: list[EpisodeResult]) -> EvalSummary:
     )
 
 
-def _schedule(env: gym.Env, episodes: int | None, seed: int) -> Iterator[tuple[int, int, str | None]]:
+def _schedule(
+    env: gym.Env, episodes: int | None, seed: int
+) -> Iterator[tuple[int, int, str | None]]:
     """(episode, seed, task id) triples: every task of the env's pool in order, cycling."""
     pool = [t.task_id for t in getattr(env.unwrapped, "_pool", [])]
     total = episodes if episodes is not None else len(pool)
@@ -176,7 +178,9 @@ def evaluate(
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=len(schedule), initial=len(rows), desc=f"{agent_name} on {env_id}", unit="ep")
+            bar = tqdm(
+                total=len(schedule), initial=len(rows), desc=f"{agent_name} on {env_id}", unit="ep"
+            )
         for episode, ep_seed, task_id in iterator:
             if episode in rows:
                 continue

@@ -109,7 +109,7 @@ def test_webshop_text_forms() -> None:
 def test_action_block_inside_model_output_last_block_wins() -> None:
     output = (
         "<think>The example says <action>CLICK(1)</action> but I need the search box."
-        "</think>\n<action>\nINPUT(3, \"scooter\")\n</action>"
+        '</think>\n<action>\nINPUT(3, "scooter")\n</action>'
     )
     assert parse_action(output) == Action(A.INPUT, index=3, text="scooter")
 
@@ -181,7 +181,9 @@ def test_unicode_digits_are_not_indices() -> None:
 actions = st.one_of(
     st.builds(lambda i: Action(A.CLICK, index=i), st.integers(0, 10_000)),
     st.builds(lambda i: Action(A.LONG_CLICK, index=i), st.integers(0, 10_000)),
-    st.builds(lambda i, t: Action(A.INPUT, index=i, text=t), st.integers(0, 99), st.text(max_size=40)),
+    st.builds(
+        lambda i, t: Action(A.INPUT, index=i, text=t), st.integers(0, 99), st.text(max_size=40)
+    ),
     st.builds(lambda t: Action(A.INPUT, text=t), st.text(max_size=40)),
     st.builds(
         lambda d, i: Action(A.SCROLL, direction=d, index=i),
@@ -192,9 +194,14 @@ actions = st.one_of(
     st.builds(lambda t: Action(A.OPEN_APP, text=t), st.text(max_size=20)),
     st.builds(lambda t: Action(A.SEARCH, text=t), st.text(max_size=20)),
     st.builds(
-        lambda x, y: Action(A.CLICK, x=float(x), y=float(y)), st.integers(0, 2000), st.integers(0, 2000)
+        lambda x, y: Action(A.CLICK, x=float(x), y=float(y)),
+        st.integers(0, 2000),
+        st.integers(0, 2000),
     ),
-    st.builds(lambda t: Action(A.CLICK, label=t), st.text(min_size=1, max_size=20).filter(lambda s: not s.strip().isdigit())),
+    st.builds(
+        lambda t: Action(A.CLICK, label=t),
+        st.text(min_size=1, max_size=20).filter(lambda s: not s.strip().isdigit()),
+    ),
     st.sampled_from([Action(t) for t in (A.GOBACK, A.HOME, A.ENTER, A.WAIT, A.DO_NOTHING, A.DONE)]),
 )
 
@@ -224,7 +231,9 @@ def test_parse_never_raises_anything_but_parse_errors(text: str) -> None:
 def _screen() -> UITree:
     return UITree.build(
         [
-            UIElement(0, "input", description="Search wikiHow", editable=True, bounds=(0, 0, 100, 40)),
+            UIElement(
+                0, "input", description="Search wikiHow", editable=True, bounds=(0, 0, 100, 40)
+            ),
             UIElement(0, "button", "Create contact", clickable=True, bounds=(0, 50, 100, 90)),
             UIElement(0, "image", clickable=True, bounds=(0, 100, 40, 140)),
         ]

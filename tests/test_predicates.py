@@ -40,7 +40,9 @@ def ctx(**kwargs) -> PredicateContext:
     screen = UITree.build(
         [
             UIElement(0, "heading", "References"),
-            UIElement(0, "button", "Bookmark", clickable=True, selected=True, resource_id="bookmark"),
+            UIElement(
+                0, "button", "Bookmark", clickable=True, selected=True, resource_id="bookmark"
+            ),
         ]
     )
     return PredicateContext(state=kwargs.pop("state", State()), screen=screen, **kwargs)
@@ -56,7 +58,10 @@ def ctx(**kwargs) -> PredicateContext:
         ({"state": {"path": "count", "op": "gt", "value": "x"}}, False),
         ({"state": {"path": "page.kind", "op": "in", "value": ["home", "article"]}}, True),
         ({"state": {"path": "bookmarks", "op": "contains", "value": "Bake-Lobster-Tails"}}, True),
-        ({"state": {"path": "bookmarks", "op": "not_contains", "value": "Bake-Lobster-Tails"}}, False),
+        (
+            {"state": {"path": "bookmarks", "op": "not_contains", "value": "Bake-Lobster-Tails"}},
+            False,
+        ),
         ({"state": {"path": "page.arg", "op": "contains", "value": "lobster"}}, True),
         ({"state": {"path": "page.arg", "op": "regex", "value": "^Bake-"}}, True),
         ({"state": {"path": "bookmarks", "op": "len_eq", "value": 1}}, True),
@@ -97,9 +102,15 @@ def test_action_and_answer_predicates() -> None:
 
 def test_paths_never_reach_methods_or_private_names() -> None:
     state = State()
-    assert compile_predicate({"state": {"path": "method", "op": "missing"}}).evaluate(ctx(state=state))
-    assert compile_predicate({"state": {"path": "_secret", "op": "missing"}}).evaluate(ctx(state=state))
-    assert compile_predicate({"state": {"path": "page.__class__", "op": "missing"}}).evaluate(ctx(state=state))
+    assert compile_predicate({"state": {"path": "method", "op": "missing"}}).evaluate(
+        ctx(state=state)
+    )
+    assert compile_predicate({"state": {"path": "_secret", "op": "missing"}}).evaluate(
+        ctx(state=state)
+    )
+    assert compile_predicate({"state": {"path": "page.__class__", "op": "missing"}}).evaluate(
+        ctx(state=state)
+    )
 
 
 def test_resolve_path_through_dicts_lists_and_objects() -> None:
@@ -111,11 +122,19 @@ def test_resolve_path_through_dicts_lists_and_objects() -> None:
 @pytest.mark.parametrize(
     ("spec", "where", "reason"),
     [
-        ({"state": {"path": "x", "op": "eqq", "value": 1}}, "predicate.state.op", "unknown operator 'eqq'"),
+        (
+            {"state": {"path": "x", "op": "eqq", "value": 1}},
+            "predicate.state.op",
+            "unknown operator 'eqq'",
+        ),
         ({"state": {"path": "", "op": "eq", "value": 1}}, "predicate.state.path", "non-empty"),
         ({"state": {"path": "x", "op": "eq"}}, "predicate.state.value", "needs a value"),
         ({"state": {"path": "x", "op": "in", "value": 3}}, "predicate.state.value", "needs a list"),
-        ({"state": {"path": "x", "op": "regex", "value": "(unclosed"}}, "predicate.state.value", "invalid regex"),
+        (
+            {"state": {"path": "x", "op": "regex", "value": "(unclosed"}},
+            "predicate.state.value",
+            "invalid regex",
+        ),
         ({"element": {"colour": "red"}}, "predicate.element", "unknown key(s) ['colour']"),
         ({"element": {"selected": "yes"}}, "predicate.element.selected", "true or false"),
         ({"answer": {"value": "3", "mode": "telepathy"}}, "predicate.answer.mode", "unknown mode"),

@@ -6,7 +6,11 @@ import copy
 
 import numpy as np
 from gymnasium.spaces.utils import flatten, unflatten
-from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
+from gymnasium.vector.utils import (
+    create_shared_memory,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -22,7 +22,10 @@ VALID = {
             "category": "Cross-Page",
             "split": "train",
             "milestones": [
-                {"name": "about", "predicate": {"state": {"path": "page.kind", "op": "eq", "value": "about"}}}
+                {
+                    "name": "about",
+                    "predicate": {"state": {"path": "page.kind", "op": "eq", "value": "about"}},
+                }
             ],
         },
         {
@@ -80,7 +83,11 @@ def mutate(path: str, value: object) -> dict:
         (mutate("tasks.0.instruction", 5), "tasks[0].instruction", "must be a string"),
         (mutate("tasks.0.split", "dev"), "tasks[0].split", "must be one of train, test"),
         (mutate("tasks.0.colour", "red"), "tasks[0]", "unknown field(s) ['colour']"),
-        (mutate("tasks.0.milestones.0.name", ""), "tasks[0].milestones[0].name", "non-empty string"),
+        (
+            mutate("tasks.0.milestones.0.name", ""),
+            "tasks[0].milestones[0].name",
+            "non-empty string",
+        ),
         (
             mutate("tasks.0.milestones.0.predicate.state.op", "eqq"),
             "tasks[0].milestones[0].predicate.state.op",
@@ -88,7 +95,11 @@ def mutate(path: str, value: object) -> dict:
         ),
         (mutate("tasks.1.success", {"answer": {}}), "tasks[1].success.answer", "needs 'value'"),
         (mutate("tasks.1.task_id", "open_about"), "tasks[1].task_id", "duplicate id 'open_about'"),
-        (mutate("tasks.0.milestones", []), "tasks[0]", "needs a 'success' predicate or at least one milestone"),
+        (
+            mutate("tasks.0.milestones", []),
+            "tasks[0]",
+            "needs a 'success' predicate or at least one milestone",
+        ),
     ],
 )
 def test_malformed_files_fail_with_path_field_and_reason(
@@ -115,7 +126,9 @@ def test_wikihow_plan_is_validated(tmp_path: Path) -> None:
         TaskSuite.load(write(tmp_path, data), task_cls=WikiHowTask)
     assert err.value.field == "tasks[0].plan[0].op"
     data["tasks"][0]["plan"] = [{"op": "click", "page": "search"}]
-    with pytest.raises(TaskFileError, match=r"tasks\[0\]\.plan\[0\]: op 'click' needs \['target'\]"):
+    with pytest.raises(
+        TaskFileError, match=r"tasks\[0\]\.plan\[0\]: op 'click' needs \['target'\]"
+    ):
         TaskSuite.load(write(tmp_path, data), task_cls=WikiHowTask)
 
 

@@ -25,7 +25,15 @@ def traj(i: int) -> Trajectory:
         env_id="GuiGym/WikiHow-v0",
         task_id=f"t{i}",
         instruction="do it",
-        steps=[Step(index=0, screen="<button id=0>OK</button>", action="CLICK(0)", reward=1.0, milestones=["m"])],
+        steps=[
+            Step(
+                index=0,
+                screen="<button id=0>OK</button>",
+                action="CLICK(0)",
+                reward=1.0,
+                milestones=["m"],
+            )
+        ],
         success=True,
         task_reward=1.0,
         metadata={"score": np.float32(0.5), "tags": {"b", "a"}},
@@ -75,7 +83,10 @@ def test_writer_repairs_a_torn_tail_and_resumes(tmp_path: Path) -> None:
         w.write(traj(0))
     with path.open("ab") as f:
         f.write(b'{"env_id": "half')
-    with pytest.warns(UserWarning, match="removing a torn last record"), TrajectoryWriter(path) as w:
+    with (
+        pytest.warns(UserWarning, match="removing a torn last record"),
+        TrajectoryWriter(path) as w,
+    ):
         w.write(traj(1))
     assert [t.task_id for t in read_trajectories(path)] == ["t0", "t1"]
 

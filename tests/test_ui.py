@@ -14,9 +14,24 @@ def tree() -> UITree:
         [
             UIElement(7, "container", bounds=(0, 0, 360, 720)),
             UIElement(7, "button", "Search", clickable=True, bounds=(300, 0, 360, 40)),
-            UIElement(7, "input", description="Search wikiHow", editable=True, focused=True, bounds=(0, 0, 300, 40)),
+            UIElement(
+                7,
+                "input",
+                description="Search wikiHow",
+                editable=True,
+                focused=True,
+                bounds=(0, 0, 300, 40),
+            ),
             UIElement(7, "text", "Tips & <tricks>", bounds=(0, 50, 360, 90)),
-            UIElement(7, "checkbox", "Wi-Fi", checkable=True, checked=True, enabled=False, bounds=(0, 100, 360, 140)),
+            UIElement(
+                7,
+                "checkbox",
+                "Wi-Fi",
+                checkable=True,
+                checked=True,
+                enabled=False,
+                bounds=(0, 100, 360, 140),
+            ),
         ],
         can_scroll_down=True,
     )

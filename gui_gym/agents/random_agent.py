@@ -28,7 +28,9 @@ class RandomAgent:
     def __init__(self, env: gym.Env, seed: int | None = None):
         self._env = env.unwrapped
         if not hasattr(self._env, "candidate_actions"):
-            raise TypeError(f"{type(self._env).__name__} has no candidate_actions(); is it a GuiEnv?")
+            raise TypeError(
+                f"{type(self._env).__name__} has no candidate_actions(); is it a GuiEnv?"
+            )
         self.rng = np.random.default_rng(seed)
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:

@@ -57,7 +57,9 @@ def bench_cartpole(steps: int) -> dict[str, float]:
     return {"steps_per_s": steps / elapsed, "resets_per_s": resets / reset_time}
 
 
-def bench_gui_env(env_id: str, steps: int, resets: int, screenshot: bool, **kwargs: Any) -> dict[str, Any]:
+def bench_gui_env(
+    env_id: str, steps: int, resets: int, screenshot: bool, **kwargs: Any
+) -> dict[str, Any]:
     """Random-policy steps/s and resets/s of a gui-gym id (env time only)."""
     env = gym.make(env_id, screenshot=screenshot, **kwargs)
     base = env.unwrapped
@@ -94,7 +96,9 @@ def measure_import_time(repeats: int = 5) -> float:
     code = "import time; t = time.perf_counter(); import gui_gym; print(time.perf_counter() - t)"
     times = []
     for _ in range(repeats):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
         times.append(float(out.stdout.strip()))
     return min(times)
 
@@ -114,7 +118,9 @@ def run(
     results = []
     for env_id in ids:
         for screenshot, n in ((False, steps), (True, screenshot_steps)):
-            row = bench_gui_env(env_id, n, resets if not screenshot else max(50, resets // 10), screenshot)
+            row = bench_gui_env(
+                env_id, n, resets if not screenshot else max(50, resets // 10), screenshot
+            )
             row["ratio_to_cartpole"] = row["steps_per_s"] / cartpole["steps_per_s"]
             results.append(row)
     report = {
@@ -126,7 +132,11 @@ def run(
             "processor": platform.processor() or platform.machine(),
             "pinned_cpu": cpu,
         },
-        "versions": {"gui_gym": gui_gym.__version__, "gymnasium": gym.__version__, "numpy": np.__version__},
+        "versions": {
+            "gui_gym": gui_gym.__version__,
+            "gymnasium": gym.__version__,
+            "numpy": np.__version__,
+        },
         "import_gui_gym_s": measure_import_time(),
         "cartpole": cartpole,
         "results": results,

@@ -46,7 +46,7 @@ MAX_ACTION_LENGTH = 20_000
 DIRECTIONS = ("up", "down", "left", "right")
 
 
-class ActionType(str, enum.Enum):
+class ActionType(enum.StrEnum):
     """What an action does. Values are the grammar's names."""
 
     CLICK = "CLICK"
@@ -70,9 +70,7 @@ class ActionType(str, enum.Enum):
 
 
 _TARGETED = frozenset({ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.LONG_CLICK})
-_TEXT_ONLY = frozenset(
-    {ActionType.OPEN_APP, ActionType.SEARCH, ActionType.ANSWER, ActionType.KEY}
-)
+_TEXT_ONLY = frozenset({ActionType.OPEN_APP, ActionType.SEARCH, ActionType.ANSWER, ActionType.KEY})
 _NO_ARGS = frozenset(
     {
         ActionType.GOBACK,
@@ -256,9 +254,9 @@ _ALIASES: dict[str, tuple[ActionType, bool]] = {
 }
 
 _GRAMMAR_HELP = (
-    "expected one of CLICK(i), LONG_CLICK(i), INPUT(i, \"text\"), SCROLL(up|down|left|right[, i]), "
-    "GOBACK(), HOME(), ENTER(), OPEN_APP(\"name\"), ANSWER(\"text\"), WAIT(), DO_NOTHING(), "
-    "DONE(), CLICK_XY(x, y), KEY(\"name\"), SEARCH(\"query\"); AndroidWorld JSON such as "
+    'expected one of CLICK(i), LONG_CLICK(i), INPUT(i, "text"), SCROLL(up|down|left|right[, i]), '
+    'GOBACK(), HOME(), ENTER(), OPEN_APP("name"), ANSWER("text"), WAIT(), DO_NOTHING(), '
+    'DONE(), CLICK_XY(x, y), KEY("name"), SEARCH("query"); AndroidWorld JSON such as '
     '{"action_type": "click", "index": 3}; or WebShop search[query] / click[label]'
 )
 
@@ -409,7 +407,7 @@ def _split_args(body: str) -> list[_Arg]:
                 i += 1
             if i < n and body[i] != ",":
                 raise ActionParseError(
-                    f"expected ',' or ')' after a quoted argument, got {body[i:i + 20]!r}"
+                    f"expected ',' or ')' after a quoted argument, got {body[i : i + 20]!r}"
                 )
             i += 1
         else:
@@ -450,18 +448,14 @@ def _from_call(name: str, body: str | None) -> Action:
             arity(2, 2)
             xs = named.get("x") or positional.pop(0)
             ys = named.get("y") or positional.pop(0)
-            return Action(
-                atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y")
-            )
+            return Action(atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y"))
         if not args:
             raise ActionParseError(f"{display} needs a target element index, e.g. {display}(3)")
         arity(1, 2)
         if len(args) == 2:  # CLICK(x, y) written without the _XY suffix
             xs = named.get("x") or positional.pop(0)
             ys = named.get("y") or positional.pop(0)
-            return Action(
-                atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y")
-            )
+            return Action(atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y"))
         arg = args[0]
         if not arg.quoted and _INT.match(arg.value):
             return Action(atype, index=int(arg.value))
@@ -476,12 +470,18 @@ def _from_call(name: str, body: str | None) -> Action:
         return Action(atype, label=arg.value)
     if atype is ActionType.INPUT:
         if not args:
-            raise ActionParseError('INPUT takes an element index and a text, e.g. INPUT(2, "hello")')
+            raise ActionParseError(
+                'INPUT takes an element index and a text, e.g. INPUT(2, "hello")'
+            )
         index_arg = named.get("index")
         text_arg = named.get("text")
         rest = list(positional)
-        if index_arg is None and rest and not rest[0].quoted and _INT.match(rest[0].value) and (
-            len(rest) > 1 or text_arg is not None
+        if (
+            index_arg is None
+            and rest
+            and not rest[0].quoted
+            and _INT.match(rest[0].value)
+            and (len(rest) > 1 or text_arg is not None)
         ):
             index_arg = rest.pop(0)
         if text_arg is None:
@@ -493,7 +493,7 @@ def _from_call(name: str, body: str | None) -> Action:
                 text_value = rest[0].value
             else:
                 raise ActionParseError(
-                    f'INPUT takes an element index and one text, got {len(args)} arguments'
+                    f"INPUT takes an element index and one text, got {len(args)} arguments"
                 )
         else:
             if rest:

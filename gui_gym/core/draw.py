@@ -17,7 +17,9 @@ from gui_gym.core.ui import UIElement, UITree
 __all__ = ["draw_screenshot"]
 
 _BACKGROUND = (250, 250, 250)
-_STYLE: dict[str, tuple[tuple[int, int, int] | None, tuple[int, int, int] | None, tuple[int, int, int]]] = {
+_STYLE: dict[
+    str, tuple[tuple[int, int, int] | None, tuple[int, int, int] | None, tuple[int, int, int]]
+] = {
     # role: (fill, outline, text colour)
     "button": ((54, 120, 70), None, (255, 255, 255)),
     "link": (None, None, (25, 90, 170)),
@@ -44,7 +46,9 @@ def _font() -> ImageFont.ImageFont:
 
 
 _CHAR_W, _LINE_H = 6, 11
-_TO_LATIN1 = str.maketrans({"•": "*", "’": "'", "‘": "'", "“": '"', "”": '"', "–": "-", "—": "-", "…": "..."})
+_TO_LATIN1 = str.maketrans(
+    {"•": "*", "’": "'", "‘": "'", "“": '"', "”": '"', "–": "-", "—": "-", "…": "..."}
+)
 
 
 def _drawable(text: str) -> str:
@@ -122,7 +126,10 @@ def draw_screenshot(tree: UITree) -> np.ndarray:
     for element in tree.elements:
         _draw_element(draw, element)
     if tree.can_scroll_down:
-        draw.rectangle((tree.width - 4, tree.height - 40, tree.width - 1, tree.height - 1), fill=(160, 160, 160))
+        draw.rectangle(
+            (tree.width - 4, tree.height - 40, tree.width - 1, tree.height - 1),
+            fill=(160, 160, 160),
+        )
     array = np.asarray(image, dtype=np.uint8)
     array.setflags(write=False)
     tree._cache["screenshot"] = array

@@ -193,9 +193,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         screen = self._current_screen()
         ctx = self._context(screen)
         self._milestones.extend(task.new_milestones(ctx, self._milestones))
-        info = self._info(
-            valid=True, error=None, description="", success=False, action_text=""
-        )
+        info = self._info(valid=True, error=None, description="", success=False, action_text="")
         return self._observation(screen), info
 
     def step(
@@ -213,7 +211,9 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
                 0.0,
                 True,
                 False,
-                self._info(False, "episode already ended; call reset()", "", self._task_reward >= 1.0, ""),
+                self._info(
+                    False, "episode already ended; call reset()", "", self._task_reward >= 1.0, ""
+                ),
             )
         error: str | None = None
         parsed: Action | None = None
@@ -256,8 +256,14 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
             self._task_reward = outcome
             reward = outcome
             self._done = True
-        action_text = str(parsed) if parsed is not None else (action if isinstance(action, str) else repr(action))
-        info = self._info(valid, error, description, bool(self._done and reward >= 1.0), action_text)
+        action_text = (
+            str(parsed)
+            if parsed is not None
+            else (action if isinstance(action, str) else repr(action))
+        )
+        info = self._info(
+            valid, error, description, bool(self._done and reward >= 1.0), action_text
+        )
         return self._observation(new_screen), reward, terminated, truncated, info
 
     def render(self) -> str | np.ndarray | None:
@@ -270,7 +276,9 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         screen = self._current_screen()
         if self.render_mode == "rgb_array":
             return self._screenshot(screen)
-        header = f"[{self.task.task_id}] {self.task.instruction}\nstep {self._steps}/{self.max_steps}"
+        header = (
+            f"[{self.task.task_id}] {self.task.instruction}\nstep {self._steps}/{self.max_steps}"
+        )
         if self._milestones:
             header += f"  milestones: {', '.join(self._milestones)}"
         return f"{header}\n{screen.text}\n"
@@ -368,9 +376,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         if action.has_point:
             assert action.x is not None and action.y is not None
             if not (0 <= action.x < screen.width and 0 <= action.y < screen.height):
-                return (
-                    f"point ({action.x:g}, {action.y:g}) is off the {screen.width}x{screen.height} screen"
-                )
+                return f"point ({action.x:g}, {action.y:g}) is off the {screen.width}x{screen.height} screen"
         return None
 
     def _observation(self, screen: UITree) -> dict[str, Any]:

@@ -295,13 +295,23 @@ class _ElementPredicate(Predicate):
         super().__init__(spec)
         _only_keys(
             spec,
-            {"role", "text", "text_regex", "resource_id", "handler", "handler_arg", *_ELEMENT_FLAGS},
+            {
+                "role",
+                "text",
+                "text_regex",
+                "resource_id",
+                "handler",
+                "handler_arg",
+                *_ELEMENT_FLAGS,
+            },
             where,
         )
         if not spec:
             raise PredicateError(where, "needs at least one criterion")
         self.criteria = tuple(
-            (k, spec[k]) for k in ("role", "text", "resource_id", "handler", "handler_arg") if k in spec
+            (k, spec[k])
+            for k in ("role", "text", "resource_id", "handler", "handler_arg")
+            if k in spec
         )
         for key, value in self.criteria:
             if not isinstance(value, str):
@@ -311,7 +321,9 @@ class _ElementPredicate(Predicate):
             if not isinstance(value, bool):
                 raise PredicateError(f"{where}.{key}", "must be true or false")
         self.pattern = (
-            _compile_regex(spec["text_regex"], f"{where}.text_regex") if "text_regex" in spec else None
+            _compile_regex(spec["text_regex"], f"{where}.text_regex")
+            if "text_regex" in spec
+            else None
         )
 
     def evaluate(self, ctx: PredicateContext) -> bool:
@@ -371,8 +383,29 @@ _PUNCT = str.maketrans({c: " " for c in string.punctuation})
 _NUMBER_WORDS = {
     w: i
     for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
     )
 }
 _NUMBER_IN_TEXT = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?|[-+]?\.\d+")
@@ -418,13 +451,17 @@ def answers_match(
             if normalize_answer(answer) == normalize_answer(option):
                 return True
         elif mode == "fuzzy":
-            ratio = difflib.SequenceMatcher(None, answer.strip().lower(), option.strip().lower()).ratio()
+            ratio = difflib.SequenceMatcher(
+                None, answer.strip().lower(), option.strip().lower()
+            ).ratio()
             if ratio >= threshold:
                 return True
         elif mode == "numeric":
             got, want = _first_number(answer), _first_number(option)
-            if got is not None and want is not None and math.isclose(
-                got, want, rel_tol=0.0, abs_tol=tolerance
+            if (
+                got is not None
+                and want is not None
+                and math.isclose(got, want, rel_tol=0.0, abs_tol=tolerance)
             ):
                 return True
         elif mode == "contains":
@@ -547,7 +584,7 @@ def compile_predicate(spec: Any, where: str = "predicate") -> Predicate:
         raise PredicateError(
             where, f"must be an object with exactly one of: {', '.join(_FORMS)}; got {spec!r}"[:300]
         )
-    (kind, body), = spec.items()
+    ((kind, body),) = spec.items()
     at = f"{where}.{kind}"
     if kind == "screen_contains":
         contains = _ScreenContains(body, at)

@@ -215,7 +215,9 @@ class SimApp(Generic[S]):
         raise InvalidAction("OPEN_APP is not supported in this app")
 
     def search(self, state: S, query: str) -> None:
-        raise InvalidAction("SEARCH is not supported in this app; type into a search box with INPUT")
+        raise InvalidAction(
+            "SEARCH is not supported in this app; type into a search box with INPUT"
+        )
 
     def key(self, state: S, name: str) -> None:
         raise InvalidAction(f"key {name!r} is not supported in this app")
@@ -237,7 +239,9 @@ class SimApp(Generic[S]):
                 views.popitem(last=False)
         return tree
 
-    def tree(self, elements: Iterable[UIElement], name: str, can_up: bool = False, can_down: bool = False) -> UITree:
+    def tree(
+        self, elements: Iterable[UIElement], name: str, can_up: bool = False, can_down: bool = False
+    ) -> UITree:
         return UITree.build(
             elements,
             width=self.width,
@@ -275,7 +279,12 @@ class SimApp(Generic[S]):
             InvalidAction: when the action is impossible here; ``state`` is then unchanged.
         """
         t = action.type
-        if t in (ActionType.CLICK, ActionType.LONG_CLICK, ActionType.DOUBLE_CLICK, ActionType.INPUT):
+        if t in (
+            ActionType.CLICK,
+            ActionType.LONG_CLICK,
+            ActionType.DOUBLE_CLICK,
+            ActionType.INPUT,
+        ):
             element = self.resolve_target(action, screen)
             if element is None:
                 if t is not ActionType.INPUT:
@@ -317,10 +326,14 @@ class SimApp(Generic[S]):
         if not element.enabled:
             raise InvalidAction(f"element {element.index} ({element.label!r}) is disabled")
         if t is ActionType.INPUT and not element.editable:
-            raise InvalidAction(f"element {element.index} ({element.role} {element.label!r}) is not editable")
+            raise InvalidAction(
+                f"element {element.index} ({element.role} {element.label!r}) is not editable"
+            )
         handler = self._handlers.get((t, element.handler)) if element.handler else None
         if handler is None and t is ActionType.DOUBLE_CLICK:
-            handler = self._handlers.get((ActionType.CLICK, element.handler)) if element.handler else None
+            handler = (
+                self._handlers.get((ActionType.CLICK, element.handler)) if element.handler else None
+            )
         if handler is None:
             if t is ActionType.LONG_CLICK and (element.clickable or element.long_clickable):
                 return  # a long press on an ordinary button does nothing, as on a phone

@@ -10,14 +10,13 @@ string exactly.
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import string
+from collections.abc import Sequence
 from ctypes import c_int32
 from multiprocessing.sharedctypes import SynchronizedArray
 from types import ModuleType
-from collections.abc import Sequence
 from typing import Any, overload
-
-import multiprocessing as mp
 
 import numpy as np
 from gymnasium.spaces import Box, Text

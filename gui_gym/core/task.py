@@ -129,9 +129,7 @@ class Task:
     def new_milestones(self, ctx: PredicateContext, reached: Sequence[str]) -> list[str]:
         """Names of milestones that hold in ``ctx`` and are not in ``reached``, in task order."""
         done = set(reached)
-        return [
-            m.name for m in self.milestones if m.name not in done and m.predicate.evaluate(ctx)
-        ]
+        return [m.name for m in self.milestones if m.name not in done and m.predicate.evaluate(ctx)]
 
     def oracle(self, ctx: PredicateContext) -> Action:
         """The expert's next action from the situation in ``ctx``.
@@ -207,7 +205,9 @@ def _build_task(raw: Any, where: str, task_cls: type[Task]) -> Task:
         raise PredicateError(f"{where}.instruction", "must not be empty")
     split = raw.get("split", "train")
     if split not in _SPLITS:
-        raise PredicateError(f"{where}.split", f"must be one of {', '.join(_SPLITS)}, got {split!r}")
+        raise PredicateError(
+            f"{where}.split", f"must be one of {', '.join(_SPLITS)}, got {split!r}"
+        )
     vocabulary = raw.get("vocabulary", [])
     for i, word in enumerate(vocabulary):
         if not isinstance(word, str):
@@ -318,7 +318,9 @@ class TaskSuite:
         version = data.get("version")
         if version != TASK_FILE_VERSION:
             raise TaskFileError(
-                source, "version", f"unsupported version {version!r}; this gui-gym reads {TASK_FILE_VERSION}"
+                source,
+                "version",
+                f"unsupported version {version!r}; this gui-gym reads {TASK_FILE_VERSION}",
             )
         extra = set(data) - {"format", "version", "suite", "tasks", "metadata"}
         if extra:

@@ -12,6 +12,7 @@ Two ways to write, both crash-safe:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -186,10 +187,8 @@ def atomic_write_text(path: str | Path, text: str) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

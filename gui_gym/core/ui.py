@@ -203,9 +203,7 @@ class UITree:
     @classmethod
     def build(cls, elements: Iterable[UIElement], **kwargs: Any) -> UITree:
         """Build a tree, renumbering ``elements`` 0..n-1 in the given order."""
-        numbered = tuple(
-            e if e.index == i else replace(e, index=i) for i, e in enumerate(elements)
-        )
+        numbered = tuple(e if e.index == i else replace(e, index=i) for i, e in enumerate(elements))
         return cls(numbered, **kwargs)
 
     def __len__(self) -> int:
@@ -299,11 +297,8 @@ class UITree:
         """The top-most (last drawn) interactive element under ``(x, y)``, else any element."""
         hit = None
         for e in self.elements:
-            if e.contains_point(x, y):
-                if e.interactive:
-                    hit = e
-                elif hit is None or not hit.interactive:
-                    hit = e
+            if e.contains_point(x, y) and (e.interactive or hit is None or not hit.interactive):
+                hit = e
         return hit
 
     def to_dict(self) -> dict[str, Any]:
@@ -366,6 +361,8 @@ def render_text(tree: UITree) -> str:
     """
     lines = [render_element(e) for e in tree.elements if e.label or e.interactive]
     if tree.can_scroll_up or tree.can_scroll_down:
-        directions = [d for d, ok in (("up", tree.can_scroll_up), ("down", tree.can_scroll_down)) if ok]
+        directions = [
+            d for d, ok in (("up", tree.can_scroll_up), ("down", tree.can_scroll_down)) if ok
+        ]
         lines.append(f"<!-- more content: scroll {' or '.join(directions)} -->")
     return "\n".join(lines)

@@ -12,7 +12,9 @@ from gui_gym.core.trajectory import Step, Trajectory, TrajectoryWriter
 __all__ = ["RecordTrajectories"]
 
 
-class RecordTrajectories(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs):
+class RecordTrajectories(
+    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
+):
     """Append each finished episode to ``path`` (JSON Lines, one trajectory per line).
 
     Each episode is written with a single append and fsync when it ends, so a crash loses at
@@ -28,7 +30,9 @@ class RecordTrajectories(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], 
         agent_name: Stored in each trajectory's ``agent`` field.
     """
 
-    def __init__(self, env: gym.Env, path: str | Path, record_trees: bool = False, agent_name: str = ""):
+    def __init__(
+        self, env: gym.Env, path: str | Path, record_trees: bool = False, agent_name: str = ""
+    ):
         gym.utils.RecordConstructorArgs.__init__(
             self, path=str(path), record_trees=record_trees, agent_name=agent_name
         )
@@ -45,7 +49,9 @@ class RecordTrajectories(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], 
     def _snapshot(self, observation: dict[str, Any]) -> None:
         self._screen = observation.get("screen", "")
         base = self.env.unwrapped
-        self._tree = base.ui_tree.to_dict() if self.record_trees and hasattr(base, "ui_tree") else None
+        self._tree = (
+            base.ui_tree.to_dict() if self.record_trees and hasattr(base, "ui_tree") else None
+        )
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         observation, info = self.env.reset(seed=seed, options=options)
@@ -57,7 +63,10 @@ class RecordTrajectories(gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], 
             instruction=observation.get("instruction", ""),
             seed=seed,
             agent=self.agent_name,
-            metadata={"category": getattr(task, "category", ""), "split": getattr(task, "split", "")},
+            metadata={
+                "category": getattr(task, "category", ""),
+                "split": getattr(task, "split", ""),
+            },
         )
         self._snapshot(observation)
         return observation, info

@@ -85,7 +85,31 @@ class Author:
 
 
 _STOPWORDS = frozenset(
-    "how to a an the of in on for and or with without your you my from at by is are be it".split()
+    [
+        "how",
+        "to",
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "with",
+        "without",
+        "your",
+        "you",
+        "my",
+        "from",
+        "at",
+        "by",
+        "is",
+        "are",
+        "be",
+        "it",
+    ]
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -144,9 +168,7 @@ class Corpus:
         for slug, tokens in self._title_tokens.items():
             for t in tokens:
                 self._index.setdefault(t, []).append(slug)
-        self._cat_tokens = {
-            s: set(search_tokens(a.category)) for s, a in self.articles.items()
-        }
+        self._cat_tokens = {s: set(search_tokens(a.category)) for s, a in self.articles.items()}
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - the corpus lives as long as the process
     def search(self, query: str) -> tuple[str, ...]:
@@ -274,14 +296,18 @@ class WikiHowApp(SimApp[WikiHowState]):
         if kind == "search":
             return self._search_blocks(page.arg)
         if kind == "article":
-            return self._article_blocks(self.corpus.articles[page.arg], state.ratings.get(page.arg, ""))
+            return self._article_blocks(
+                self.corpus.articles[page.arg], state.ratings.get(page.arg, "")
+            )
         if kind == "author":
             return self._author_blocks(self.corpus.authors[page.arg])
         if kind == "category":
             return self._category_blocks(page.arg)
         if kind == "about":
             return [
-                Block("heading", t, resource_id="trustworthy_head") if i in (0, 2) else Block("text", t)
+                Block("heading", t, resource_id="trustworthy_head")
+                if i in (0, 2)
+                else Block("text", t)
                 for i, t in enumerate(ABOUT_TEXT)
             ]
         if kind == "bookmarks":
@@ -307,7 +333,13 @@ class WikiHowApp(SimApp[WikiHowState]):
             for c in self.corpus.categories
         ]
         blocks.append(
-            Block("link", "About wikiHow", clickable=True, handler="open_about", resource_id="about_link")
+            Block(
+                "link",
+                "About wikiHow",
+                clickable=True,
+                handler="open_about",
+                resource_id="about_link",
+            )
         )
         return blocks
 
@@ -315,7 +347,9 @@ class WikiHowApp(SimApp[WikiHowState]):
         results = self.corpus.search(query)
         if not results:
             return [Block("text", f'No results for "{query}". Try different keywords.')]
-        blocks = [Block("text", f'{len(results)} results for "{query}"', resource_id="results_count")]
+        blocks = [
+            Block("text", f'{len(results)} results for "{query}"', resource_id="results_count")
+        ]
         for slug in results:
             art = self.corpus.articles[slug]
             blocks.append(self._link(slug, "search_result"))
@@ -383,10 +417,26 @@ class WikiHowApp(SimApp[WikiHowState]):
         )
         b.append(Block("heading", "Was this article helpful?", resource_id="helpful"))
         b.append(
-            Block("button", "Yes", clickable=True, handler="rate", handler_arg="yes", selected=rating == "yes", height=30)
+            Block(
+                "button",
+                "Yes",
+                clickable=True,
+                handler="rate",
+                handler_arg="yes",
+                selected=rating == "yes",
+                height=30,
+            )
         )
         b.append(
-            Block("button", "No", clickable=True, handler="rate", handler_arg="no", selected=rating == "no", height=30)
+            Block(
+                "button",
+                "No",
+                clickable=True,
+                handler="rate",
+                handler_arg="no",
+                selected=rating == "no",
+                height=30,
+            )
         )
         if rating:
             b.append(Block("text", "Thanks for your feedback!", resource_id="feedback_thanks"))
@@ -399,7 +449,9 @@ class WikiHowApp(SimApp[WikiHowState]):
             Block("text", author.bio, gap=10),
             Block("heading", f"Articles by {author.name}"),
         ]
-        blocks += [self._link(s, "author_article") for s in self.corpus.by_author.get(author.slug, [])]
+        blocks += [
+            self._link(s, "author_article") for s in self.corpus.by_author.get(author.slug, [])
+        ]
         return blocks
 
     def _category_blocks(self, category: str) -> list[Block]:
@@ -413,8 +465,14 @@ class WikiHowApp(SimApp[WikiHowState]):
 
     def _bookmark_blocks(self, bookmarks: list[str]) -> list[Block]:
         if not bookmarks:
-            return [Block("heading", "Bookmarks"), Block("text", "No bookmarks yet. Tap the bookmark icon on an article to save it.")]
-        blocks = [Block("heading", "Bookmarks"), Block("text", "Long-press an article to remove it.")]
+            return [
+                Block("heading", "Bookmarks"),
+                Block("text", "No bookmarks yet. Tap the bookmark icon on an article to save it."),
+            ]
+        blocks = [
+            Block("heading", "Bookmarks"),
+            Block("text", "Long-press an article to remove it."),
+        ]
         for slug in bookmarks:
             blocks.append(
                 Block(
@@ -440,7 +498,15 @@ class WikiHowApp(SimApp[WikiHowState]):
             extra = (page.arg in state.bookmarks, state.ratings.get(page.arg, ""))
         elif page.kind == "bookmarks":
             extra = tuple(state.bookmarks)
-        return (page.kind, page.arg, page.scroll, len(state.stack) > 1, extra, state.dialog, state.toast)
+        return (
+            page.kind,
+            page.arg,
+            page.scroll,
+            len(state.stack) > 1,
+            extra,
+            state.dialog,
+            state.toast,
+        )
 
     def build_view(self, state: WikiHowState) -> UITree:
         page = state.page
@@ -467,8 +533,13 @@ class WikiHowApp(SimApp[WikiHowState]):
         if page.kind != "home":
             bar.append(
                 UIElement(
-                    0, "button", description="Navigate up", resource_id="navigate_up",
-                    bounds=(4, 6, 44, 46), clickable=True, handler="navigate_up",
+                    0,
+                    "button",
+                    description="Navigate up",
+                    resource_id="navigate_up",
+                    bounds=(4, 6, 44, 46),
+                    clickable=True,
+                    handler="navigate_up",
                 )
             )
             x = 48
@@ -489,8 +560,13 @@ class WikiHowApp(SimApp[WikiHowState]):
             )
             bar.append(
                 UIElement(
-                    0, "button", description="Search", resource_id="action_search",
-                    bounds=(316, 6, 356, 46), clickable=True, handler="submit_search",
+                    0,
+                    "button",
+                    description="Search",
+                    resource_id="action_search",
+                    bounds=(316, 6, 356, 46),
+                    clickable=True,
+                    handler="submit_search",
                 )
             )
             return bar
@@ -506,21 +582,38 @@ class WikiHowApp(SimApp[WikiHowState]):
             marked = page.arg in state.bookmarks
             bar.append(
                 UIElement(
-                    0, "button", description="Remove bookmark" if marked else "Bookmark",
-                    resource_id="bookmark", bounds=(228, 6, 268, 46), clickable=True,
-                    selected=marked, handler="bookmark", handler_arg=page.arg,
+                    0,
+                    "button",
+                    description="Remove bookmark" if marked else "Bookmark",
+                    resource_id="bookmark",
+                    bounds=(228, 6, 268, 46),
+                    clickable=True,
+                    selected=marked,
+                    handler="bookmark",
+                    handler_arg=page.arg,
                 )
             )
             bar.append(
                 UIElement(
-                    0, "button", description="Share", resource_id="share", bounds=(272, 6, 312, 46),
-                    clickable=True, handler="share", handler_arg=page.arg,
+                    0,
+                    "button",
+                    description="Share",
+                    resource_id="share",
+                    bounds=(272, 6, 312, 46),
+                    clickable=True,
+                    handler="share",
+                    handler_arg=page.arg,
                 )
             )
         bar.append(
             UIElement(
-                0, "button", description="Search", resource_id="action_search",
-                bounds=(316, 6, 356, 46), clickable=True, handler="open_search",
+                0,
+                "button",
+                description="Search",
+                resource_id="action_search",
+                bounds=(316, 6, 356, 46),
+                clickable=True,
+                handler="open_search",
             )
         )
         return bar
@@ -529,23 +622,44 @@ class WikiHowApp(SimApp[WikiHowState]):
         y0 = HEIGHT - BOTTOM_BAR + 4
         return [
             UIElement(
-                0, "tab", "Home", resource_id="tab_home", bounds=(0, y0, 180, HEIGHT - 4),
-                clickable=True, selected=page.kind == "home", handler="tab_home",
+                0,
+                "tab",
+                "Home",
+                resource_id="tab_home",
+                bounds=(0, y0, 180, HEIGHT - 4),
+                clickable=True,
+                selected=page.kind == "home",
+                handler="tab_home",
             ),
             UIElement(
-                0, "tab", "Bookmarks", resource_id="tab_bookmarks", bounds=(180, y0, 360, HEIGHT - 4),
-                clickable=True, selected=page.kind == "bookmarks", handler="tab_bookmarks",
+                0,
+                "tab",
+                "Bookmarks",
+                resource_id="tab_bookmarks",
+                bounds=(180, y0, 360, HEIGHT - 4),
+                clickable=True,
+                selected=page.kind == "bookmarks",
+                handler="tab_bookmarks",
             ),
         ]
 
     def _share_sheet(self) -> list[UIElement]:
-        out = [UIElement(0, "dialog", "Share via", resource_id="share_sheet", bounds=(0, 440, 360, 720))]
+        out = [
+            UIElement(
+                0, "dialog", "Share via", resource_id="share_sheet", bounds=(0, 440, 360, 720)
+            )
+        ]
         y = 480
         for target in (*SHARE_TARGETS, "Cancel"):
             out.append(
                 UIElement(
-                    0, "button", target, resource_id="share_target", bounds=(16, y, 344, y + 44),
-                    clickable=True, handler="share_to" if target != "Cancel" else "share_cancel",
+                    0,
+                    "button",
+                    target,
+                    resource_id="share_target",
+                    bounds=(16, y, 344, y + 44),
+                    clickable=True,
+                    handler="share_to" if target != "Cancel" else "share_cancel",
                     handler_arg=target,
                 )
             )
@@ -575,11 +689,15 @@ class WikiHowApp(SimApp[WikiHowState]):
                 f"(element {element.index} is behind it)"
             )
 
-    def on_click_open_article(self, state: WikiHowState, element: UIElement, action: Action) -> None:
+    def on_click_open_article(
+        self, state: WikiHowState, element: UIElement, action: Action
+    ) -> None:
         self._require_no_dialog(state, element)
         self._push(state, Page("article", element.handler_arg))
 
-    def on_long_click_open_article(self, state: WikiHowState, element: UIElement, action: Action) -> None:
+    def on_long_click_open_article(
+        self, state: WikiHowState, element: UIElement, action: Action
+    ) -> None:
         self._require_no_dialog(state, element)
         if state.page.kind == "bookmarks" and element.handler_arg in state.bookmarks:
             state.bookmarks.remove(element.handler_arg)
@@ -590,7 +708,9 @@ class WikiHowApp(SimApp[WikiHowState]):
         self._require_no_dialog(state, element)
         self._push(state, Page("author", element.handler_arg))
 
-    def on_click_open_category(self, state: WikiHowState, element: UIElement, action: Action) -> None:
+    def on_click_open_category(
+        self, state: WikiHowState, element: UIElement, action: Action
+    ) -> None:
         self._require_no_dialog(state, element)
         self._push(state, Page("category", element.handler_arg))
 
@@ -609,7 +729,9 @@ class WikiHowApp(SimApp[WikiHowState]):
     def on_click_tab_home(self, state: WikiHowState, element: UIElement, action: Action) -> None:
         self.home(state)
 
-    def on_click_tab_bookmarks(self, state: WikiHowState, element: UIElement, action: Action) -> None:
+    def on_click_tab_bookmarks(
+        self, state: WikiHowState, element: UIElement, action: Action
+    ) -> None:
         self._require_no_dialog(state, element)
         if state.page.kind != "bookmarks":
             self._push(state, Page("bookmarks"))
@@ -624,7 +746,9 @@ class WikiHowApp(SimApp[WikiHowState]):
         if state.search_text:
             self._submit(state)
 
-    def on_click_submit_search(self, state: WikiHowState, element: UIElement, action: Action) -> None:
+    def on_click_submit_search(
+        self, state: WikiHowState, element: UIElement, action: Action
+    ) -> None:
         if not state.search_text:
             raise InvalidAction("the search box is empty; type a query first")
         self._submit(state)
@@ -662,9 +786,15 @@ class WikiHowApp(SimApp[WikiHowState]):
     def on_click_share_to(self, state: WikiHowState, element: UIElement, action: Action) -> None:
         state.shares.append({"slug": state.page.arg, "via": element.handler_arg})
         state.dialog = ""
-        state.toast = "Link copied" if element.handler_arg == "Copy link" else f"Shared via {element.handler_arg}"
+        state.toast = (
+            "Link copied"
+            if element.handler_arg == "Copy link"
+            else f"Shared via {element.handler_arg}"
+        )
 
-    def on_click_share_cancel(self, state: WikiHowState, element: UIElement, action: Action) -> None:
+    def on_click_share_cancel(
+        self, state: WikiHowState, element: UIElement, action: Action
+    ) -> None:
         state.dialog = ""
 
     def on_click_rate(self, state: WikiHowState, element: UIElement, action: Action) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from gui_gym.core.sim import SimGuiEnv
-
 from gui_gym.envs.wikihow.app import WikiHowApp, WikiHowState, get_app
 from gui_gym.envs.wikihow.tasks import CATEGORIES, load_suite
 

@@ -80,7 +80,9 @@ class _Builder:
     def __init__(self, corpus: Corpus):
         self.corpus = corpus
 
-    def base(self, slug: str) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    def base(
+        self, slug: str
+    ) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
         art = self.corpus.articles[slug]
         query = art.topic.lower()
         keywords = []
@@ -142,16 +144,40 @@ class _Builder:
             )
         elif kind == "about":
             steps.append("Then, access the about page to learn why people trust wikiHow.")
-            plan.append({"op": "click", "page": page, "target": {"handler": "open_about", "resource_id": "trust_link"}})
+            plan.append(
+                {
+                    "op": "click",
+                    "page": page,
+                    "target": {"handler": "open_about", "resource_id": "trust_link"},
+                }
+            )
             success = final("about_opened", "the trust page is open", _on_page("about"))
         elif kind == "author":
             steps.append(f"Then, check the author page of {author.name}.")
-            plan.append({"op": "click", "page": page, "target": {"handler": "open_author", "handler_arg": author.slug}})
-            success = final("author_opened", f"{author.name}'s page is open", _on_page("author", author.slug))
+            plan.append(
+                {
+                    "op": "click",
+                    "page": page,
+                    "target": {"handler": "open_author", "handler_arg": author.slug},
+                }
+            )
+            success = final(
+                "author_opened", f"{author.name}'s page is open", _on_page("author", author.slug)
+            )
         elif kind == "category":
             steps.append(f"Then, access the page of category {art.category}.")
-            plan.append({"op": "click", "page": page, "target": {"handler": "open_category", "handler_arg": art.category}})
-            success = final("category_opened", f"category {art.category} is open", _on_page("category", art.category))
+            plan.append(
+                {
+                    "op": "click",
+                    "page": page,
+                    "target": {"handler": "open_category", "handler_arg": art.category},
+                }
+            )
+            success = final(
+                "category_opened",
+                f"category {art.category} is open",
+                _on_page("category", art.category),
+            )
         elif kind in ("author_article", "category_article", "related_article"):
             if kind == "author_article":
                 pool = [s for s in self.corpus.by_author.get(author.slug, []) if s != slug]
@@ -174,10 +200,14 @@ class _Builder:
             other_title = self.corpus.articles[other].title
             if kind == "author_article":
                 steps.append(f"Then, check the author page of {author.name}.")
-                milestones.append({"name": "author_opened", "predicate": _on_page("author", author.slug)})
+                milestones.append(
+                    {"name": "author_opened", "predicate": _on_page("author", author.slug)}
+                )
             elif kind == "category_article":
                 steps.append(f"Then, access the page of category {art.category}.")
-                milestones.append({"name": "category_opened", "predicate": _on_page("category", art.category)})
+                milestones.append(
+                    {"name": "category_opened", "predicate": _on_page("category", art.category)}
+                )
             if hop_target is not None:
                 plan.append({"op": "click", "page": page, "target": hop_target})
             if kind == "related_article":
@@ -185,7 +215,11 @@ class _Builder:
             else:
                 steps.append(f'Then, access the article "{other_title}".')
             plan.append({"op": "click", "page": hop_page, "target": _article_link(other)})
-            success = final("second_article_opened", f"the article {other_title!r} is open", _on_page("article", other))
+            success = final(
+                "second_article_opened",
+                f"the article {other_title!r} is open",
+                _on_page("article", other),
+            )
         elif kind in ("bookmark", "bookmark_check"):
             category = "In-Page"
             steps.append("Then, bookmark the article.")
@@ -204,7 +238,12 @@ class _Builder:
                 milestones.append({"name": "bookmarked", "predicate": marked})
                 steps.append("Then, check your bookmarks.")
                 plan.append(
-                    {"op": "click", "page": page, "target": {"handler": "tab_bookmarks"}, "when": marked}
+                    {
+                        "op": "click",
+                        "page": page,
+                        "target": {"handler": "tab_bookmarks"},
+                        "when": marked,
+                    }
                 )
                 success = final(
                     "bookmarks_checked",
@@ -214,13 +253,29 @@ class _Builder:
         elif kind == "share":
             category = "In-Page"
             via = _SHARE_TARGETS[rng.randrange(len(_SHARE_TARGETS))]
-            phrase = "copy the link to the article" if via == "Copy link" else f"share the article via {via}"
+            phrase = (
+                "copy the link to the article"
+                if via == "Copy link"
+                else f"share the article via {via}"
+            )
             steps.append(f"Then, {phrase}.")
-            plan.append({"op": "click", "page": page, "target": {"handler": "share", "handler_arg": slug}})
-            plan.append({"op": "click", "page": "dialog:share", "target": {"handler": "share_to", "handler_arg": via}})
-            milestones.append({"name": "share_sheet_opened", "predicate": _state("dialog", "eq", "share")})
+            plan.append(
+                {"op": "click", "page": page, "target": {"handler": "share", "handler_arg": slug}}
+            )
+            plan.append(
+                {
+                    "op": "click",
+                    "page": "dialog:share",
+                    "target": {"handler": "share_to", "handler_arg": via},
+                }
+            )
+            milestones.append(
+                {"name": "share_sheet_opened", "predicate": _state("dialog", "eq", "share")}
+            )
             success = final(
-                "shared", f"the article was shared via {via}", _state("shares", "contains", {"slug": slug, "via": via})
+                "shared",
+                f"the article was shared via {via}",
+                _state("shares", "contains", {"slug": slug, "via": via}),
             )
         elif kind in ("rate_yes", "rate_no"):
             category = "In-Page"
@@ -230,14 +285,23 @@ class _Builder:
                 if value == "yes"
                 else "Then, tell wikiHow that the article was not helpful."
             )
-            plan.append({"op": "click", "page": page, "target": {"handler": "rate", "handler_arg": value}})
+            plan.append(
+                {"op": "click", "page": page, "target": {"handler": "rate", "handler_arg": value}}
+            )
             milestones.append(
                 {
                     "name": "feedback_reached",
-                    "predicate": {"all": [_on_page("article", slug), {"element": {"text": "Was this article helpful?"}}]},
+                    "predicate": {
+                        "all": [
+                            _on_page("article", slug),
+                            {"element": {"text": "Was this article helpful?"}},
+                        ]
+                    },
                 }
             )
-            success = final("rated", f"the article is rated {value!r}", _state(f"ratings.{slug}", "eq", value))
+            success = final(
+                "rated", f"the article is rated {value!r}", _state(f"ratings.{slug}", "eq", value)
+            )
         else:
             category = "QA"
             qa = self._question(kind, slug)
@@ -254,7 +318,9 @@ class _Builder:
                 }
             )
             success = final(
-                "answered", "the answer matches the article", {"answer": {"values": answers, "mode": mode}}
+                "answered",
+                "the answer matches the article",
+                {"answer": {"values": answers, "mode": mode}},
             )
         task_id = f"{slug.lower().replace('-', '_')}-{kind}"
         return {
@@ -277,7 +343,12 @@ class _Builder:
             if n < 2:
                 return None
             last = f"Method {n}: {art.methods[-1][0]}"
-            return f'How many methods does "{title}" describe?', [str(n)], "numeric", {"role": "heading", "text": last}
+            return (
+                f'How many methods does "{title}" describe?',
+                [str(n)],
+                "numeric",
+                {"role": "heading", "text": last},
+            )
         if kind == "author_name":
             names = [art.author]
             if "," in art.author:
@@ -289,7 +360,12 @@ class _Builder:
                 {"resource_id": "authors_container"},
             )
         if kind == "category_name":
-            return f'Which category is "{title}" filed under?', [art.category], "normalized", {"resource_id": "cat_navigation"}
+            return (
+                f'Which category is "{title}" filed under?',
+                [art.category],
+                "normalized",
+                {"resource_id": "cat_navigation"},
+            )
         if kind == "tips_count":
             if not art.tips:
                 return None

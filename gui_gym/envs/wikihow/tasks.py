@@ -37,13 +37,17 @@ from gui_gym.core.predicates import (
 from gui_gym.core.sim import Block
 from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UIElement
-
 from gui_gym.envs.wikihow.app import WikiHowState, get_app
 
 __all__ = ["CATEGORIES", "WikiHowTask", "load_suite"]
 
 CATEGORIES = ("Cross-Page", "In-Page", "QA")
-_OPS = {"search": {"query"}, "click": {"page", "target"}, "scroll_to": {"page", "target"}, "answer": {"page", "target", "text"}}
+_OPS = {
+    "search": {"query"},
+    "click": {"page", "target"},
+    "scroll_to": {"page", "target"},
+    "answer": {"page", "target", "text"},
+}
 _TARGET_KEYS = {"role", "text", "description", "resource_id", "handler", "handler_arg"}
 
 
@@ -70,7 +74,8 @@ class WikiHowTask(Task):
         self._when: dict[int, Predicate] = {}
         if self.category not in CATEGORIES:
             raise PredicateError(
-                f"{where}.category", f"must be one of {', '.join(CATEGORIES)}, got {self.category!r}"
+                f"{where}.category",
+                f"must be one of {', '.join(CATEGORIES)}, got {self.category!r}",
             )
         if not self.plan:
             raise PredicateError(f"{where}.plan", "a WikiHow task needs a non-empty plan")
@@ -88,11 +93,12 @@ class WikiHowTask(Task):
             if "when" in step:
                 self._when[i] = compile_predicate(step["when"], f"{at}.when")
             target = step.get("target")
-            if target is not None:
-                if not isinstance(target, dict) or not target or set(target) - _TARGET_KEYS:
-                    raise PredicateError(
-                        f"{at}.target", f"must be an object with keys from {sorted(_TARGET_KEYS)}"
-                    )
+            if target is not None and (
+                not isinstance(target, dict) or not target or set(target) - _TARGET_KEYS
+            ):
+                raise PredicateError(
+                    f"{at}.target", f"must be an object with keys from {sorted(_TARGET_KEYS)}"
+                )
 
     def oracle(self, ctx: PredicateContext) -> Action:
         state: WikiHowState = ctx.state
@@ -107,7 +113,9 @@ class WikiHowTask(Task):
             return Action(ActionType.GOBACK)
         return Action(ActionType.HOME)
 
-    def _act(self, step: dict[str, Any], state: WikiHowState, ctx: PredicateContext) -> Action | None:
+    def _act(
+        self, step: dict[str, Any], state: WikiHowState, ctx: PredicateContext
+    ) -> Action | None:
         screen = ctx.screen
         op = step["op"]
         if op == "search":

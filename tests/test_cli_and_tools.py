@@ -1,0 +1,147 @@
+"""The gui-gym command, the evaluation runner, examples, benchmark output and import cost."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gui_gym.cli import app
+from gui_gym.core.trajectory import read_jsonl
+from gui_gym.evaluation import evaluate
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def test_list_shows_ids_and_counts() -> None:
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0, result.output
+    assert "GuiGym/WikiHow-v0" in result.output
+    assert "Cross-Page" in result.output
+
+
+def test_eval_writes_results_and_summary_table(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            "GuiGym/WikiHow-v0",
+            "--agent",
+            "oracle",
+            "--episodes",
+            "12",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "success" in result.output and "100.0%" in result.output
+    data = json.loads(out.read_text())
+    assert data["summary"]["episodes"] == 12 and data["summary"]["success_rate"] == 1.0
+    assert set(data["summary"]["per_category"]) <= {"Cross-Page", "In-Page", "QA"}
+    assert len(data["episodes"]) == 12
+
+
+def test_eval_resumes_after_a_crash(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    kwargs = {"split": "test"}
+    evaluate("GuiGym/WikiHow-v0", "random", episodes=5, out=out, env_kwargs=kwargs, progress=False)
+    log = Path(f"{out}.episodes.jsonl")
+    with log.open("a") as f:
+        f.write('{"episode": 5, "task_')  # killed mid-write
+    with pytest.warns(UserWarning, match="torn"):
+        summary, rows = evaluate(
+            "GuiGym/WikiHow-v0", "random", episodes=8, out=out, env_kwargs=kwargs, progress=False
+        )
+    assert [r.episode for r in rows] == list(range(8))
+    records = list(read_jsonl(log))
+    assert [r["episode"] for r in records[1:]] == list(range(8))  # nothing run twice, nothing lost
+    # the resumed run equals a fresh one
+    _, fresh = evaluate(
+        "GuiGym/WikiHow-v0", "random", episodes=8, env_kwargs=kwargs, progress=False
+    )
+    assert [r.__dict__ for r in fresh] == [r.__dict__ for r in rows]
+
+
+def test_eval_refuses_to_mix_runs(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    evaluate("GuiGym/WikiHow-v0", "oracle", episodes=2, out=out, progress=False)
+    with pytest.raises(ValueError, match="different settings"):
+        evaluate("GuiGym/WikiHow-v0", "random", episodes=2, out=out, progress=False)
+
+
+def test_eval_unknown_agent() -> None:
+    with pytest.raises(ValueError, match="unknown agent 'smart'"):
+        evaluate("GuiGym/WikiHow-v0", "smart", episodes=1, progress=False)
+
+
+def test_play_reads_actions_from_stdin() -> None:
+    result = runner.invoke(
+        app,
+        ["play", "GuiGym/WikiHow-v0", "--seed", "0"],
+        input='CLICK(999)\n:hint\nINPUT(0, "x")\n:q\n',
+    )
+    assert result.exit_code == 0, result.output
+    assert "invalid action: no element 999" in result.output
+    assert "oracle: INPUT(0," in result.output
+    assert '-> type "x" into "Search wikiHow" input' in result.output
+
+
+def test_bench_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = runner.invoke(
+        app, ["bench", "--out", str(out), "--steps", "300", "--screenshot-steps", "30"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["cartpole"]["steps_per_s"] > 0
+    rows = {(r["id"], r["screenshot"]) for r in report["results"]}
+    assert rows == {("GuiGym/WikiHow-v0", False), ("GuiGym/WikiHow-v0", True)}
+    assert all(r["ratio_to_cartpole"] > 0 for r in report["results"])
+    assert 0 < report["import_gui_gym_s"] < 10
+
+
+def test_import_does_not_pull_heavy_libraries() -> None:
+    code = (
+        "import sys, gui_gym, gymnasium as gym;"
+        "heavy = [m for m in ('torch', 'transformers', 'selenium', 'ray', 'sentence_transformers', 'pydantic')"
+        " if m in sys.modules];"
+        "print(','.join(heavy)); print('GuiGym/WikiHow-v0' in gym.registry)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["True"], f"import gui_gym imported: {out[0]}"
+
+
+def test_wrappers_and_agents_are_subpackages() -> None:
+    import gui_gym.agents
+    import gui_gym.wrappers
+
+    assert gui_gym.agents.__name__ == "gui_gym.agents"
+    assert Path(gui_gym.wrappers.__file__).parent.parent == Path(gui_gym.__file__).parent
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "expect"),
+    [
+        ("quickstart.py", ["--agent", "oracle"], "success: reward 1"),
+        ("benchmark_agent.py", ["--agents", "random", "oracle", "--limit", "15"], "oracle     all"),
+    ],
+)
+def test_examples_run(script: str, args: list[str], expect: str) -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert expect in out.stdout
