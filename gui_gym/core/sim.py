@@ -64,9 +64,9 @@ class Block:
     handler_arg: str = ""
     gap: int = 4
 
-    def element(self, bounds: tuple[int, int, int, int]) -> UIElement:
+    def element(self, bounds: tuple[int, int, int, int], index: int = 0) -> UIElement:
         return UIElement(
-            index=0,
+            index=index,
             role=self.role,
             text=self.text,
             description=self.description,
@@ -125,8 +125,9 @@ class ScrollPage:
     def clamp(self, scroll: int) -> int:
         return min(max(0, scroll), self.max_scroll)
 
-    def window(self, scroll: int) -> list[UIElement]:
-        """Elements (unnumbered) visible at ``scroll``, bounds in screen pixels, clipped."""
+    def window(self, scroll: int, first_index: int = 0) -> list[UIElement]:
+        """Elements visible at ``scroll``, numbered from ``first_index``, bounds in screen
+        pixels, clipped to the scrolling region."""
         scroll = self.clamp(scroll)
         lo, hi = scroll, scroll + self.view_height
         out = []
@@ -140,7 +141,9 @@ class ScrollPage:
             if y1 - y0 < 6:  # a sliver is not readable or tappable
                 continue
             x0 = self._margin + block.indent
-            out.append(block.element((x0, y0, self.width - self._margin, y1)))
+            out.append(
+                block.element((x0, y0, self.width - self._margin, y1), first_index + len(out))
+            )
         return out
 
     def position_of(self, predicate: Callable[[Block], bool]) -> int | None:

@@ -512,13 +512,14 @@ class WikiHowApp(SimApp[WikiHowState]):
         page = state.page
         layout = self.layout(state)
         elements: list[UIElement] = list(self._app_bar(state))
-        content = layout.window(page.scroll)
-        elements += content
-        elements += self._bottom_bar(page)
+        elements += layout.window(page.scroll, first_index=len(elements))
+        elements += self._bottom_bar(page, len(elements))
         if state.dialog == "share":
-            elements += self._share_sheet()
+            elements += self._share_sheet(len(elements))
         if state.toast:
-            elements.append(UIElement(0, "toast", state.toast, bounds=(40, 600, 320, 630)))
+            elements.append(
+                UIElement(len(elements), "toast", state.toast, bounds=(40, 600, 320, 630))
+            )
         return self.tree(
             elements,
             name=page.key if not state.dialog else f"{page.key}|{state.dialog}",
@@ -533,7 +534,7 @@ class WikiHowApp(SimApp[WikiHowState]):
         if page.kind != "home":
             bar.append(
                 UIElement(
-                    0,
+                    len(bar),
                     "button",
                     description="Navigate up",
                     resource_id="navigate_up",
@@ -546,7 +547,7 @@ class WikiHowApp(SimApp[WikiHowState]):
         if page.kind in ("home", "search"):
             bar.append(
                 UIElement(
-                    0,
+                    len(bar),
                     "input",
                     text=state.search_text,
                     description="Search wikiHow",
@@ -560,7 +561,7 @@ class WikiHowApp(SimApp[WikiHowState]):
             )
             bar.append(
                 UIElement(
-                    0,
+                    len(bar),
                     "button",
                     description="Search",
                     resource_id="action_search",
@@ -577,12 +578,14 @@ class WikiHowApp(SimApp[WikiHowState]):
             "about": "About wikiHow",
             "bookmarks": "Bookmarks",
         }[page.kind]
-        bar.append(UIElement(0, "text", title, bounds=(x, 6, 200, 46), resource_id="toolbar_title"))
+        bar.append(
+            UIElement(len(bar), "text", title, bounds=(x, 6, 200, 46), resource_id="toolbar_title")
+        )
         if page.kind == "article":
             marked = page.arg in state.bookmarks
             bar.append(
                 UIElement(
-                    0,
+                    len(bar),
                     "button",
                     description="Remove bookmark" if marked else "Bookmark",
                     resource_id="bookmark",
@@ -595,7 +598,7 @@ class WikiHowApp(SimApp[WikiHowState]):
             )
             bar.append(
                 UIElement(
-                    0,
+                    len(bar),
                     "button",
                     description="Share",
                     resource_id="share",
@@ -607,7 +610,7 @@ class WikiHowApp(SimApp[WikiHowState]):
             )
         bar.append(
             UIElement(
-                0,
+                len(bar),
                 "button",
                 description="Search",
                 resource_id="action_search",
@@ -618,11 +621,11 @@ class WikiHowApp(SimApp[WikiHowState]):
         )
         return bar
 
-    def _bottom_bar(self, page: Page) -> list[UIElement]:
+    def _bottom_bar(self, page: Page, start: int) -> list[UIElement]:
         y0 = HEIGHT - BOTTOM_BAR + 4
         return [
             UIElement(
-                0,
+                start,
                 "tab",
                 "Home",
                 resource_id="tab_home",
@@ -632,7 +635,7 @@ class WikiHowApp(SimApp[WikiHowState]):
                 handler="tab_home",
             ),
             UIElement(
-                0,
+                start + 1,
                 "tab",
                 "Bookmarks",
                 resource_id="tab_bookmarks",
@@ -643,17 +646,17 @@ class WikiHowApp(SimApp[WikiHowState]):
             ),
         ]
 
-    def _share_sheet(self) -> list[UIElement]:
+    def _share_sheet(self, start: int) -> list[UIElement]:
         out = [
             UIElement(
-                0, "dialog", "Share via", resource_id="share_sheet", bounds=(0, 440, 360, 720)
+                start, "dialog", "Share via", resource_id="share_sheet", bounds=(0, 440, 360, 720)
             )
         ]
         y = 480
         for target in (*SHARE_TARGETS, "Cancel"):
             out.append(
                 UIElement(
-                    0,
+                    start + len(out),
                     "button",
                     target,
                     resource_id="share_target",
