@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gui_gym.envs.wikihow.gen_corpus import generate_corpus
-
 from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.envs.wikihow.gen_corpus import generate_corpus
 from gui_gym.envs.wikihow.gen_tasks import generate_tasks
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "gui_gym" / "envs" / "wikihow" / "data"

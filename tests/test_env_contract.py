@@ -80,8 +80,14 @@ def test_recreatable_from_spec_and_picklable(env_id: str) -> None:
     again = gym.make(env.spec)
     assert again.unwrapped.split == "test" and again.unwrapped.max_steps == 7
     assert same(rollout(env, seed=3, steps=10), rollout(again, seed=3, steps=10))
+    env.reset(seed=5)
+    env.step("SCROLL(down)")
     clone = pickle.loads(pickle.dumps(env.unwrapped))
     assert clone.max_steps == 7
+    assert (
+        clone.ui_tree == env.unwrapped.ui_tree and clone.task.task_id == env.unwrapped.task.task_id
+    )
+    assert same(clone.step("GOBACK()"), env.unwrapped.step("GOBACK()"))
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -99,6 +105,16 @@ def test_async_vector_env(env_id: str) -> None:
         assert all(isinstance(s, str) and s for s in obs["screen"])
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_sync_vector_env(env_id: str) -> None:
+    envs = gym.make_vec(env_id, num_envs=3, vectorization_mode="sync")
+    obs, _ = envs.reset(seed=0)
+    assert len(obs["screen"]) == 3
+    _, reward, *_ = envs.step(["GOBACK()"] * 3)
+    assert reward.tolist() == [0.0, 0.0, 0.0]
+    envs.close()
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -126,6 +126,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         self._answer: str | None = None
         self._last_action: Action | None = None
         self._done = False
+        self._warned_done = False
         self._task_reward = 0.0
         self._screen_cache: UITree | None = None
 
@@ -187,6 +188,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         self._answer = None
         self._last_action = None
         self._done = False
+        self._warned_done = False
         self._task_reward = 0.0
         self._screen_cache = None
         self._start(task, self.np_random)
@@ -205,7 +207,9 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
             raise gym.error.ResetNeeded("call reset() before step()")
         screen = self._current_screen()
         if self._done:
-            logger.warning("step() called after the episode ended; call reset()")
+            if not self._warned_done:  # once per episode: agents that loop on it would flood logs
+                logger.warning("step() called after the episode ended; call reset()")
+                self._warned_done = True
             return (
                 self._observation(screen),
                 0.0,

@@ -530,19 +530,27 @@ class WikiHowApp(SimApp[WikiHowState]):
     def _app_bar(self, state: WikiHowState) -> list[UIElement]:
         page = state.page
         bar: list[UIElement] = []
-        x = 4
-        if page.kind != "home":
+
+        def icon(
+            label: str, resource_id: str, x0: int, handler: str, arg: str = "", **flags: bool
+        ) -> None:
             bar.append(
                 UIElement(
                     len(bar),
                     "button",
-                    description="Navigate up",
-                    resource_id="navigate_up",
-                    bounds=(4, 6, 44, 46),
+                    description=label,
+                    resource_id=resource_id,
+                    bounds=(x0, 6, x0 + 40, 46),
                     clickable=True,
-                    handler="navigate_up",
+                    handler=handler,
+                    handler_arg=arg,
+                    **flags,
                 )
             )
+
+        x = 4
+        if page.kind != "home":
+            icon("Navigate up", "navigate_up", 4, "navigate_up")
             x = 48
         if page.kind in ("home", "search"):
             bar.append(
@@ -559,17 +567,7 @@ class WikiHowApp(SimApp[WikiHowState]):
                     handler="search_box",
                 )
             )
-            bar.append(
-                UIElement(
-                    len(bar),
-                    "button",
-                    description="Search",
-                    resource_id="action_search",
-                    bounds=(316, 6, 356, 46),
-                    clickable=True,
-                    handler="submit_search",
-                )
-            )
+            icon("Search", "action_search", 316, "submit_search")
             return bar
         title = {
             "article": "wikiHow",
@@ -583,42 +581,10 @@ class WikiHowApp(SimApp[WikiHowState]):
         )
         if page.kind == "article":
             marked = page.arg in state.bookmarks
-            bar.append(
-                UIElement(
-                    len(bar),
-                    "button",
-                    description="Remove bookmark" if marked else "Bookmark",
-                    resource_id="bookmark",
-                    bounds=(228, 6, 268, 46),
-                    clickable=True,
-                    selected=marked,
-                    handler="bookmark",
-                    handler_arg=page.arg,
-                )
-            )
-            bar.append(
-                UIElement(
-                    len(bar),
-                    "button",
-                    description="Share",
-                    resource_id="share",
-                    bounds=(272, 6, 312, 46),
-                    clickable=True,
-                    handler="share",
-                    handler_arg=page.arg,
-                )
-            )
-        bar.append(
-            UIElement(
-                len(bar),
-                "button",
-                description="Search",
-                resource_id="action_search",
-                bounds=(316, 6, 356, 46),
-                clickable=True,
-                handler="open_search",
-            )
-        )
+            label = "Remove bookmark" if marked else "Bookmark"
+            icon(label, "bookmark", 228, "bookmark", page.arg, selected=marked)
+            icon("Share", "share", 272, "share", page.arg)
+        icon("Search", "action_search", 316, "open_search")
         return bar
 
     def _bottom_bar(self, page: Page, start: int) -> list[UIElement]:

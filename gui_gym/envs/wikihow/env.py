@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gui_gym.core.sim import SimGuiEnv
 from gui_gym.envs.wikihow.app import WikiHowApp, WikiHowState, get_app
 from gui_gym.envs.wikihow.tasks import CATEGORIES, load_suite
@@ -90,6 +92,27 @@ class WikiHowEnv(SimGuiEnv[WikiHowState]):
             max_steps=max_steps,
             render_mode=render_mode,
         )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The app and suite are process-wide and rebuilt from package data on unpickling, so a
+        # pickled env (multiprocessing, Ray) carries only its episode state.
+        state = dict(self.__dict__)
+        state["app"] = None
+        state["suite"] = None
+        state["_pool"] = [t.task_id for t in self._pool]
+        state["_fixed_task"] = self._fixed_task.task_id if self._fixed_task is not None else None
+        state["task"] = self.task.task_id if self.task is not None else None
+        state["_screen_cache"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        suite = load_suite()
+        state["app"] = get_app()
+        state["suite"] = suite
+        state["_pool"] = [suite[t] for t in state["_pool"]]
+        state["_fixed_task"] = suite[state["_fixed_task"]] if state["_fixed_task"] else None
+        state["task"] = suite[state["task"]] if state["task"] else None
+        self.__dict__.update(state)
 
     def _candidate_texts(self) -> tuple[str, ...]:
         assert self.task is not None
