@@ -51,6 +51,15 @@ _TO_LATIN1 = str.maketrans(
 )
 
 
+_ICON_WORDS = {
+    "navigate up": "<-",
+    "back": "<-",
+    "bookmark": "Save",
+    "remove bookmark": "Saved",
+    "more options": "...",
+}
+
+
 def _drawable(text: str) -> str:
     # The bitmap font covers Latin-1 only; anything else is drawn as '?'.
     return text.translate(_TO_LATIN1).encode("latin-1", "replace").decode("latin-1")
@@ -101,6 +110,13 @@ def _draw_element(draw: ImageDraw.ImageDraw, e: UIElement) -> None:
         text_x = x0 + 20
     label = e.label
     if not label:
+        return
+    if not e.text and (x1 - x0) <= 64:
+        # An icon (description only): one centred, truncated word, as a glyph stands in for it.
+        word = _drawable(_ICON_WORDS.get(label.lower(), label.split()[0]))
+        word = word[: max(1, (x1 - x0 - 4) // _CHAR_W)]
+        wx = x0 + max(2, (x1 - x0 - len(word) * _CHAR_W) // 2)
+        draw.text((wx, y0 + (y1 - y0 - _LINE_H) // 2), word, fill=ink, font=_font())
         return
     max_lines = max(1, (y1 - y0 - 2) // _LINE_H)
     lines = _wrap(_drawable(label), x1 - text_x - 4, max_lines)
