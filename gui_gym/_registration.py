@@ -11,6 +11,7 @@ from gymnasium.envs.registration import register, registry
 
 ENV_IDS: dict[str, str] = {
     "GuiGym/WikiHow-v0": "gui_gym.envs.wikihow:WikiHowEnv",
+    "GuiGym/AndroidWorld-v0": "gui_gym.envs.androidworld:AndroidWorldEnv",
 }
 """Every registered id and its entry point."""
 

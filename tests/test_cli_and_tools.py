@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import gui_gym
 from gui_gym.cli import app
 from gui_gym.core.trajectory import read_jsonl
 from gui_gym.evaluation import evaluate
@@ -103,7 +104,7 @@ def test_bench_writes_json(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert report["cartpole"]["steps_per_s"] > 0
     rows = {(r["id"], r["screenshot"]) for r in report["results"]}
-    assert rows == {("GuiGym/WikiHow-v0", False), ("GuiGym/WikiHow-v0", True)}
+    assert rows == {(env_id, shot) for env_id in gui_gym.ENV_IDS for shot in (False, True)}
     assert all(r["ratio_to_cartpole"] > 0 for r in report["results"])
     assert 0 < report["import_gui_gym_s"] < 10
 

@@ -132,6 +132,11 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
 
     # ------------------------------------------------------------------------- backend hooks
 
+    def _instantiate(self, task: Task, rng: np.random.Generator) -> Task:
+        """Turn a suite entry into this episode's task (templates sample their parameters
+        here, as AndroidWorld does); the default returns it unchanged."""
+        return task
+
     def _start(self, task: Task, rng: np.random.Generator) -> None:
         raise NotImplementedError
 
@@ -182,6 +187,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
             task = self._fixed_task
         else:
             task = self._pool[int(self.np_random.integers(len(self._pool)))]
+        task = self._instantiate(task, self.np_random)
         self.task = task
         self._steps = 0
         self._milestones = []

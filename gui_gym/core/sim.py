@@ -32,7 +32,7 @@ from gui_gym.core.env import GuiEnv, InvalidAction
 from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UIElement, UITree
 
-__all__ = ["Block", "ScrollPage", "SimApp", "SimGuiEnv"]
+__all__ = ["Block", "ScrollPage", "SimApp", "SimGuiEnv", "handler_table"]
 
 S = TypeVar("S")
 
@@ -57,9 +57,11 @@ class Block:
     clickable: bool = False
     long_clickable: bool = False
     editable: bool = False
+    scrollable: bool = False
     checkable: bool = False
     checked: bool = False
     selected: bool = False
+    focused: bool = False
     handler: str = ""
     handler_arg: str = ""
     gap: int = 4
@@ -75,9 +77,11 @@ class Block:
             clickable=self.clickable,
             long_clickable=self.long_clickable,
             editable=self.editable,
+            scrollable=self.scrollable,
             checkable=self.checkable,
             checked=self.checked,
             selected=self.selected,
+            focused=self.focused,
             handler=self.handler,
             handler_arg=self.handler_arg,
         )
@@ -158,6 +162,31 @@ class ScrollPage:
         return self.clamp(y - 8)
 
 
+_VERBS = (
+    ("long_click", ActionType.LONG_CLICK),
+    ("double_click", ActionType.DOUBLE_CLICK),
+    ("click", ActionType.CLICK),
+    ("input", ActionType.INPUT),
+    ("scroll", ActionType.SCROLL),
+)
+
+
+def handler_table(
+    obj: object, prefix: str = ""
+) -> dict[tuple[ActionType, str], Callable[..., None]]:
+    """Map ``(action type, prefix + handler key)`` to ``obj``'s ``on_<verb>_<key>`` methods."""
+    table: dict[tuple[ActionType, str], Callable[..., None]] = {}
+    for name in dir(type(obj)):
+        if not name.startswith("on_"):
+            continue
+        for verb, atype in _VERBS:
+            start = f"on_{verb}_"
+            if name.startswith(start):
+                table[(atype, prefix + name[len(start) :])] = getattr(obj, name)
+                break
+    return table
+
+
 class SimApp(Generic[S]):
     """Base of a simulated app: state factory, cached views, and a handler table.
 
@@ -171,22 +200,7 @@ class SimApp(Generic[S]):
 
     def __init__(self) -> None:
         self._views: OrderedDict[Hashable, UITree] = OrderedDict()
-        self._handlers: dict[tuple[ActionType, str], Callable[..., None]] = {}
-        verbs = {
-            "click": ActionType.CLICK,
-            "long_click": ActionType.LONG_CLICK,
-            "double_click": ActionType.DOUBLE_CLICK,
-            "input": ActionType.INPUT,
-            "scroll": ActionType.SCROLL,
-        }
-        for name in dir(type(self)):
-            if not name.startswith("on_"):
-                continue
-            for verb, atype in sorted(verbs.items(), key=lambda kv: -len(kv[0])):
-                prefix = f"on_{verb}_"
-                if name.startswith(prefix):
-                    self._handlers[(atype, name[len(prefix) :])] = getattr(self, name)
-                    break
+        self._handlers: dict[tuple[ActionType, str], Callable[..., None]] = handler_table(self)
 
     # -- to implement -----------------------------------------------------------------------
 

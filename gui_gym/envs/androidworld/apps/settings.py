@@ -1,0 +1,119 @@
+"""Settings: Wi-Fi, airplane mode, Bluetooth and display brightness."""
+
+from __future__ import annotations
+
+from gui_gym.core.actions import Action
+from gui_gym.core.sim import Block
+from gui_gym.core.ui import UIElement
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, slider_level
+
+__all__ = ["SettingsApp"]
+
+_SECTIONS = (
+    ("network", "Network & internet", "Wi-Fi, airplane mode"),
+    ("connected", "Connected devices", "Bluetooth, pairing"),
+    ("display", "Display", "Brightness level, dark theme"),
+    ("sound", "Sound & vibration", "Volume, vibration, Do Not Disturb"),
+    ("about", "About phone", "Pixel 6, Android 13"),
+)
+
+
+class SettingsApp(PhoneApp):
+    key = "settings"
+    launcher_order = 90
+    title = "Settings"
+    package = "com.android.settings"
+    aliases = ("system settings", "android settings")
+
+    def view(self, phone: PhoneState, screen: Screen) -> AppView:
+        s = phone.system
+        if screen.name == "main":
+            content = [
+                Block(
+                    "input",
+                    "",
+                    description="Search settings",
+                    resource_id="search_settings",
+                    height=40,
+                )
+            ]
+            for key, label, summary in _SECTIONS:
+                content.append(self.row(f"{label}: {summary}", "section", key))
+            return AppView("Settings", content)
+        if screen.name == "network":
+            return AppView(
+                "Network & internet",
+                [
+                    self.toggle("Wi-Fi", s.wifi and not s.airplane, "wifi"),
+                    Block(
+                        "text", "Connected to AndroidWifi" if s.wifi and not s.airplane else "Off"
+                    ),
+                    self.toggle("Airplane mode", s.airplane, "airplane"),
+                    Block("text", "Mobile network: T-Mobile"),
+                ],
+            )
+        if screen.name == "connected":
+            return AppView(
+                "Connected devices",
+                [
+                    self.toggle("Bluetooth", s.bluetooth, "bluetooth"),
+                    Block("text", "Pair new device" if s.bluetooth else "Bluetooth is off"),
+                ],
+            )
+        if screen.name == "display":
+            percent = round(100 * (s.brightness - 1) / 254)
+            return AppView(
+                "Display",
+                [
+                    Block("heading", "Brightness"),
+                    Block(
+                        "slider",
+                        f"Brightness level {percent}%",
+                        description="Brightness level",
+                        resource_id="brightness_level",
+                        clickable=True,
+                        scrollable=True,
+                        handler="settings.brightness",
+                        height=40,
+                    ),
+                    self.toggle("Adaptive brightness", False, "noop"),
+                    self.toggle("Dark theme", False, "noop"),
+                ],
+            )
+        if screen.name == "sound":
+            return AppView(
+                "Sound & vibration", [self.toggle("Do Not Disturb", s.do_not_disturb, "dnd")]
+            )
+        return AppView(
+            "About phone",
+            [Block("text", "Device name: Pixel 6"), Block("text", "Android version: 13")],
+        )
+
+    def on_click_section(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        self.push(phone, element.handler_arg)
+
+    def on_click_wifi(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        s = phone.system
+        s.wifi = not (s.wifi and not s.airplane)
+        if s.wifi:
+            s.airplane = False
+
+    def on_click_airplane(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        phone.system.airplane = not phone.system.airplane
+
+    def on_click_bluetooth(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        phone.system.bluetooth = not phone.system.bluetooth
+
+    def on_click_dnd(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        phone.system.do_not_disturb = not phone.system.do_not_disturb
+
+    def on_click_noop(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        """Switches that exist for realism and change nothing a task checks."""
+
+    def on_click_brightness(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        if action.has_point:  # a tap sets the level at that point of the track
+            phone.system.brightness = slider_level(element, float(action.x))  # type: ignore[arg-type]
+
+    def on_scroll_brightness(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        step = 64 if action.direction in ("right", "up") else -64
+        phone.system.brightness = min(255, max(1, phone.system.brightness + step))

@@ -1,0 +1,142 @@
+"""``GuiGym/AndroidWorld-v0``: AndroidWorld's task logic on a simulated phone."""
+
+from __future__ import annotations
+
+import functools
+import random
+from typing import Any
+
+import numpy as np
+
+from gui_gym.core.sim import SimGuiEnv
+from gui_gym.core.task import Task, TaskSuite
+from gui_gym.envs.androidworld.apps import default_apps
+from gui_gym.envs.androidworld.phone import Phone, PhoneState
+from gui_gym.envs.androidworld.tasks import TASKS, AndroidWorldTask
+
+__all__ = ["AndroidWorldEnv", "load_suite"]
+
+_SPLIT_SALT = {"train": 0, "test": 1_000_003, "all": 0}
+
+
+@functools.cache
+def load_suite() -> TaskSuite:
+    """One suite entry per registered template (parameters are drawn per episode)."""
+    return TaskSuite((cls.placeholder() for cls in TASKS.values()), name="androidworld")
+
+
+class AndroidWorldEnv(SimGuiEnv[PhoneState]):
+    """AndroidWorld's tasks on a simulated Android phone.
+
+    ## Description
+
+    A phone with a launcher, status bar, notification shade with quick settings, back/home
+    navigation, keyboard focus, dialogs and scrolling lists, running simulated apps whose data
+    is plain Python. Task templates carry AndroidWorld's names (``ContactsAddContact``,
+    ``SystemWifiTurnOff``, ...), draw their parameters from the seed, initialise app data,
+    and check success on the app state, never on the screen.
+
+    ## Action Space
+
+    The gui-gym grammar and AndroidWorld's JSON actions (``{"action_type": "click", "index":
+    3}``, ``input_text``, ``scroll``, ``navigate_back``, ``navigate_home``, ``open_app``,
+    ``answer``, ``status``, ``wait``, ``long_press``, ``keyboard_enter``).
+
+    ## Observation Space
+
+    ``instruction`` and ``screen`` text, plus a ``screenshot`` when made with
+    ``screenshot=True`` (360x800 at ``screen_scale=1/3``; 1080x2400 at 1.0).
+
+    ## Rewards
+
+    The task's ``is_successful`` in [0, 1] at the end of the episode (composite tasks give
+    partial credit), 0 on other steps.
+
+    ## Starting State
+
+    The launcher, with the task's data written into the apps.
+
+    ## Episode End
+
+    Terminated on ``DONE()`` (AndroidWorld's ``status``) or ``ANSWER(...)``; truncated after
+    ``max_steps``.
+
+    ## Arguments
+
+    * ``task``: a template name, or None to sample one per reset.
+    * ``split``: ``"train"`` or ``"test"``: disjoint parameter streams for the same templates.
+    * ``screenshot``, ``max_steps`` (default 20, as in ADMIRE; GUI-Shepherd uses 15),
+      ``screen_scale`` (default 1/3), ``render_mode``, ``backend`` (``"sim"``).
+
+    ## Version History
+
+    * v0: initial release.
+    """
+
+    end_on_success = False
+
+    def __init__(
+        self,
+        task: str | None = None,
+        split: str = "train",
+        screenshot: bool = False,
+        max_steps: int = 20,
+        screen_scale: float = 1 / 3,
+        render_mode: str | None = None,
+        backend: str = "sim",
+    ):
+        if backend != "sim":
+            raise ValueError(f"backend {backend!r} is not available yet; use backend='sim'")
+        if split not in _SPLIT_SALT:
+            raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
+        if not 0.05 <= screen_scale <= 1.0:
+            raise ValueError(f"screen_scale must be in [0.05, 1.0], got {screen_scale!r}")
+        scale = screen_scale * 3
+        self.app = Phone(default_apps(), scale=scale)
+        self.screen_size = (self.app.width, self.app.height)
+        self.screen_scale = screen_scale
+        self.backend = backend
+        self.param_split = split
+        super().__init__(
+            load_suite(),
+            task=task,
+            split="all",
+            screenshot=screenshot,
+            max_steps=max_steps,
+            render_mode=render_mode,
+        )
+        self.split = split
+
+    def _instantiate(self, task: Task, rng: np.random.Generator) -> Task:
+        cls = TASKS[task.task_id]
+        seed = int(rng.integers(2**31)) + _SPLIT_SALT[self.param_split]
+        return cls.create(random.Random(seed))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Templates hold closures (milestone checks), so a pickled env keeps only names and
+        # parameters and rebuilds the rest (multiprocessing, Ray workers).
+        state = dict(self.__dict__)
+        state["app"] = None
+        state["suite"] = None
+        state["_pool"] = [t.task_id for t in self._pool]
+        state["_fixed_task"] = self._fixed_task.task_id if self._fixed_task is not None else None
+        task = self.task
+        state["task"] = (task.task_id, task.params) if task is not None else None
+        state["_screen_cache"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        suite = load_suite()
+        state["app"] = Phone(default_apps(), scale=state["screen_scale"] * 3)
+        state["suite"] = suite
+        state["_pool"] = [suite[t] for t in state["_pool"]]
+        state["_fixed_task"] = suite[state["_fixed_task"]] if state["_fixed_task"] else None
+        if state["task"] is not None:
+            name, params = state["task"]
+            state["task"] = TASKS[name].from_params(params)
+        self.__dict__.update(state)
+
+    def _candidate_texts(self) -> tuple[str, ...]:
+        assert isinstance(self.task, AndroidWorldTask)
+        texts = [str(v) for v in self.task.params.values() if isinstance(v, str | int)]
+        return tuple(texts[:4]) or ("hello",)
