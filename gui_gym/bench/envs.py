@@ -80,9 +80,19 @@ def bench_gui_env(
     for i in range(resets):
         env.reset(seed=i)
     reset_time = time.perf_counter() - t0
+    fork_ms = None
+    if hasattr(base, "fork"):
+        for _ in range(5):  # fork mid-episode, where states are largest
+            candidates = base.candidate_actions()
+            env.step(str(candidates[int(rng.integers(len(candidates)))]))
+        t0 = time.perf_counter()
+        for _ in range(200):
+            base.fork()
+        fork_ms = (time.perf_counter() - t0) / 200 * 1000
     env.close()
     return {
         "id": env_id,
+        "fork_ms": fork_ms,
         "screenshot": screenshot,
         "steps": steps,
         "episodes": episodes,
@@ -151,12 +161,13 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [
         f"CartPole-v1: {report['cartpole']['steps_per_s']:,.0f} steps/s",
         f"import gui_gym: {report['import_gui_gym_s']:.3f} s",
-        f"{'id':<32} {'screenshot':>10} {'steps/s':>10} {'resets/s':>10} {'x CartPole':>10}",
+        f"{'id':<32} {'screenshot':>10} {'steps/s':>10} {'resets/s':>10} {'x CartPole':>10} {'fork ms':>8}",
     ]
     for r in report["results"]:
         lines.append(
             f"{r['id']:<32} {r['screenshot']!s:>10} {r['steps_per_s']:>10,.0f} "
-            f"{r['resets_per_s']:>10,.0f} {r['ratio_to_cartpole']:>10.3f}"
+            f"{r['resets_per_s']:>10,.0f} {r['ratio_to_cartpole']:>10.3f} "
+            f"{r['fork_ms'] if r['fork_ms'] is None else format(r['fork_ms'], '.3f'):>8}"
         )
     return "\n".join(lines)
 

@@ -10,7 +10,9 @@ import numpy as np
 
 from gui_gym.core.sim import SimGuiEnv
 from gui_gym.core.task import Task, TaskSuite
+from gui_gym.core.ui import UITree
 from gui_gym.envs.androidworld.apps import default_apps
+from gui_gym.envs.androidworld.draw import draw_phone
 from gui_gym.envs.androidworld.phone import Phone, PhoneState
 from gui_gym.envs.androidworld.tasks import TASKS, AndroidWorldTask
 
@@ -135,6 +137,9 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
             name, params = state["task"]
             state["task"] = TASKS[name].from_params(params)
         self.__dict__.update(state)
+
+    def _screenshot(self, screen: UITree) -> np.ndarray:
+        return draw_phone(screen)
 
     def _candidate_texts(self) -> tuple[str, ...]:
         assert isinstance(self.task, AndroidWorldTask)
