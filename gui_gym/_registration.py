@@ -11,7 +11,7 @@ from gymnasium.envs.registration import register, registry
 
 ENV_IDS: dict[str, str] = {
     "GuiGym/WikiHow-v0": "gui_gym.envs.wikihow:WikiHowEnv",
-    "GuiGym/AndroidWorld-v0": "gui_gym.envs.androidworld:AndroidWorldEnv",
+    "GuiGym/AndroidWorld-v0": "gui_gym.envs.androidworld:make_env",
 }
 """Every registered id and its entry point."""
 

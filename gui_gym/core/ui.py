@@ -115,7 +115,13 @@ class UIElement:
     @property
     def interactive(self) -> bool:
         """True when the element accepts any action."""
-        return self.clickable or self.long_clickable or self.editable or self.scrollable
+        return (
+            self.clickable
+            or self.long_clickable
+            or self.editable
+            or self.scrollable
+            or self.checkable
+        )
 
     def contains_point(self, x: float, y: float) -> bool:
         """True when ``(x, y)`` lies inside the element's bounds."""

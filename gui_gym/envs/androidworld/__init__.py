@@ -1,5 +1,5 @@
 """AndroidWorld on a simulated phone (``GuiGym/AndroidWorld-v0``)."""
 
-from gui_gym.envs.androidworld.env import AndroidWorldEnv
+from gui_gym.envs.androidworld.env import AndroidWorldEnv, make_env
 
-__all__ = ["AndroidWorldEnv"]
+__all__ = ["AndroidWorldEnv", "make_env"]

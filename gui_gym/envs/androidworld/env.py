@@ -16,7 +16,7 @@ from gui_gym.envs.androidworld.draw import draw_phone
 from gui_gym.envs.androidworld.phone import Phone, PhoneState
 from gui_gym.envs.androidworld.tasks import TASKS, AndroidWorldTask
 
-__all__ = ["AndroidWorldEnv", "load_suite"]
+__all__ = ["AndroidWorldEnv", "load_suite", "make_env"]
 
 _SPLIT_SALT = {"train": 0, "test": 1_000_003, "all": 0}
 
@@ -88,7 +88,7 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         backend: str = "sim",
     ):
         if backend != "sim":
-            raise ValueError(f"backend {backend!r} is not available yet; use backend='sim'")
+            raise ValueError(f"AndroidWorldEnv is the simulator; use make_env(backend={backend!r})")
         if split not in _SPLIT_SALT:
             raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
         if not 0.05 <= screen_scale <= 1.0:
@@ -145,3 +145,33 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         assert isinstance(self.task, AndroidWorldTask)
         texts = [str(v) for v in self.task.params.values() if isinstance(v, str | int)]
         return tuple(texts[:4]) or ("hello",)
+
+
+BACKENDS = ("sim", "uiautomator2", "android_env")
+
+
+def make_env(backend: str = "sim", **kwargs: Any) -> Any:
+    """Entry point of ``GuiGym/AndroidWorld-v0``: the simulator, or a real-device backend.
+
+    * ``backend="sim"`` (default): :class:`AndroidWorldEnv`.
+    * ``backend="uiautomator2"``: a device over uiautomator2 (``serial=...``, or ``device=`` an
+      object with uiautomator2's methods);
+    * ``backend="android_env"``: an ``android_env`` environment (``android_env=`` an env, or
+      ``android_env_config=`` a config for ``android_env.loader.load``).
+
+    Raises:
+        ValueError: for an unknown backend, listing the known ones.
+    """
+    if backend == "sim":
+        return AndroidWorldEnv(**kwargs)
+    if backend == "uiautomator2":
+        from gui_gym.envs.androidworld.backends.uiautomator2 import Uiautomator2Env
+
+        kwargs.pop("split", None)
+        return Uiautomator2Env(load_suite(), **kwargs)
+    if backend == "android_env":
+        from gui_gym.envs.androidworld.backends.android_env import AndroidEnvEnv
+
+        kwargs.pop("split", None)
+        return AndroidEnvEnv(load_suite(), **kwargs)
+    raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
