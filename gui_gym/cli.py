@@ -51,7 +51,17 @@ def list_envs() -> None:
         except Exception as err:  # an optional backend may be missing: say so, list the rest
             table.add_row(env_id, "-", "-", "-", f"unavailable: {err}")
             continue
-        suite = env.unwrapped.suite
+        base = env.unwrapped
+        suite = base.suite
+        if hasattr(base, "param_split"):
+            # Template suites (AndroidWorld): both splits run every template, with parameters
+            # from disjoint seed streams.
+            apps = ", ".join(suite.categories)
+            table.add_row(
+                env_id, f"{len(suite)} templates", str(len(suite)), str(len(suite)), f"apps: {apps}"
+            )
+            env.close()
+            continue
         counts = suite.counts()
         cats = ", ".join(
             f"{c} {sum(counts.get(s, {}).get(c, 0) for s in counts)}" for c in suite.categories
