@@ -66,23 +66,18 @@ def run_episode(
         observation, reward, terminated, truncated, info = env.step(action)
         done = terminated or truncated
         trajectory.steps.append(
-            Step(
-                index=index,
-                screen=screen,
-                action=info.get("action") or str(action),
-                action_valid=bool(info.get("action_valid", True)),
-                action_description=info.get("action_description", ""),
-                reward=float(reward),
-                task_reward=float(info.get("task_reward", 0.0)),
-                terminated=bool(terminated),
-                truncated=bool(truncated),
-                milestones=list(info.get("milestones", [])),
+            Step.from_transition(
+                index,
+                screen,
+                action,
+                reward,
+                terminated,
+                truncated,
+                info,
                 thought=getattr(agent, "last_thought", None),
                 tree=tree,
             )
         )
         index += 1
-    trajectory.final_screen = observation.get("screen", "")
-    trajectory.success = bool(info.get("success", False))
-    trajectory.task_reward = float(info.get("task_reward", 0.0))
+    trajectory.finish(observation, info)
     return trajectory

@@ -76,6 +76,34 @@ class Step:
         known = {k: v for k, v in data.items() if k in _STEP_FIELDS}
         return cls(**known)
 
+    @classmethod
+    def from_transition(
+        cls,
+        index: int,
+        screen: str,
+        action: Any,
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+        **extra: Any,
+    ) -> Step:
+        """A step from one ``env.step`` result: the screen it was chosen on, the action sent,
+        and what came back (the gui-gym info keys)."""
+        return cls(
+            index=index,
+            screen=screen,
+            action=info.get("action") or str(action),
+            action_valid=bool(info.get("action_valid", True)),
+            action_description=info.get("action_description", ""),
+            reward=float(reward),
+            task_reward=float(info.get("task_reward", 0.0)),
+            terminated=bool(terminated),
+            truncated=bool(truncated),
+            milestones=list(info.get("milestones", [])),
+            **extra,
+        )
+
 
 _STEP_FIELDS = frozenset(Step.__dataclass_fields__)
 
@@ -121,6 +149,12 @@ class Trajectory:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def finish(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        """Record the episode's end: the last screen and the outcome from the final info."""
+        self.final_screen = observation.get("screen", "")
+        self.success = bool(info.get("success", False))
+        self.task_reward = float(info.get("task_reward", 0.0))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trajectory:

@@ -75,24 +75,19 @@ class RecordTrajectories(
         observation, reward, terminated, truncated, info = self.env.step(action)
         if self._current is not None:
             self._current.steps.append(
-                Step(
-                    index=len(self._current.steps),
-                    screen=self._screen,
-                    action=info.get("action") or str(action),
-                    action_valid=bool(info.get("action_valid", True)),
-                    action_description=info.get("action_description", ""),
-                    reward=float(reward),
-                    task_reward=float(info.get("task_reward", 0.0)),
-                    terminated=bool(terminated),
-                    truncated=bool(truncated),
-                    milestones=list(info.get("milestones", [])),
+                Step.from_transition(
+                    len(self._current.steps),
+                    self._screen,
+                    action,
+                    reward,
+                    terminated,
+                    truncated,
+                    info,
                     tree=self._tree,
                 )
             )
             if terminated or truncated:
-                self._current.final_screen = observation.get("screen", "")
-                self._current.success = bool(info.get("success", False))
-                self._current.task_reward = float(info.get("task_reward", 0.0))
+                self._current.finish(observation, info)
                 self._writer.write(self._current)
                 self.episodes_written += 1
                 self._current = None
