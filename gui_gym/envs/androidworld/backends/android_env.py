@@ -16,26 +16,21 @@ for the emulator.
 from __future__ import annotations
 
 import os
-import random
 import tempfile
 from typing import Any
 
 import numpy as np
 
 from gui_gym.core.actions import Action, ActionType
-from gui_gym.core.env import GuiEnv
 from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UITree
-from gui_gym.envs.androidworld.apps import default_apps
 from gui_gym.envs.androidworld.backends.device import (
-    DEVICE_TASKS,
+    DeviceEnv,
     DeviceError,
     GuardedDevice,
     hierarchy_to_tree,
-    read_phone_state,
+    swipe_path,
 )
-from gui_gym.envs.androidworld.phone import PhoneState
-from gui_gym.envs.androidworld.tasks import TASKS, AndroidWorldTask
 
 __all__ = ["AndroidEnvEnv", "fake_android_env"]
 
@@ -105,7 +100,7 @@ class _AdbChannel:
         return {"package": full.split("/", 1)[0] if "/" in full else "", "activity": full}
 
 
-class AndroidEnvEnv(GuiEnv):
+class AndroidEnvEnv(DeviceEnv):
     """AndroidWorld tasks on an ``android_env`` environment (see the module docstring).
 
     Args:
@@ -137,11 +132,6 @@ class AndroidEnvEnv(GuiEnv):
         max_steps: int = 20,
         render_mode: str | None = None,
     ):
-        if task is not None and task not in DEVICE_TASKS:
-            raise ValueError(
-                f"task {task!r} cannot be checked through android_env yet; supported: "
-                f"{', '.join(sorted(DEVICE_TASKS))}"
-            )
         _, loader, _, adb_pb2 = _import_android_env()
         if android_env is None:
             if fake:
@@ -164,20 +154,10 @@ class AndroidEnvEnv(GuiEnv):
         self._pixels = np.asarray(timestep.observation["pixels"], dtype=np.uint8)
         height, width = self._pixels.shape[:2]
         self.screen_size = (width, height)
-        super().__init__(
-            TaskSuite([t for t in suite if t.task_id in DEVICE_TASKS], name="androidworld-device"),
-            task=task,
-            split="all",
-            screenshot=screenshot,
-            max_steps=max_steps,
-            render_mode=render_mode,
+        self.channel = self.adb
+        self._setup_device_env(
+            suite, task, screenshot=screenshot, max_steps=max_steps, render_mode=render_mode
         )
-        apps = default_apps()
-        self._packages = {app.package: app.key for app in apps}
-        self._app_packages = {
-            name.lower(): app.package for app in apps for name in (app.key, app.title, *app.aliases)
-        }
-        self._opened: list[str] = []
         self.touch_log: list[tuple[int, float, float]] = []
 
     # -- touch events --------------------------------------------------------------------------------
@@ -206,19 +186,9 @@ class AndroidEnvEnv(GuiEnv):
 
     # -- GuiEnv hooks ------------------------------------------------------------------------------------
 
-    def _instantiate(self, task: Task, rng: np.random.Generator) -> Task:
-        return TASKS[task.task_id].create(random.Random(int(rng.integers(2**31))))
-
     def _start(self, task: Task, rng: np.random.Generator) -> None:
-        assert isinstance(task, AndroidWorldTask)
-        self._opened = []
         self._press("HOME")
-        wanted = PhoneState(apps={app.key: app.initial_data() for app in default_apps()})
-        task.initialize_task(wanted, random.Random(int(rng.integers(2**31))))
-        s = wanted.system
-        self.adb.shell(f"svc wifi {'enable' if s.wifi else 'disable'}")
-        self.adb.shell(f"svc bluetooth {'enable' if s.bluetooth else 'disable'}")
-        self.adb.shell(f"settings put system screen_brightness {int(s.brightness)}")
+        self._push_initial_state(task, rng)
 
     def _press(self, button: str) -> None:
         press = self._adb_pb2.AdbRequest.PressButton
@@ -231,15 +201,6 @@ class AndroidEnvEnv(GuiEnv):
         return hierarchy_to_tree(
             str(self.ui_device.call("dump_hierarchy")), width, height, name="android_env"
         )
-
-    def _predicate_state(self) -> PhoneState:
-        state = read_phone_state(self.adb, self._packages)  # type: ignore[arg-type]
-        if state.foreground != "launcher" and (
-            not self._opened or self._opened[-1] != state.foreground
-        ):
-            self._opened.append(state.foreground)
-        state.opened = list(self._opened)
-        return state
 
     def _execute(self, action: Action, screen: UITree) -> str | None:
         t = action.type
@@ -271,15 +232,8 @@ class AndroidEnvEnv(GuiEnv):
             self.adb.request(input_text=self._adb_pb2.AdbRequest.InputText(text=action.text or ""))
         elif t is ActionType.SCROLL:
             width, height = self.screen_size
-            x0, y0, x1, y1 = target.bounds if target is not None else (0, 0, width, height)
-            cx, cy, dx, dy = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 3, (y1 - y0) / 3
-            fx, fy, tx, ty = {
-                "down": (cx, cy + dy, cx, cy - dy),
-                "up": (cx, cy - dy, cx, cy + dy),
-                "right": (cx + dx, cy, cx - dx, cy),
-                "left": (cx - dx, cy, cx + dx, cy),
-            }[action.direction or "down"]
-            self._drag(fx, fy, tx, ty)
+            bounds = target.bounds if target is not None else (0, 0, width, height)
+            self._drag(*swipe_path(bounds, action.direction or "down"))
         elif t is ActionType.GOBACK:
             self._press("BACK")
         elif t is ActionType.HOME:
@@ -287,10 +241,9 @@ class AndroidEnvEnv(GuiEnv):
         elif t is ActionType.ENTER:
             self._press("ENTER")
         elif t is ActionType.OPEN_APP:
-            name = (action.text or "").strip()
-            package = self._app_packages.get(name.lower(), name if "." in name else None)
+            package = self._package_for(action.text or "")
             if package is None:
-                return f"unknown app {name!r}; give a package name or one of: {', '.join(sorted(self._app_packages))}"
+                return self._unknown_app(action.text or "")
             start = self._adb_pb2.AdbRequest.StartActivity
             self.adb.request(
                 start_activity=start(full_activity=f"{package}/.MainActivity", force_stop=False)
@@ -303,9 +256,6 @@ class AndroidEnvEnv(GuiEnv):
 
     def _screenshot(self, screen: UITree) -> np.ndarray:
         return self._pixels.copy()
-
-    def fork(self) -> GuiEnv:
-        raise NotImplementedError("fork() needs a second emulator to replay on; use backend='sim'")
 
     def close(self) -> None:
         self.android_env.close()

@@ -15,16 +15,19 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 from xml.etree import ElementTree
 
+from gui_gym.core.env import GuiEnv
 from gui_gym.core.ui import UIElement, UITree
 from gui_gym.envs.androidworld.apps.contacts import Contact, ContactsData
 from gui_gym.envs.androidworld.phone import PhoneState, Screen, SystemState
 
 __all__ = [
     "DEVICE_TASKS",
+    "DeviceEnv",
     "DeviceError",
     "GuardedDevice",
     "hierarchy_to_tree",
     "read_phone_state",
+    "swipe_path",
 ]
 
 T = TypeVar("T")
@@ -299,3 +302,102 @@ def read_phone_state(device: GuardedDevice, packages: dict[str, str]) -> PhoneSt
         state.stacks[foreground] = [Screen("main")]
         state.opened.append(foreground)
     return state
+
+
+def swipe_path(
+    bounds: tuple[int, int, int, int], direction: str
+) -> tuple[float, float, float, float]:
+    """Finger path ``(fx, fy, tx, ty)`` scrolling ``direction`` inside ``bounds``: content moves
+    opposite to the finger, so scrolling down drags upward (AndroidWorld's ``scroll``)."""
+    x0, y0, x1, y1 = bounds
+    cx, cy, dx, dy = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 3, (y1 - y0) / 3
+    return {
+        "down": (cx, cy + dy, cx, cy - dy),
+        "up": (cx, cy - dy, cx, cy + dy),
+        "right": (cx + dx, cy, cx - dx, cy),
+        "left": (cx - dx, cy, cx + dx, cy),
+    }[direction]
+
+
+class DeviceEnv(GuiEnv):
+    """What the real-device backends share: the supported-task suite, parameter sampling, the
+    starting settings pushed over adb, task state read over adb, and app-name resolution.
+
+    Subclasses set ``self.channel`` (an object with ``shell(cmd)`` and ``call("app_current")``)
+    before calling :meth:`_setup_device_env`, and implement ``_screen``, ``_execute`` and
+    ``_screenshot``.
+    """
+
+    end_on_success = False
+    channel: Any
+
+    def _setup_device_env(self, suite: Any, task: str | None, **kwargs: Any) -> None:
+        from gui_gym.core.task import TaskSuite
+
+        if task is not None and task not in DEVICE_TASKS:
+            raise ValueError(
+                f"task {task!r} cannot be checked on a real device yet; this backend supports: "
+                f"{', '.join(sorted(DEVICE_TASKS))}"
+            )
+        supported = TaskSuite(
+            [t for t in suite if t.task_id in DEVICE_TASKS], name="androidworld-device"
+        )
+        GuiEnv.__init__(self, supported, task=task, split="all", **kwargs)
+        from gui_gym.envs.androidworld.apps import default_apps
+
+        apps = default_apps()
+        self._packages = {app.package: app.key for app in apps}
+        self._app_packages = {
+            name.lower(): app.package for app in apps for name in (app.key, app.title, *app.aliases)
+        }
+        self._opened: list[str] = []
+
+    def _instantiate(self, task: Any, rng: Any) -> Any:
+        import random
+
+        from gui_gym.envs.androidworld.tasks import TASKS
+
+        return TASKS[task.task_id].create(random.Random(int(rng.integers(2**31))))
+
+    def _push_initial_state(self, task: Any, rng: Any) -> None:
+        """Let the template decide the starting state, then push what a device takes over adb
+        (system settings). App rows a template seeds (noise) stay on the simulator: the
+        supported tasks do not depend on them."""
+        import random
+
+        from gui_gym.envs.androidworld.apps import default_apps
+
+        self._opened = []
+        wanted = PhoneState(apps={app.key: app.initial_data() for app in default_apps()})
+        task.initialize_task(wanted, random.Random(int(rng.integers(2**31))))
+        current = read_phone_state(self.channel, self._packages).system
+        s = wanted.system
+        if s.wifi != current.wifi:
+            self.channel.shell(f"svc wifi {'enable' if s.wifi else 'disable'}")
+        if s.bluetooth != current.bluetooth:
+            self.channel.shell(f"svc bluetooth {'enable' if s.bluetooth else 'disable'}")
+        if s.brightness != current.brightness:
+            self.channel.shell(f"settings put system screen_brightness {int(s.brightness)}")
+
+    def _predicate_state(self) -> PhoneState:
+        state = read_phone_state(self.channel, self._packages)
+        if state.foreground != "launcher" and (
+            not self._opened or self._opened[-1] != state.foreground
+        ):
+            self._opened.append(state.foreground)
+        state.opened = list(self._opened)
+        return state
+
+    def _package_for(self, name: str) -> str | None:
+        """Package for an app label/alias, or the name itself when it looks like a package."""
+        name = name.strip()
+        return self._app_packages.get(name.lower(), name if "." in name else None)
+
+    def _unknown_app(self, name: str) -> str:
+        return f"unknown app {name!r}; give a package name or one of: {', '.join(sorted(self._app_packages))}"
+
+    def fork(self) -> GuiEnv:
+        raise NotImplementedError(
+            "fork() on a real device needs a second device to replay the episode on; "
+            "use backend='sim' for probing and best-of-N"
+        )

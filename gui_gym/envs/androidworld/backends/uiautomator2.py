@@ -9,25 +9,20 @@ next ``step``/``reset`` instead of a hang.
 
 from __future__ import annotations
 
-import random
 import time
 from typing import Any
 
 import numpy as np
 
 from gui_gym.core.actions import Action, ActionType
-from gui_gym.core.env import GuiEnv
-from gui_gym.core.task import Task, TaskSuite
+from gui_gym.core.task import Task
 from gui_gym.core.ui import UITree
-from gui_gym.envs.androidworld.apps import default_apps
 from gui_gym.envs.androidworld.backends.device import (
-    DEVICE_TASKS,
+    DeviceEnv,
     GuardedDevice,
     hierarchy_to_tree,
-    read_phone_state,
+    swipe_path,
 )
-from gui_gym.envs.androidworld.phone import PhoneState
-from gui_gym.envs.androidworld.tasks import TASKS, AndroidWorldTask
 
 __all__ = ["Uiautomator2Env"]
 
@@ -41,7 +36,7 @@ _KEYS = {
 }
 
 
-class Uiautomator2Env(GuiEnv):
+class Uiautomator2Env(DeviceEnv):
     """AndroidWorld tasks on a device driven by uiautomator2 (see the module docstring).
 
     Args:
@@ -72,11 +67,6 @@ class Uiautomator2Env(GuiEnv):
         max_steps: int = 20,
         render_mode: str | None = None,
     ):
-        if task is not None and task not in DEVICE_TASKS:
-            raise ValueError(
-                f"task {task!r} cannot be checked on a real device yet; the uiautomator2 backend "
-                f"supports: {', '.join(sorted(DEVICE_TASKS))}"
-            )
         if device is None:
             try:
                 import uiautomator2
@@ -91,64 +81,23 @@ class Uiautomator2Env(GuiEnv):
         self.device = GuardedDevice(device, timeout_s=call_timeout_s, name=self.serial)
         self._size: tuple[int, int] | None = None
         self.screen_size = self._window_size()  # observation shapes follow the real screen
-        supported = [t for t in suite if t.task_id in DEVICE_TASKS]
-        super().__init__(
-            TaskSuite(supported, name="androidworld-device"),
-            task=task,
-            split="all",
-            screenshot=screenshot,
-            max_steps=max_steps,
-            render_mode=render_mode,
-        )
+        self.channel = self.device
         self.wait_s = wait_s
-        apps = default_apps()
-        self._packages = {app.package: app.key for app in apps}
-        self._app_names: dict[str, str] = {}
-        for app in apps:
-            for name in (app.key, app.title, *app.aliases):
-                self._app_names[name.lower()] = app.package
-        self._opened: list[str] = []
+        self._setup_device_env(
+            suite, task, screenshot=screenshot, max_steps=max_steps, render_mode=render_mode
+        )
 
     # -- GuiEnv hooks ------------------------------------------------------------------------------
 
-    def _instantiate(self, task: Task, rng: np.random.Generator) -> Task:
-        return TASKS[task.task_id].create(random.Random(int(rng.integers(2**31))))
-
     def _start(self, task: Task, rng: np.random.Generator) -> None:
-        assert isinstance(task, AndroidWorldTask)
-        self._opened = []
         self.device.call("press", "home")
-        # Let the template decide the starting state, then push what a device can take over
-        # adb (system settings). App data the template seeds (noise rows) stays on the
-        # simulator: tasks supported here do not depend on it.
-        wanted = PhoneState(apps={app.key: app.initial_data() for app in default_apps()})
-        task.initialize_task(wanted, random.Random(int(rng.integers(2**31))))
-        self._apply_system(wanted)
+        self._push_initial_state(task, rng)
         self._settle()
-
-    def _apply_system(self, wanted: PhoneState) -> None:
-        current = read_phone_state(self.device, self._packages).system
-        s = wanted.system
-        if s.wifi != current.wifi:
-            self.device.shell(f"svc wifi {'enable' if s.wifi else 'disable'}")
-        if s.bluetooth != current.bluetooth:
-            self.device.shell(f"svc bluetooth {'enable' if s.bluetooth else 'disable'}")
-        if s.brightness != current.brightness:
-            self.device.shell(f"settings put system screen_brightness {int(s.brightness)}")
 
     def _screen(self) -> UITree:
         width, height = self._window_size()
         xml = self.device.call("dump_hierarchy")
         return hierarchy_to_tree(str(xml), width, height, name=self._foreground_package())
-
-    def _predicate_state(self) -> PhoneState:
-        state = read_phone_state(self.device, self._packages)
-        if state.foreground != "launcher" and (
-            not self._opened or self._opened[-1] != state.foreground
-        ):
-            self._opened.append(state.foreground)
-        state.opened = list(self._opened)
-        return state
 
     def _execute(self, action: Action, screen: UITree) -> str | None:
         d = self.device
@@ -180,17 +129,8 @@ class Uiautomator2Env(GuiEnv):
             d.call("send_keys", action.text or "", clear=True)
         elif t is ActionType.SCROLL:
             width, height = self._window_size()
-            x0, y0, x1, y1 = target.bounds if target is not None else (0, 0, width, height)
-            cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
-            dx, dy = (x1 - x0) // 3, (y1 - y0) // 3
-            # Content moves opposite to the finger: scrolling down drags upward.
-            fx, fy, tx, ty = {
-                "down": (cx, cy + dy, cx, cy - dy),
-                "up": (cx, cy - dy, cx, cy + dy),
-                "right": (cx + dx, cy, cx - dx, cy),
-                "left": (cx - dx, cy, cx + dx, cy),
-            }[action.direction or "down"]
-            d.call("swipe", fx, fy, tx, ty, 0.3)
+            bounds = target.bounds if target is not None else (0, 0, width, height)
+            d.call("swipe", *swipe_path(bounds, action.direction or "down"), 0.3)
         elif t is ActionType.GOBACK:
             d.call("press", "back")
         elif t is ActionType.HOME:
@@ -203,10 +143,9 @@ class Uiautomator2Env(GuiEnv):
                 return f"unknown key {action.text!r}; supported: {', '.join(sorted(_KEYS))}"
             d.call("press", _KEYS[key])
         elif t is ActionType.OPEN_APP:
-            name = (action.text or "").strip()
-            package = self._app_names.get(name.lower(), name if "." in name else None)
+            package = self._package_for(action.text or "")
             if package is None:
-                return f"unknown app {name!r}; give a package name or one of: {', '.join(sorted(self._app_names))}"
+                return self._unknown_app(action.text or "")
             d.call("app_start", package)
         elif t is ActionType.SEARCH:
             return "SEARCH is not a phone action; type into a search box with INPUT"
@@ -228,12 +167,6 @@ class Uiautomator2Env(GuiEnv):
 
             array = np.asarray(Image.fromarray(array).resize((width, height)), dtype=np.uint8)
         return array
-
-    def fork(self) -> GuiEnv:
-        raise NotImplementedError(
-            "fork() on a real device needs a second device to replay the episode on; "
-            "use backend='sim' for probing and best-of-N"
-        )
 
     def close(self) -> None:
         self.device.close()
