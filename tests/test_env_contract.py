@@ -191,7 +191,7 @@ def test_step_before_reset_is_an_error(env_id: str) -> None:
 
 # -- no string makes step raise ---------------------------------------------------------------
 
-_ENV = gym.make("GuiGym/WikiHow-v0", max_steps=10_000)
+_ENVS = {env_id: gym.make(env_id, max_steps=10_000) for env_id in IDS}
 
 
 def _mutate(text: str, data: st.DataObject) -> str:
@@ -231,13 +231,17 @@ SEEDS = (
 )
 
 
+@pytest.mark.parametrize("env_id", IDS)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(st.text(max_size=80), st.sampled_from(SEEDS)), st.data())
-def test_no_string_makes_step_raise(text: str, data: st.DataObject) -> None:
+@given(text=st.one_of(st.text(max_size=80), st.sampled_from(SEEDS)), data=st.data())
+def test_no_string_makes_step_raise(env_id: str, text: str, data: st.DataObject) -> None:
+    env = _ENVS[env_id]
     action = _mutate(text, data) if data.draw(st.booleans()) else text
-    _ENV.reset(seed=data.draw(st.integers(0, 5)))
-    _ENV.step('INPUT(0, "how to")')  # get off the home screen sometimes
-    obs, reward, terminated, truncated, info = _ENV.step(action)
+    env.reset(seed=data.draw(st.integers(0, 5)))
+    for _ in range(data.draw(st.integers(0, 3))):  # wander off the start screen first
+        candidates = env.unwrapped.candidate_actions()
+        env.step(candidates[data.draw(st.integers(0, len(candidates) - 1))])
+    obs, reward, terminated, truncated, info = env.step(action)
     assert isinstance(obs["screen"], str)
     assert isinstance(info["action_valid"], bool)
     if not info["action_valid"]:
