@@ -1,0 +1,281 @@
+"""Tasks (``org.tasks``, Tasks.org): a to-do list with due dates, priorities and completion.
+
+The list shows open tasks sorted by due date, priority or title (the Sort menu); completed
+tasks are hidden until "Show completed" is switched on, then listed in a section of their own.
+Tapping a task opens its details, where it can be marked completed or not.
+
+Priorities follow the app's ``importance`` column: 0 high, 1 medium, 2 low, 3 none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import Any
+
+from gui_gym.core.actions import Action
+from gui_gym.core.sim import Block, ScrollPage
+from gui_gym.core.ui import UIElement
+from gui_gym.envs.androidworld.phone import (
+    APP_BAR,
+    BOTTOM_BUTTON,
+    HEIGHT,
+    KEYBOARD,
+    STATUS_BAR,
+    WIDTH,
+    AppView,
+    Dialog,
+    PhoneApp,
+    PhoneState,
+    Screen,
+)
+
+__all__ = [
+    "PRIORITIES",
+    "SORTS",
+    "TasksApp",
+    "TasksData",
+    "TodoTask",
+    "visible_task_ids",
+]
+
+PRIORITIES = {0: "High", 1: "Medium", 2: "Low", 3: "None"}
+SORTS = {"due": "Due date", "priority": "Priority", "title": "Title"}
+NOW_DAY, NOW_TIME = "2023-10-15", "15:34"
+
+
+def _day(iso: str) -> str:
+    d = date.fromisoformat(iso)
+    return f"{d:%a}, {d:%b} {d.day}"
+
+
+def _long_day(iso: str) -> str:
+    d = date.fromisoformat(iso)
+    return f"{d:%A}, {d:%B} {d.day} {d.year}"
+
+
+def _clock(hhmm: str) -> str:
+    hour, minute = (int(x) for x in hhmm.split(":"))
+    return f"{(hour % 12) or 12}:{minute:02d} {'AM' if hour < 12 else 'PM'}"
+
+
+@dataclass(frozen=True)
+class TodoTask:
+    """One row of the app's ``tasks`` table (dates as ISO days, times as ``HH:MM``)."""
+
+    id: int
+    title: str
+    importance: int = 2
+    due: str = ""
+    due_time: str = ""
+    completed: str = ""
+    completed_time: str = ""
+    notes: str = ""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TodoTask:
+        return self  # immutable
+
+    @property
+    def done(self) -> bool:
+        return bool(self.completed)
+
+    @property
+    def priority(self) -> str:
+        return PRIORITIES.get(self.importance, "None")
+
+
+@dataclass
+class TasksData:
+    """The app's data: tasks plus the list's sort order and completed-tasks switch."""
+
+    tasks: list[TodoTask] = field(default_factory=list)
+    next_id: int = 1
+    sort: str = "due"
+    show_completed: bool = False
+
+    def get(self, task_id: int) -> TodoTask | None:
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        return None
+
+    def add(self, **fields: Any) -> TodoTask:
+        row = TodoTask(self.next_id, **fields)
+        self.next_id += 1
+        self.tasks.append(row)
+        return row
+
+    def _key(self, t: TodoTask) -> tuple[Any, ...]:
+        due = (t.due or "9999-12-31", t.due_time or "99:99")
+        if self.sort == "priority":
+            return (t.importance, *due, t.title.lower(), t.id)
+        if self.sort == "title":
+            return (t.title.lower(), *due, t.id)
+        return (*due, t.importance, t.title.lower(), t.id)
+
+    def shown(self) -> tuple[list[TodoTask], list[TodoTask]]:
+        """(open tasks, completed tasks) in list order; the second is empty when hidden."""
+        open_tasks = sorted((t for t in self.tasks if not t.done), key=self._key)
+        done = (
+            sorted((t for t in self.tasks if t.done), key=self._key) if self.show_completed else []
+        )
+        return open_tasks, done
+
+
+_ROWS: dict[TodoTask, Block] = {}
+
+
+def _row(t: TodoTask) -> Block:
+    block = _ROWS.get(t)
+    if block is None:
+        if len(_ROWS) > 4096:
+            _ROWS.clear()
+        parts = [t.title, f"Due {_day(t.due)}" if t.due else "No due date"]
+        parts.append(f"{t.priority} priority" if t.importance < 3 else "No priority")
+        if t.done:
+            parts.append(f"Completed {_day(t.completed)}")
+        block = Block(
+            "listitem",
+            " · ".join(parts),
+            resource_id="task_row",
+            clickable=True,
+            handler="tasks_app.open",
+            handler_arg=str(t.id),
+            gap=2,
+        )
+        _ROWS[t] = block
+    return block
+
+
+class TasksApp(PhoneApp):
+    key = "tasks_app"
+    title = "Tasks"
+    package = "org.tasks"
+    aliases = ("tasks", "tasks app", "tasks.org", "to-do", "todo")
+    launcher_order = 50
+
+    def initial_data(self) -> TasksData:
+        return TasksData()
+
+    def view(self, phone: PhoneState, screen: Screen) -> AppView:
+        data: TasksData = self.data(phone)
+        if screen.name == "detail":
+            return self._detail(data, screen)
+        open_tasks, done = data.shown()
+        content: list[Block] = [_row(t) for t in open_tasks]
+        if not open_tasks:
+            content.append(Block("text", "No open tasks. Enjoy your day!"))
+        if data.show_completed:
+            content.append(Block("heading", f"Completed ({len(done)})", resource_id="completed"))
+            content.extend(_row(t) for t in done)
+        return AppView(
+            "My Tasks",
+            content,
+            actions=[
+                Block(
+                    "button",
+                    "",
+                    description=f"Sort: {SORTS.get(data.sort, 'Due date')}",
+                    resource_id="sort",
+                    clickable=True,
+                    handler="tasks_app.sort_menu",
+                ),
+                Block(
+                    "button",
+                    "",
+                    description="Hide completed" if data.show_completed else "Show completed",
+                    resource_id="show_completed",
+                    clickable=True,
+                    checkable=True,
+                    checked=data.show_completed,
+                    handler="tasks_app.toggle_completed",
+                ),
+            ],
+        )
+
+    def _detail(self, data: TasksData, screen: Screen) -> AppView:
+        t = data.get(int(screen.arg))
+        if t is None:
+            return AppView("Task", [Block("text", "This task was deleted.")])
+        due = "No due date"
+        if t.due:
+            due = f"Due: {_long_day(t.due)}" + (f", {_clock(t.due_time)}" if t.due_time else "")
+        status = "Not completed"
+        if t.done:
+            status = f"Completed: {_long_day(t.completed)}" + (
+                f", {_clock(t.completed_time)}" if t.completed_time else ""
+            )
+        return AppView(
+            "Task",
+            [
+                Block("heading", t.title, resource_id="task_title"),
+                Block("text", due, resource_id="task_due"),
+                Block("text", f"Priority: {t.priority}", resource_id="task_priority"),
+                Block("text", status, resource_id="task_status"),
+                Block("text", f"Notes: {t.notes or '-'}", resource_id="task_notes"),
+                self.button(
+                    "Mark as not completed" if t.done else "Mark as completed",
+                    "toggle_done",
+                    screen.arg,
+                ),
+            ],
+        )
+
+    # -- handlers ------------------------------------------------------------------------------
+
+    def on_click_open(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        self.push(phone, "detail", element.handler_arg)
+
+    def on_click_sort_menu(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        phone.dialog = Dialog(
+            "Sort by", buttons=[(label, "tasks_app.set_sort", key) for key, label in SORTS.items()]
+        )
+
+    def on_click_set_sort(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        data: TasksData = self.data(phone)
+        data.sort = element.handler_arg
+        phone.dialog = None
+        phone.stacks[self.key][-1].scroll = 0
+
+    def on_click_toggle_completed(
+        self, phone: PhoneState, element: UIElement, action: Action
+    ) -> None:
+        data: TasksData = self.data(phone)
+        data.show_completed = not data.show_completed
+
+    def on_click_toggle_done(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        data: TasksData = self.data(phone)
+        task_id = int(element.handler_arg)
+
+        def flip(t: TodoTask) -> TodoTask:
+            if t.done:
+                return replace(t, completed="", completed_time="")
+            return replace(t, completed=NOW_DAY, completed_time=NOW_TIME)
+
+        data.tasks = [flip(t) if t.id == task_id else t for t in data.tasks]
+        phone.toast = "Task updated"
+
+
+_APP = TasksApp()
+
+
+def visible_task_ids(phone: PhoneState) -> set[int]:
+    """Ids of the task rows on screen now (at least partly, as the phone cuts its window),
+    computed from the state alone: empty unless the Tasks list is in front, unobstructed."""
+    if phone.foreground != _APP.key or phone.shade or phone.dialog is not None:
+        return set()
+    screen = phone.screen
+    if screen is None or screen.name != "main":
+        return set()
+    view = _APP.view(phone, screen)
+    bottom = (
+        HEIGHT
+        - (KEYBOARD if phone.focus else 0)
+        - (BOTTOM_BUTTON if view.bottom and not phone.focus else 0)
+    )
+    page = ScrollPage(view.content, WIDTH, STATUS_BAR + APP_BAR, bottom)
+    return {
+        int(e.handler_arg)
+        for e in page.window(screen.scroll)
+        if e.handler == "tasks_app.open" and e.handler_arg
+    }
