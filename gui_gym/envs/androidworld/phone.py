@@ -558,26 +558,39 @@ class Phone(SimApp[PhoneState]):
         return out
 
     def _dialog(self, dialog: Dialog, start: int) -> list[UIElement]:
-        out = [_element(start, "dialog", dialog.title, (24, 280, 336, 520), resource_id="dialog")]
+        # Up to three buttons sit in a row (OK/Cancel); longer choices stack as a list, as
+        # Android's single-choice dialogs do.
+        vertical = len(dialog.buttons) > 3
+        top = 200 if vertical else 280
+        bottom = min(HEIGHT - 40, top + 120 + 48 * len(dialog.buttons)) if vertical else 520
+        out = [
+            _element(start, "dialog", dialog.title, (24, top, 336, bottom), resource_id="dialog")
+        ]
+        y = top + 40
         if dialog.message:
             out.append(
                 _element(
                     start + 1,
                     "text",
                     dialog.message,
-                    (40, 320, 320, 420),
+                    (40, y, 320, y + 80),
                     resource_id="dialog_message",
                 )
             )
+            y += 88
         width = 280 // max(1, len(dialog.buttons))
         for i, (label, handler, arg) in enumerate(dialog.buttons):
-            x0 = 40 + i * width
+            if vertical:
+                bounds = (40, y + 48 * i, 320, y + 48 * i + 44)
+            else:
+                x0 = 40 + i * width
+                bounds = (x0, 460, x0 + width - 8, 504)
             out.append(
                 _element(
                     start + len(out),
                     "button",
                     label,
-                    (x0, 460, x0 + width - 8, 504),
+                    bounds,
                     clickable=True,
                     handler=handler,
                     handler_arg=arg,
