@@ -7,15 +7,37 @@ from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, slider_level
 
-__all__ = ["SettingsApp"]
+__all__ = ["SettingsApp", "settings_path"]
 
 _SECTIONS = (
-    ("network", "Network & internet", "Wi-Fi, airplane mode"),
+    ("network", "Network & internet", "Mobile, Wi-Fi, hotspot"),
     ("connected", "Connected devices", "Bluetooth, pairing"),
-    ("display", "Display", "Brightness level, dark theme"),
-    ("sound", "Sound & vibration", "Volume, vibration, Do Not Disturb"),
-    ("about", "About phone", "Pixel 6, Android 13"),
+    ("apps", "Apps", "Recent apps, default apps"),
+    ("notifications", "Notifications", "Notification history, conversations"),
+    ("battery", "Battery", "100%"),
+    ("storage", "Storage", "34% used - 42.1 GB free"),
+    ("sound", "Sound & vibration", "Volume, haptics, Do Not Disturb"),
+    ("display", "Display", "Dark theme, font size, brightness"),
+    ("wallpaper", "Wallpaper & style", "Colors, themed icons"),
+    ("accessibility", "Accessibility", "Display, interaction, audio"),
+    ("security", "Security & privacy", "App security, device lock"),
+    ("location", "Location", "On - 3 apps have access to location"),
+    ("accounts", "Passwords & accounts", "Saved passwords, autofill, synced accounts"),
+    ("system", "System", "Languages, gestures, time, backup"),
+    ("about", "About phone", "Pixel 6"),
 )
+"""Android 13's top-level Settings list; sections a task never needs show a summary page."""
+
+_PARENT = {"internet": "network"}
+"""Sub-screens below a top-level section (Android 13 keeps the Wi-Fi switch in Internet)."""
+
+
+def settings_path(screen: str) -> tuple[str, ...]:
+    """Screens from the Settings root to ``screen``: ``("network", "internet")``."""
+    path = [screen]
+    while path[0] in _PARENT:
+        path.insert(0, _PARENT[path[0]])
+    return tuple(path)
 
 
 class SettingsApp(PhoneApp):
@@ -41,15 +63,34 @@ class SettingsApp(PhoneApp):
                 content.append(self.row(f"{label}: {summary}", "section", key))
             return AppView("Settings", content)
         if screen.name == "network":
+            online = s.wifi and not s.airplane
             return AppView(
                 "Network & internet",
                 [
-                    self.toggle("Wi-Fi", s.wifi and not s.airplane, "wifi"),
-                    Block(
-                        "text", "Connected to AndroidWifi" if s.wifi and not s.airplane else "Off"
+                    self.row(
+                        f"Internet: {'AndroidWifi' if online else 'Off'}", "section", "internet"
                     ),
+                    self.row("Calls & SMS: T-Mobile", "section", "calls"),
+                    self.row("SIMs: T-Mobile", "section", "sims"),
                     self.toggle("Airplane mode", s.airplane, "airplane"),
-                    Block("text", "Mobile network: T-Mobile"),
+                    self.row("Hotspot & tethering: Off", "section", "hotspot"),
+                    self.row("Data Saver: Off", "section", "data_saver"),
+                    self.row("VPN: None", "section", "vpn"),
+                    self.row("Private DNS: Automatic", "section", "dns"),
+                ],
+            )
+        if screen.name == "internet":
+            online = s.wifi and not s.airplane
+            networks = ["AndroidWifi", "Guest-5G", "Office Net"] if online else []
+            return AppView(
+                "Internet",
+                [
+                    self.toggle("Wi-Fi", online, "wifi"),
+                    *(
+                        Block("text", f"{n}{' - Connected' if i == 0 else ''}")
+                        for i, n in enumerate(networks)
+                    ),
+                    Block("text", "Wi-Fi is off" if not online else "Add network"),
                 ],
             )
         if screen.name == "connected":
@@ -84,10 +125,14 @@ class SettingsApp(PhoneApp):
             return AppView(
                 "Sound & vibration", [self.toggle("Do Not Disturb", s.do_not_disturb, "dnd")]
             )
-        return AppView(
-            "About phone",
-            [Block("text", "Device name: Pixel 6"), Block("text", "Android version: 13")],
-        )
+        if screen.name == "about":
+            return AppView(
+                "About phone",
+                [Block("text", "Device name: Pixel 6"), Block("text", "Android version: 13")],
+            )
+        labels = {key: label for key, label, _ in _SECTIONS}
+        label = labels.get(screen.name, screen.name.replace("_", " ").title())
+        return AppView(label, [Block("text", f"{label} settings")])
 
     def on_click_section(self, phone: PhoneState, element: UIElement, action: Action) -> None:
         self.push(phone, element.handler_arg)

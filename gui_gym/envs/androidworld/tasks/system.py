@@ -8,12 +8,12 @@ from typing import Any, ClassVar
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.ui import UITree
+from gui_gym.envs.androidworld.apps.settings import settings_path
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
     StateCheck,
     fuzzy_match,
-    go_to_root,
     open_app,
     reach,
     register,
@@ -33,17 +33,17 @@ def _installed_choices() -> tuple[str, ...]:
 
 
 def _settings_toggle(phone: PhoneState, screen: UITree, section: str, handler: str) -> Action:
-    """Expert path: Settings > section > toggle."""
+    """Expert path: Settings > ... > ``section`` (following :func:`settings_path`) > toggle."""
     action = open_app(phone, "settings", "Settings")
     if action is not None:
         return action
-    current = phone.screen
-    assert current is not None
-    if current.name != section:
-        if current.name != "main":
-            return go_to_root(phone, "settings") or Action(ActionType.GOBACK)
-        return reach(screen, handler="settings.section", handler_arg=section)
-    return reach(screen, handler=f"settings.{handler}")
+    here = tuple(s.name for s in phone.stacks["settings"][1:])
+    path = settings_path(section)
+    if here == path:
+        return reach(screen, handler=f"settings.{handler}")
+    if here == path[: len(here)]:
+        return reach(screen, handler="settings.section", handler_arg=path[len(here)])
+    return Action(ActionType.GOBACK)
 
 
 class _SettingTask(AndroidWorldTask):
@@ -121,7 +121,7 @@ def _publish(cls: type[AndroidWorldTask]) -> type[AndroidWorldTask]:
     return cls
 
 
-for _setting, _section in (("wifi", "network"), ("bluetooth", "connected")):
+for _setting, _section in (("wifi", "internet"), ("bluetooth", "connected")):
     _noun = "Wifi" if _setting == "wifi" else "Bluetooth"
     for _on in (True, False):
         for _verify in (False, True):
@@ -244,7 +244,7 @@ class TurnOnWifiAndOpenApp(AndroidWorldTask):
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
         if not (phone.system.wifi and not phone.system.airplane):
-            return _settings_toggle(phone, screen, "network", "wifi")
+            return _settings_toggle(phone, screen, "internet", "wifi")
         return Action(ActionType.OPEN_APP, text=self.params["app_name"])
 
 
@@ -273,7 +273,7 @@ class TurnOffWifiAndTurnOnBluetooth(AndroidWorldTask):
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
         if phone.system.wifi and not phone.system.airplane:
-            return _settings_toggle(phone, screen, "network", "wifi")
+            return _settings_toggle(phone, screen, "internet", "wifi")
         return _settings_toggle(phone, screen, "connected", "bluetooth")
 
 
