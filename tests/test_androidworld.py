@@ -126,7 +126,9 @@ def test_notification_shade_quick_settings() -> None:
     env = make(task="SystemBluetoothTurnOn")
     env.reset(seed=0)
     base = env.unwrapped
-    env.step("CLICK(0)")  # the status bar pulls the shade down
+    *_, info = env.step("CLICK(0)")
+    assert not info["action_valid"]  # the status bar is swiped, not tapped
+    env.step("SCROLL(up, 0)")  # swiping down from the status bar pulls the shade down
     assert base.state.shade and "Bluetooth" in base.ui_tree.text
     tile = base.ui_tree.find_one(handler="phone.qs_bluetooth")
     assert not tile.checked

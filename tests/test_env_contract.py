@@ -98,7 +98,7 @@ def test_async_vector_env(env_id: str) -> None:
         assert len(obs["screen"]) == 4 and all(s.startswith("<") for s in obs["screen"])
         assert len(set(obs["instruction"])) > 1  # different tasks per sub-env
         obs, reward, terminated, truncated, info = envs.step(
-            ["GOBACK()", "CLICK(0)", "junk", "SCROLL(down)"]
+            ["GOBACK()", "WAIT()", "junk", "SCROLL(down)"]
         )
         assert reward.shape == (4,)
         assert list(info["action_valid"]) == [True, True, False, True]

@@ -433,7 +433,7 @@ class Phone(SimApp[PhoneState]):
             (0, 0, WIDTH, STATUS_BAR),
             description=", ".join(icons),
             resource_id="status_bar",
-            clickable=True,
+            scrollable=True,
             handler="phone.shade",
         )
 
@@ -610,8 +610,10 @@ class Phone(SimApp[PhoneState]):
             state.toast = toast
             raise
 
-    def on_click_shade(self, state: PhoneState, element: UIElement, action: Action) -> None:
-        state.shade = not state.shade
+    def on_scroll_shade(self, state: PhoneState, element: UIElement, action: Action) -> None:
+        # Swiping down from the status bar (content moving down: SCROLL(up, 0)) pulls the
+        # shade down; swiping up pushes it back.
+        state.shade = action.direction == "up"
         state.focus = ""
 
     def on_click_launch(self, state: PhoneState, element: UIElement, action: Action) -> None:
