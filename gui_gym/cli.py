@@ -132,7 +132,10 @@ def play(
 @app.command("eval")
 def eval_cmd(
     env_id: Annotated[str, typer.Argument(help="e.g. GuiGym/WikiHow-v0")],
-    agent: Annotated[str, typer.Option(help="oracle or random")] = "oracle",
+    agent: Annotated[
+        str,
+        typer.Option(help="oracle, random, or random:done=P (declares DONE with probability P)"),
+    ] = "oracle",
     episodes: Annotated[
         int | None, typer.Option(help="episodes (default: every task once)")
     ] = None,

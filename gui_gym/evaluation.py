@@ -21,21 +21,32 @@ from gui_gym.core.trajectory import Trajectory, TrajectoryWriter, atomic_write_t
 
 __all__ = ["EpisodeResult", "EvalSummary", "evaluate", "make_agent", "summarize"]
 
-AGENTS = ("oracle", "random")
+AGENTS = ("oracle", "random", "random:done=<p>")
 
 
 def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
-    """Build a named built-in agent for ``env``.
+    """Build a named built-in agent for ``env``: ``oracle``, ``random``, or ``random:done=P``
+    (a random agent that declares DONE with probability P at each step).
 
     Raises:
-        ValueError: for an unknown name, listing the known ones.
+        ValueError: for an unknown name or option, listing the known ones.
     """
     from gui_gym.agents import OracleAgent, RandomAgent
 
-    if name == "oracle":
+    base, _, option = name.partition(":")
+    if base == "oracle" and not option:
         return OracleAgent(env)
-    if name == "random":
-        return RandomAgent(env, seed=seed)
+    if base == "random":
+        done_prob = 0.0
+        if option:
+            key, _, value = option.partition("=")
+            try:
+                done_prob = float(value)
+            except ValueError:
+                key = ""
+            if key != "done":
+                raise ValueError(f"bad agent option {option!r}; expected random:done=<probability>")
+        return RandomAgent(env, seed=seed, done_prob=done_prob)
     raise ValueError(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
 
 
@@ -186,7 +197,7 @@ def evaluate(
                 continue
             if not isinstance(agent, str):
                 policy = agent(env)
-            elif agent == "random":
+            elif agent.startswith("random"):
                 policy = make_agent(agent, env, ep_seed)
             options = {"task": task_id} if task_id is not None else None
             trajectory = run_episode(env, policy, seed=ep_seed, options=options)

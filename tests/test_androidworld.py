@@ -69,6 +69,30 @@ def test_initial_state_does_not_score_unless_a_verify_task(name: str) -> None:
         assert score == 0.0, f"{name} scores {score} before the agent acts"
 
 
+def test_unfinished_episode_scores_zero_as_in_androidworld() -> None:
+    # AndroidWorld's suite: agent_successful = task_successful if the agent ended the episode
+    # (status/answer), else 0. The verify task holds from the start, so only the ending
+    # decides.
+    env = make(task="SystemWifiTurnOnVerify", max_steps=3)
+    env.reset(seed=0)
+    for _ in range(2):
+        *_, terminated, truncated, info = env.step("WAIT()")
+        assert not (terminated or truncated) and "final_state_score" not in info
+    _, reward, terminated, truncated, info = env.step("WAIT()")
+    assert truncated and not terminated
+    assert reward == 0.0 and info["task_reward"] == 0.0 and not info["success"]
+    assert info["final_state_score"] == 1.0
+
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step("DONE()")
+    assert terminated and reward == 1.0 and info["success"] and info["final_state_score"] == 1.0
+
+    lenient = make(task="SystemWifiTurnOnVerify", max_steps=1, score_unfinished=True)
+    lenient.reset(seed=0)
+    _, reward, _, truncated, info = lenient.step("WAIT()")
+    assert truncated and reward == 1.0 and info["task_reward"] == 1.0
+
+
 def test_parameters_follow_the_seed_and_split() -> None:
     env = make(task="ContactsAddContact")
     first = env.reset(seed=1)[0]["instruction"]

@@ -83,6 +83,29 @@ def test_eval_unknown_agent() -> None:
         evaluate("GuiGym/WikiHow-v0", "smart", episodes=1, progress=False)
 
 
+def test_random_agent_that_declares_done() -> None:
+    import gymnasium as gym
+
+    from gui_gym.evaluation import make_agent
+
+    env = gym.make("GuiGym/AndroidWorld-v0", task="SystemWifiTurnOnVerify")
+    agent = make_agent("random:done=1", env, seed=0)
+    obs, info = env.reset(seed=0)
+    assert str(agent.act(obs, info)) == "DONE()"
+    assert make_agent("random", env).done_prob == 0.0
+    for bad in ("random:done=x", "random:fast=1", "random:done=2", "oracle:done=1"):
+        with pytest.raises(ValueError):
+            make_agent(bad, env)
+    summary, _ = evaluate(
+        "GuiGym/AndroidWorld-v0",
+        "random:done=1",
+        episodes=3,
+        progress=False,
+        env_kwargs={"task": "SystemWifiTurnOnVerify"},
+    )
+    assert summary.success_rate == 1.0  # ended at once, with the goal already true
+
+
 def test_play_reads_actions_from_stdin() -> None:
     result = runner.invoke(
         app,

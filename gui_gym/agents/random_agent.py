@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gui_gym.core.actions import Action
+from gui_gym.core.actions import Action, ActionType
 
 __all__ = ["RandomAgent"]
 
@@ -25,7 +25,10 @@ class RandomAgent:
 
     name = "random"
 
-    def __init__(self, env: gym.Env, seed: int | None = None):
+    def __init__(self, env: gym.Env, seed: int | None = None, done_prob: float = 0.0):
+        if not 0.0 <= done_prob <= 1.0:
+            raise ValueError(f"done_prob must be in [0, 1], got {done_prob!r}")
+        self.done_prob = float(done_prob)
         self._env = env.unwrapped
         if not hasattr(self._env, "candidate_actions"):
             raise TypeError(
@@ -37,5 +40,7 @@ class RandomAgent:
         pass
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Action:
+        if self.done_prob and self.rng.random() < self.done_prob:
+            return Action(ActionType.DONE)
         candidates = self._env.candidate_actions()
         return candidates[int(self.rng.integers(len(candidates)))]

@@ -73,6 +73,11 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
     """``(width, height)`` of screens and screenshots, in pixels."""
     end_on_success: ClassVar[bool] = False
     """Terminate as soon as the task's success predicate holds (WikiHow/Mobile-Env style)."""
+    score_unfinished: bool = True
+    """Score the final state of a truncated episode. AndroidWorld's suite scores an episode
+    the agent did not end itself (no ``status``/``answer`` before the step budget) as 0;
+    envs that follow it set this False. ``info["final_state_score"]`` always carries the
+    task's score of the last state, so both readings are available."""
     max_instruction_length: ClassVar[int] = 4096
     max_screen_length: ClassVar[int] = 65536
 
@@ -262,9 +267,13 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
                     terminated = True
         truncated = not terminated and self._steps >= self.max_steps
         reward = 0.0
+        final_state_score = None
         if terminated or truncated:
             if outcome is None:
                 outcome = float(task.is_successful(self._context(new_screen)))
+            final_state_score = outcome
+            if truncated and not self.score_unfinished:
+                outcome = 0.0
             self._task_reward = outcome
             reward = outcome
             self._done = True
@@ -276,6 +285,8 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         info = self._info(
             valid, error, description, bool(self._done and reward >= 1.0), action_text
         )
+        if final_state_score is not None:
+            info["final_state_score"] = final_state_score
         return self._observation(new_screen), reward, terminated, truncated, info
 
     def render(self) -> str | np.ndarray | None:

@@ -52,7 +52,10 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
     ## Rewards
 
     The task's ``is_successful`` in [0, 1] at the end of the episode (composite tasks give
-    partial credit), 0 on other steps.
+    partial credit), 0 on other steps. As in AndroidWorld's suite runner, an episode the
+    agent does not end itself (``DONE()``/``status`` or ``ANSWER``) before ``max_steps``
+    scores 0 (``score_unfinished=False``, the default); ``info["final_state_score"]`` holds
+    the score of the final state either way, and ``score_unfinished=True`` pays it.
 
     ## Starting State
 
@@ -69,6 +72,8 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
     * ``split``: ``"train"`` or ``"test"``: disjoint parameter streams for the same templates.
     * ``screenshot``, ``max_steps`` (default 20, as in ADMIRE; GUI-Shepherd uses 15),
       ``screen_scale`` (default 1/3), ``render_mode``, ``backend`` (``"sim"``).
+    * ``score_unfinished``: pay the final state's score on truncation too (default False,
+      AndroidWorld's scoring).
 
     ## Version History
 
@@ -86,6 +91,7 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         screen_scale: float = 1 / 3,
         render_mode: str | None = None,
         backend: str = "sim",
+        score_unfinished: bool = False,
     ):
         if backend != "sim":
             raise ValueError(f"AndroidWorldEnv is the simulator; use make_env(backend={backend!r})")
@@ -99,6 +105,7 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         self.screen_scale = screen_scale
         self.backend = backend
         self.param_split = split
+        self.score_unfinished = bool(score_unfinished)
         super().__init__(
             load_suite(),
             task=task,

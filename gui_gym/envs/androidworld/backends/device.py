@@ -329,6 +329,7 @@ class DeviceEnv(GuiEnv):
     """
 
     end_on_success = False
+    score_unfinished = False  # AndroidWorld: an episode the agent did not end scores 0
     channel: Any
 
     def _setup_device_env(self, suite: Any, task: str | None, **kwargs: Any) -> None:
