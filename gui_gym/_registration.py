@@ -13,7 +13,21 @@ ENV_IDS: dict[str, str] = {
     "GuiGym/WikiHow-v0": "gui_gym.envs.wikihow:WikiHowEnv",
     "GuiGym/AndroidWorld-v0": "gui_gym.envs.androidworld:make_env",
 }
-"""Every registered id and its entry point."""
+"""The ids of simulated environments (no browser or device needed) and their entry points."""
+
+MINIWOB_ENTRY_POINT = "gui_gym.envs.miniwob:MiniWoBEnv"
+
+
+def _miniwob_ids() -> dict[str, dict[str, str]]:
+    from gui_gym.envs.miniwob.catalog import MINIWOB_TASKS, env_id
+
+    ids: dict[str, dict[str, str]] = {"GuiGym/MiniWoB-v0": {}}
+    ids.update({env_id(name): {"task": name} for name in MINIWOB_TASKS})
+    return ids
+
+
+MINIWOB_ENV_IDS: dict[str, dict[str, str]] = _miniwob_ids()
+"""Browser-backed ids (``GuiGym/MiniWoB-v0`` and one per MiniWoB++ task) and their kwargs."""
 
 
 def register_envs() -> None:
@@ -21,3 +35,11 @@ def register_envs() -> None:
     for env_id, entry_point in ENV_IDS.items():
         if env_id not in registry:
             register(id=env_id, entry_point=entry_point, disable_env_checker=False)
+    for env_id, kwargs in MINIWOB_ENV_IDS.items():
+        if env_id not in registry:
+            register(
+                id=env_id,
+                entry_point=MINIWOB_ENTRY_POINT,
+                kwargs=dict(kwargs),
+                disable_env_checker=False,
+            )

@@ -133,6 +133,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         self._done = False
         self._warned_done = False
         self._task_reward = 0.0
+        self._success = False
         self._screen_cache: UITree | None = None
 
     # ------------------------------------------------------------------------- backend hooks
@@ -153,6 +154,18 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
 
     def _predicate_state(self) -> Any:
         raise NotImplementedError
+
+    def _backend_ended(self) -> str | None:
+        """Whether the backend ended the episode on its own: ``"terminated"`` (the task's
+        own end, e.g. MiniWoB's submit or time limit), ``"truncated"`` (the backend died), or
+        None (still running). Simulated apps never end episodes by themselves."""
+        return None
+
+    def _episode_rewards(self, outcome: float) -> tuple[float, float]:
+        """``(reward, task_reward)`` at the end of an episode whose outcome (success measure in
+        [0, 1]) is ``outcome``. By default both are the outcome; backends with their own
+        reward scale (MiniWoB's raw reward in [-1, 1]) override it."""
+        return outcome, outcome
 
     def _fork_backend(self, clone: GuiEnv) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not support fork()")
@@ -201,6 +214,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         self._done = False
         self._warned_done = False
         self._task_reward = 0.0
+        self._success = False
         self._screen_cache = None
         self._start(task, self.np_random)
         screen = self._current_screen()
@@ -226,9 +240,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
                 0.0,
                 True,
                 False,
-                self._info(
-                    False, "episode already ended; call reset()", "", self._task_reward >= 1.0, ""
-                ),
+                self._info(False, "episode already ended; call reset()", "", self._success, ""),
             )
         error: str | None = None
         parsed: Action | None = None
@@ -265,7 +277,9 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
                 outcome = float(task.is_successful(ctx))
                 if self.end_on_success and outcome >= 1.0:
                     terminated = True
-        truncated = not terminated and self._steps >= self.max_steps
+        backend_end = self._backend_ended()
+        terminated = terminated or backend_end == "terminated"
+        truncated = not terminated and (backend_end == "truncated" or self._steps >= self.max_steps)
         reward = 0.0
         final_state_score = None
         if terminated or truncated:
@@ -274,17 +288,15 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
             final_state_score = outcome
             if truncated and not self.score_unfinished:
                 outcome = 0.0
-            self._task_reward = outcome
-            reward = outcome
+            reward, self._task_reward = self._episode_rewards(outcome)
+            self._success = outcome >= 1.0
             self._done = True
         action_text = (
             str(parsed)
             if parsed is not None
             else (action if isinstance(action, str) else repr(action))
         )
-        info = self._info(
-            valid, error, description, bool(self._done and reward >= 1.0), action_text
-        )
+        info = self._info(valid, error, description, self._done and self._success, action_text)
         if final_state_score is not None:
             info["final_state_score"] = final_state_score
         return self._observation(new_screen), reward, terminated, truncated, info

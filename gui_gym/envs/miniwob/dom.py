@@ -1,0 +1,138 @@
+"""MiniWoB++ DOM -> :class:`~gui_gym.core.ui.UITree`.
+
+``miniwob`` reads the page with its own ``core.getDOMInfo()`` and hands back a tree of
+``miniwob.dom.DOMElement`` (tag, ref, text, value, box, focus and tampered flags). We flatten
+that tree in document order into our one UI model and remember each element's miniwob
+``ref``, so an action on element ``i`` is executed as miniwob's own action on ``refs[i]``.
+
+Roles follow the tag (``input_text`` -> input, ``input_checkbox`` -> checkbox, ``a`` -> link,
+...). MiniWoB pages make plain ``div``/``span`` leaves clickable (colour swatches, tabs, links
+drawn as spans), so every leaf with a box is clickable, as in miniwob's own element-action
+space; containers are not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gui_gym.core.ui import UIElement, UITree
+
+__all__ = ["dom_to_tree"]
+
+_INPUT_ROLES = {
+    "input_checkbox": "checkbox",
+    "input_radio": "radio",
+    "input_button": "button",
+    "input_submit": "button",
+    "input_reset": "button",
+    "input_range": "slider",
+    "input_image": "button",
+}
+_TAG_ROLES = {
+    "button": "button",
+    "a": "link",
+    "select": "select",
+    "option": "option",
+    "textarea": "input",
+    "label": "text",
+    "t": "text",
+    "h1": "heading",
+    "h2": "heading",
+    "h3": "heading",
+    "h4": "heading",
+    "li": "listitem",
+    "ul": "list",
+    "ol": "list",
+    "img": "image",
+    "svg": "image",
+    "canvas": "image",
+    "table": "container",
+    "tr": "container",
+}
+_INTERACTIVE = frozenset({"button", "a", "select", "option", "textarea", "label"})
+
+
+def _role(tag: str, is_leaf: bool) -> str:
+    if tag.startswith("input_"):
+        return _INPUT_ROLES.get(tag, "input")
+    role = _TAG_ROLES.get(tag)
+    if role is not None:
+        return role
+    return "text" if is_leaf else "container"
+
+
+def dom_to_tree(root: Any, width: int, height: int, name: str = "") -> tuple[UITree, list[int]]:
+    """Flatten a miniwob DOM tree.
+
+    Args:
+        root: A ``miniwob.dom.DOMElement`` (the page body), or None for a finished episode.
+        width, height: The task area in pixels (160x210 for MiniWoB, 375x667 for FlightWoB).
+        name: Screen name (the task).
+
+    Returns:
+        ``(tree, refs)``: the screen and, for each element index, its miniwob ref (negative
+        for text pseudo-elements, which miniwob cannot click by ref).
+    """
+    elements: list[UIElement] = []
+    refs: list[int] = []
+    children: dict[int, list[int]] = {}
+    if root is None:
+        return UITree((), width=width, height=height, name=name), refs
+
+    stack: list[tuple[Any, int]] = [(root, -1)]
+    while stack:
+        node, parent = stack.pop()
+        tag = node.tag
+        is_leaf = node.text is not None
+        value = node.value
+        editable = (tag.startswith("input_") and _INPUT_ROLES.get(tag) is None) or tag == "textarea"
+        checkable = tag in ("input_checkbox", "input_radio")
+        if checkable:
+            text = ""
+        elif editable:
+            text = str(value or "")
+        else:
+            text = (node.text or "").strip()
+        left, top = float(node.left), float(node.top)
+        bounds = (
+            round(left),
+            round(top),
+            round(left + float(node.width)),
+            round(top + float(node.height)),
+        )
+        index = len(elements)
+        elements.append(
+            UIElement(
+                index=index,
+                role=_role(tag, is_leaf),
+                text=text,
+                description=str(node.classes or "")
+                if is_leaf and not text and not checkable
+                else "",
+                resource_id=str(node.id or ""),
+                bounds=bounds,
+                clickable=is_leaf or tag in _INTERACTIVE or tag.startswith("input_"),
+                editable=editable,
+                checkable=checkable,
+                checked=bool(value) if checkable else False,
+                focused=bool(node.focused),
+                parent=parent,
+            )
+        )
+        refs.append(int(node.ref))
+        if parent >= 0:
+            children.setdefault(parent, []).append(index)
+        # Reverse so the stack pops children in document order.
+        stack.extend((child, index) for child in reversed(node.children))
+    if children:
+        elements = [
+            UIElement(**{**_fields(e), "children": tuple(children[e.index])})
+            if e.index in children
+            else e
+            for e in elements
+        ]
+    return UITree(tuple(elements), width=width, height=height, name=name), refs
+
+
+def _fields(e: UIElement) -> dict[str, Any]:
+    return {name: getattr(e, name) for name in UIElement.__dataclass_fields__}

@@ -1,0 +1,621 @@
+"""``GuiGym/MiniWoB-v0`` and ``GuiGym/MiniWoB-<task>-v0``: the real MiniWoB++ tasks in a real
+headless Chromium, through the shared observation/action API.
+
+The pages, their JavaScript task logic, rewards and time limits are ``miniwob``'s own: we
+drive a ``miniwob.environment.MiniWoBEnvironment`` and translate at the boundary (its DOM to
+our :class:`~gui_gym.core.ui.UITree`, our actions to its action dicts).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import urllib.parse
+import warnings
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from gui_gym.core.actions import Action, ActionType
+from gui_gym.core.env import GuiEnv
+from gui_gym.core.predicates import PredicateContext
+from gui_gym.core.task import Task, TaskSuite
+from gui_gym.core.ui import UITree
+from gui_gym.envs.miniwob.browser import find_browser, kill_tree
+from gui_gym.envs.miniwob.catalog import MINIWOB_TASKS
+from gui_gym.envs.miniwob.dom import dom_to_tree
+
+__all__ = ["REWARD_MODES", "MiniWoBEnv", "MiniWoBState", "MiniWoBTask", "load_suite"]
+
+logger = logging.getLogger(__name__)
+
+REWARD_MODES = ("binary", "raw", "time_penalty")
+FLIGHT_SIZE = (375, 667)
+MINIWOB_SIZE = (160, 210)
+
+
+@dataclass(frozen=True)
+class MiniWoBState:
+    """What the page reports: miniwob's episode metadata plus the utterance and its fields.
+
+    Attributes:
+        done: The task ended the episode (submit, a final click, or its time limit).
+        raw_reward: miniwob's raw reward in [-1, 1] (meaningful once ``done``).
+        env_reward: miniwob's reward scaled by the time left (its "original" reward).
+        reason: miniwob's explanation of the reward, when it gives one.
+        utterance: The instruction shown above the task.
+        fields: The instruction's fields as miniwob's field extractor reads them
+            (``{"target": "ONE"}``).
+    """
+
+    done: bool = False
+    raw_reward: float = 0.0
+    env_reward: float = 0.0
+    reason: Any = None
+    utterance: str = ""
+    fields: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class MiniWoBTask(Task):
+    """One MiniWoB++ task; its instruction is the page's utterance, set each episode."""
+
+    def is_successful(self, ctx: PredicateContext) -> float:
+        """1.0 when miniwob ended the episode with a raw reward of 1.0, else 0.0."""
+        state = ctx.state
+        return (
+            1.0
+            if isinstance(state, MiniWoBState) and state.done and state.raw_reward >= 1.0
+            else 0.0
+        )
+
+    def oracle(self, ctx: PredicateContext) -> Action:
+        from gui_gym.envs.miniwob.oracle import ORACLES
+
+        expert = ORACLES.get(self.task_id)
+        if expert is None:
+            raise NotImplementedError(
+                f"no oracle for MiniWoB task {self.task_id!r}; tasks with one: "
+                f"{', '.join(sorted(ORACLES))}"
+            )
+        return expert(ctx.state, ctx.screen)
+
+
+def _category(name: str) -> str:
+    if name.startswith("flight."):
+        return "flight"
+    for family in ("email-inbox", "social-media", "click-checkboxes", "use-autocomplete"):
+        if name.startswith(family):
+            return family
+    return name.split("-")[0]
+
+
+def load_suite() -> TaskSuite:
+    """Every MiniWoB++ task as a :class:`MiniWoBTask` (category: its name's first word)."""
+    return TaskSuite(
+        [
+            MiniWoBTask(task_id=name, instruction="", category=_category(name), split="all")
+            for name in MINIWOB_TASKS
+        ],
+        name="miniwob",
+    )
+
+
+def _selenium_errors() -> tuple[type[BaseException], ...]:
+    from selenium.common.exceptions import WebDriverException
+    from urllib3.exceptions import HTTPError
+
+    return (WebDriverException, HTTPError, OSError)
+
+
+def _shutdown(backend: Any) -> None:
+    """Quit the browser and its driver, killing them if quitting fails (never raises)."""
+    instance = getattr(backend, "instance", None)
+    driver = getattr(instance, "driver", None)
+    if driver is None:
+        return
+    process = getattr(getattr(driver, "service", None), "process", None)
+    try:
+        driver.quit()
+    except Exception as err:  # a dead browser fails to quit in many ways; we kill it below
+        logger.debug("driver.quit() failed: %s", err)
+    if process is not None and process.poll() is None:
+        kill_tree(process.pid)
+    if process is not None:
+        try:
+            process.wait(timeout=5)  # reap, so no zombie is left behind
+        except Exception as err:
+            logger.debug("chromedriver did not exit: %s", err)
+    instance.died = True
+
+
+_KEY_NAMES = {
+    "enter": "<Enter>",
+    "return": "<Enter>",
+    "tab": "<Tab>",
+    "space": "<Space>",
+    "backspace": "<Backspace>",
+    "delete": "<Delete>",
+    "pageup": "<PageUp>",
+    "pagedown": "<PageDown>",
+    "up": "<ArrowUp>",
+    "down": "<ArrowDown>",
+    "left": "<ArrowLeft>",
+    "right": "<ArrowRight>",
+    "arrowup": "<ArrowUp>",
+    "arrowdown": "<ArrowDown>",
+    "arrowleft": "<ArrowLeft>",
+    "arrowright": "<ArrowRight>",
+}
+_MODIFIERS = {"ctrl": "C-", "control": "C-", "shift": "S-", "alt": "A-", "meta": "M-", "cmd": "M-"}
+
+
+def miniwob_key(name: str) -> str:
+    """Our key names (``"Enter"``, ``"ctrl+a"``, ``"<Tab>"``, ``"C-c"``) in miniwob's syntax."""
+    text = name.strip()
+    if text.startswith("<") or re.fullmatch(r"(?:[CSAM]-)+.+", text):
+        return text
+    parts = re.split(r"[+-](?=.)", text) if len(text) > 1 else [text]
+    *mods, key = parts
+    prefix = ""
+    for mod in mods:
+        symbol = _MODIFIERS.get(mod.lower())
+        if symbol is None:
+            return text  # not a modifier: let the allowed-key check report it
+        prefix += symbol
+    key = _KEY_NAMES.get(key.lower(), key)
+    if prefix and len(key) == 1:
+        key = key.lower()
+    return prefix + key
+
+
+class MiniWoBEnv(GuiEnv):
+    """A MiniWoB++ task in a headless Chromium, with gui-gym's observations and actions.
+
+    ## Description
+
+    The ``miniwob`` package's own HTML tasks (128: the MiniWoB++ suite and three FlightWoB
+    pages) run in Debian's Chromium through Selenium. Each step our action is translated to
+    miniwob's action types and executed by miniwob; its DOM reading comes back as a
+    ``UITree``. Rewards, episode ends and the real-time limit are miniwob's.
+
+    ## Action Space
+
+    The gui-gym grammar: ``CLICK(i)`` (miniwob's ``CLICK_ELEMENT`` on the element's ref, or a
+    coordinate click for text fragments, which have no ref), ``INPUT(i, "text")``
+    (``FOCUS_ELEMENT_AND_TYPE_TEXT``), ``CLICK_XY(x, y)`` (``CLICK_COORDS``),
+    ``DOUBLE_CLICK(i)``, ``SCROLL(up|down[, i])`` (mouse wheel over the element or the task),
+    ``ENTER()``/``KEY("Tab")``/``KEY("ctrl+a")`` (``PRESS_KEY`` with miniwob's allowed keys),
+    ``WAIT()``/``DO_NOTHING()`` (``NONE``) and ``DONE()``. App navigation (``GOBACK``, ``HOME``,
+    ``OPEN_APP``), ``SEARCH``, ``LONG_CLICK`` and ``ANSWER`` have no MiniWoB counterpart and
+    are invalid actions (the step counts, nothing happens).
+
+    ## Observation Space
+
+    ``instruction``: miniwob's utterance; ``screen``: the DOM rendered one element a line;
+    ``screenshot`` (with ``screenshot=True``): the 160x210 task area (375x667 for FlightWoB)
+    as miniwob captures it.
+
+    ## Rewards
+
+    ``info["task_reward"]`` is miniwob's raw reward exactly (in [-1, 1]; 0 when the episode
+    did not end in miniwob). ``reward`` at the episode end follows ``reward_mode``:
+    ``"binary"`` (default) 1.0 for success (raw reward 1.0) else 0.0; ``"raw"`` the raw
+    reward; ``"time_penalty"`` miniwob's original reward, scaled by the time left.
+
+    ## Starting State
+
+    A fresh episode of the task, generated by the page from the episode's seed.
+
+    ## Episode End
+
+    Terminated when miniwob ends the episode (the task's own end, or its 10-second real-time
+    limit; ``time_limit_s`` changes it) or the agent sends ``DONE()``; truncated after
+    ``max_steps`` steps, or when the browser dies (``info["action_error"]`` says so; the
+    next ``reset`` restarts it with a warning).
+
+    ## Arguments
+
+    * ``task``: a MiniWoB++ task name (``"click-test"``), or None to sample one per reset
+      from ``tasks`` (default: every MiniWoB++ task, FlightWoB excluded since its pages
+      have another size).
+    * ``tasks``: the names sampled from when ``task`` is None.
+    * ``split``: miniwob's data mode, ``"train"`` or ``"test"`` (a few tasks use it).
+    * ``reward_mode``, ``screenshot``, ``max_steps`` (default 50), ``render_mode``.
+    * ``time_limit_s``: episode time limit in seconds (None: miniwob's 10 s). LLM agents
+      that think for seconds per step need more.
+    * ``chrome_binary``, ``chromedriver``: browser paths (default: ``MINIWOB_CHROME_BINARY``/
+      ``MINIWOB_CHROMEDRIVER``, then ``chromium``/``chromedriver`` on ``PATH``).
+    * ``wait_ms``: pause after each action (miniwob's ``wait_ms``).
+
+    Chromium starts on the first ``reset``, not at construction; ``close()`` ends it.
+
+    ## Version History
+
+    * v0: initial release (miniwob 1.1).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    end_on_success = False
+
+    def __init__(
+        self,
+        task: str | None = None,
+        tasks: Sequence[str] | None = None,
+        split: str = "train",
+        reward_mode: str = "binary",
+        screenshot: bool = False,
+        max_steps: int = 50,
+        time_limit_s: float | None = None,
+        chrome_binary: str | None = None,
+        chromedriver: str | None = None,
+        wait_ms: float = 0.0,
+        render_mode: str | None = None,
+    ):
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
+        if split not in ("train", "test"):
+            raise ValueError(
+                f"split must be 'train' or 'test' (miniwob's data mode), got {split!r}"
+            )
+        if time_limit_s is not None and not time_limit_s > 0:
+            raise ValueError(f"time_limit_s must be positive or None, got {time_limit_s!r}")
+        suite = load_suite()
+        if task is not None:
+            if task not in suite:
+                raise ValueError(
+                    f"unknown MiniWoB++ task {task!r}; see gui_gym.envs.miniwob.MINIWOB_TASKS"
+                )
+            names = [task]
+        else:
+            names = (
+                list(tasks)
+                if tasks is not None
+                else [n for n in MINIWOB_TASKS if not n.startswith("flight.")]
+            )
+            unknown = [n for n in names if n not in suite]
+            if unknown or not names:
+                raise ValueError(
+                    f"unknown MiniWoB++ task(s) {unknown}" if unknown else "tasks is empty"
+                )
+        sizes = {FLIGHT_SIZE if n.startswith("flight.") else MINIWOB_SIZE for n in names}
+        if len(sizes) > 1:
+            raise ValueError(
+                "tasks mixes FlightWoB (375x667) and MiniWoB++ (160x210) pages, whose screens "
+                "differ in size; sample them in separate envs"
+            )
+        self.screen_size = sizes.pop()
+        self.reward_mode = reward_mode
+        self.data_mode = split
+        self.time_limit_s = time_limit_s
+        self.wait_ms = float(wait_ms)
+        self._chrome_binary = chrome_binary
+        self._chromedriver = chromedriver
+        super().__init__(
+            suite,
+            task=task,
+            split="all",
+            screenshot=screenshot,
+            max_steps=max_steps,
+            render_mode=render_mode,
+        )
+        self.split = split
+        if task is None:
+            self._pool = [suite[n] for n in names]
+        self._backend: Any = None
+        self._backend_task: str | None = None
+        self._finalizer: weakref.finalize | None = None
+        self._dead: str | None = None
+        self._root_dom: Any = None
+        self._meta = MiniWoBState()
+        self._pixels: np.ndarray | None = None
+        self._refs: list[int] = []
+        self._last_seed: int | None = None
+        self.last_miniwob_actions: list[dict[str, Any]] = []
+        """The miniwob action dicts the last step executed (for inspection and replays)."""
+
+    # -------------------------------------------------------------------------- the browser
+
+    @property
+    def browser_pid(self) -> int | None:
+        """Process id of ChromeDriver (Chromium runs as its child), or None before the first
+        reset and after ``close()``."""
+        driver = getattr(getattr(self._backend, "instance", None), "driver", None)
+        process = getattr(getattr(driver, "service", None), "process", None)
+        return None if process is None or process.poll() is not None else process.pid
+
+    @property
+    def last_seed(self) -> int | None:
+        """The seed the page generated the current episode from (``Math.seedrandom``)."""
+        return self._last_seed
+
+    def _record_screenshots(self) -> bool:
+        return self.screenshot or self.render_mode == "rgb_array"
+
+    def _launch(self, name: str) -> None:
+        chrome, driver = find_browser(self._chrome_binary, self._chromedriver)
+        from miniwob.environment import MiniWoBEnvironment
+
+        saved = {k: os.environ.get(k) for k in ("MINIWOB_CHROME_BINARY", "MINIWOB_CHROMEDRIVER")}
+        os.environ["MINIWOB_CHROME_BINARY"] = chrome
+        os.environ["MINIWOB_CHROMEDRIVER"] = driver
+        try:
+            backend = MiniWoBEnvironment(
+                subdomain=name,
+                action_space_config="all_supported",
+                wait_ms=self.wait_ms,
+                data_mode=self.data_mode,
+            )
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+        self._backend = backend
+        self._backend_task = name
+        self._finalizer = weakref.finalize(self, _shutdown, backend)
+        self._dead = None
+        self._after_page_load()
+
+    def _after_page_load(self) -> None:
+        instance = self._backend.instance
+        instance.record_screenshots = self._record_screenshots()
+        if self.time_limit_s is not None:
+            instance.driver.execute_script(
+                f"core.EPISODE_MAX_TIME = {int(self.time_limit_s * 1000)};"
+            )
+
+    def _retarget(self, name: str) -> None:
+        """Load another task's page in the running browser (same page size), as miniwob's own
+        periodic refresh does; restart the browser when that is not possible."""
+        from miniwob.fields import get_field_extractor
+        from miniwob.selenium_instance import DEFAULT_BASE_URL
+
+        old = self._backend_task or ""
+        if name.startswith("flight.") or old.startswith("flight."):
+            self._close_backend()
+            self._launch(name)
+            return
+        instance = self._backend.instance
+        instance.url = urllib.parse.urljoin(DEFAULT_BASE_URL, f"{name}.html")
+        instance.field_extractor = get_field_extractor(name)
+        instance.driver.get(instance.url)
+        self._backend.subdomain = name
+        self._backend_task = name
+        self._after_page_load()
+
+    def _close_backend(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()  # runs _shutdown once
+            self._finalizer = None
+        self._backend = None
+        self._backend_task = None
+
+    def close(self) -> None:
+        """End Chromium and ChromeDriver (safe to call twice, and on a dead browser)."""
+        self._close_backend()
+        super().close()
+
+    def _mark_dead(self, err: BaseException) -> str:
+        self._dead = (
+            f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
+        )
+        return f"the browser died ({self._dead}); the episode is truncated and the next reset restarts it"
+
+    # ------------------------------------------------------------------------ GuiEnv hooks
+
+    def _start(self, task: Task, rng: np.random.Generator) -> None:
+        name = task.task_id
+        seed = int(rng.integers(2**31))
+        self._last_seed = seed
+        for attempt in (0, 1):
+            try:
+                if self._backend is not None and (self._dead or self._backend.instance.died):
+                    warnings.warn(
+                        f"MiniWoB browser for {self._backend_task!r} died ({self._dead or 'closed'}); restarting it",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                    self._close_backend()
+                if self._backend is None:
+                    self._launch(name)
+                elif self._backend_task != name:
+                    self._retarget(name)
+                obs, info = self._backend.reset(seed=seed)
+                break
+            except _selenium_errors() as err:
+                if attempt:
+                    raise RuntimeError(
+                        f"could not start MiniWoB task {name!r} in Chromium: {err}"
+                    ) from err
+                self._mark_dead(err)
+        self._dead = None
+        self._absorb(obs, info)
+        self.task = dataclasses.replace(
+            task, instruction=self._meta.utterance, vocabulary=tuple(self._meta.fields.values())
+        )
+
+    def _absorb(self, obs: dict[str, Any], info: dict[str, Any]) -> None:
+        """Keep what a miniwob reset/step returned: DOM, metadata, screenshot."""
+        fields = obs.get("fields") or ()
+        utterance = obs.get("utterance") or self._meta.utterance
+        if not fields and self._meta.fields:
+            fields = tuple(self._meta.fields.items())
+        self._meta = MiniWoBState(
+            done=bool(info.get("done", False)),
+            raw_reward=float(info.get("raw_reward") or 0.0),
+            env_reward=float(info.get("env_reward") or 0.0),
+            reason=info.get("reason"),
+            utterance=str(utterance),
+            fields={str(k): str(v) for k, v in fields},
+        )
+        self._root_dom = info.get("root_dom")
+        shot = obs.get("screenshot")
+        self._pixels = shot if isinstance(shot, np.ndarray) else None
+
+    def _screen(self) -> UITree:
+        tree, refs = dom_to_tree(
+            self._root_dom, self.screen_size[0], self.screen_size[1], name=self._backend_task or ""
+        )
+        self._refs = refs
+        return tree
+
+    def _predicate_state(self) -> MiniWoBState:
+        return self._meta
+
+    def _backend_ended(self) -> str | None:
+        if self._dead:
+            return "truncated"
+        return "terminated" if self._meta.done else None
+
+    def _episode_rewards(self, outcome: float) -> tuple[float, float]:
+        raw = self._meta.raw_reward if self._meta.done else 0.0
+        if self.reward_mode == "raw":
+            return raw, raw
+        if self.reward_mode == "time_penalty":
+            return (self._meta.env_reward if self._meta.done else 0.0), raw
+        return outcome, raw
+
+    def _screenshot(self, screen: UITree) -> np.ndarray:
+        width, height = self.screen_size
+        if self._pixels is not None and self._pixels.shape == (height, width, 3):
+            return self._pixels.astype(np.uint8, copy=False)
+        return np.zeros((height, width, 3), np.uint8)  # a finished episode shows nothing
+
+    def _fork_backend(self, clone: GuiEnv) -> None:
+        raise NotImplementedError(
+            "MiniWoB++ runs in a live browser whose page state cannot be copied; fork() would "
+            "need a second browser replaying the episode (not implemented)"
+        )
+
+    def _candidate_texts(self) -> Sequence[str]:
+        fields = tuple(v for v in self._meta.fields.values() if v)
+        return fields or tuple(re.findall(r'"([^"]+)"', self._meta.utterance)) or ("a",)
+
+    def candidate_actions(self) -> list[Action]:
+        """Clicks on clickable elements, typing the utterance's fields into inputs, and
+        scrolling (MiniWoB has no back button)."""
+        out = [a for a in super().candidate_actions() if a.type is not ActionType.GOBACK]
+        out.append(Action(ActionType.SCROLL, direction="down"))
+        return out
+
+    # --------------------------------------------------------------------------- actions
+
+    def to_miniwob_actions(self, action: Action, screen: UITree) -> list[dict[str, Any]]:
+        """Our action as the miniwob action dicts that carry it out (``[]`` for DONE).
+
+        Raises:
+            ValueError: for actions MiniWoB has no counterpart for, with the reason.
+        """
+        from miniwob.action import ActionTypes
+
+        config = self._backend.action_space_config
+        kinds = config.action_types
+
+        def act(kind: Any, **fields: Any) -> dict[str, Any]:
+            return {"action_type": kinds.index(kind), **fields}
+
+        def coords(x: float, y: float) -> np.ndarray:
+            return np.array([x, y], dtype=np.float32)
+
+        def centre(index: int) -> np.ndarray:
+            x0, y0, x1, y1 = screen.elements[index].bounds
+            return coords((x0 + x1) / 2, (y0 + y1) / 2)
+
+        t = action.type
+        if t in (ActionType.DONE,):
+            return []
+        if t in (ActionType.WAIT, ActionType.DO_NOTHING):
+            return [act(ActionTypes.NONE)]
+        if t is ActionType.CLICK:
+            if action.has_point:
+                return [act(ActionTypes.CLICK_COORDS, coords=coords(action.x, action.y))]
+            assert action.index is not None
+            ref = self._refs[action.index]
+            if ref > 0:
+                return [act(ActionTypes.CLICK_ELEMENT, ref=ref)]
+            return [act(ActionTypes.CLICK_COORDS, coords=centre(action.index))]
+        if t is ActionType.DOUBLE_CLICK:
+            point = coords(action.x, action.y) if action.has_point else centre(action.index)  # type: ignore[arg-type]
+            return [act(ActionTypes.DBLCLICK_COORDS, coords=point)]
+        if t is ActionType.INPUT:
+            text = action.text or ""
+            if action.index is None:
+                return [act(ActionTypes.TYPE_TEXT, text=text)]
+            ref = self._refs[action.index]
+            if ref > 0:
+                return [act(ActionTypes.FOCUS_ELEMENT_AND_TYPE_TEXT, ref=ref, text=text)]
+            return [
+                act(ActionTypes.CLICK_COORDS, coords=centre(action.index)),
+                act(ActionTypes.TYPE_TEXT, text=text),
+            ]
+        if t is ActionType.SCROLL:
+            if action.direction not in ("up", "down"):
+                raise ValueError(f"MiniWoB++ scrolls up or down only, not {action.direction!r}")
+            point = (
+                centre(action.index)
+                if action.index is not None
+                else coords(screen.width / 2, screen.height / 2)
+            )
+            kind = (
+                ActionTypes.SCROLL_UP_COORDS
+                if action.direction == "up"
+                else ActionTypes.SCROLL_DOWN_COORDS
+            )
+            return [act(kind, coords=point)]
+        if t in (ActionType.ENTER, ActionType.KEY):
+            key = "<Enter>" if t is ActionType.ENTER else miniwob_key(action.text or "")
+            if key not in config.allowed_keys:
+                raise ValueError(
+                    f"key {action.text!r} is not one miniwob can press; examples: Enter, Tab, "
+                    "Backspace, ArrowDown, ctrl+a, ctrl+c, ctrl+v, single characters"
+                )
+            return [act(ActionTypes.PRESS_KEY, key=config.allowed_keys.index(key))]
+        raise ValueError(
+            f"{t} has no MiniWoB++ counterpart (the page has no app navigation, search box or answer channel)"
+        )
+
+    def _execute(self, action: Action, screen: UITree) -> str | None:
+        if self._dead:
+            return f"the browser died ({self._dead})"
+        try:
+            steps = self.to_miniwob_actions(action, screen)
+        except ValueError as err:
+            return str(err)
+        self.last_miniwob_actions = steps
+        try:
+            for miniwob_action in steps:
+                obs, _, done, _, info = self._backend.step(miniwob_action)
+                self._absorb(obs, info)
+                if done:
+                    break
+        except _selenium_errors() as err:
+            return self._mark_dead(err)
+        return None
+
+    def _info(
+        self, valid: bool, error: str | None, description: str, success: bool, action_text: str
+    ) -> dict[str, Any]:
+        info = super()._info(valid, error, description, success, action_text)
+        meta = self._meta
+        info["miniwob"] = {
+            "raw_reward": meta.raw_reward,
+            "env_reward": meta.env_reward,
+            "done": meta.done,
+            "reason": meta.reason,
+            "fields": dict(meta.fields),
+            "seed": self._last_seed,
+        }
+        return info
+
+    def render(self) -> str | np.ndarray | None:
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        return super().render()
