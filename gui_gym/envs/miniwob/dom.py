@@ -33,7 +33,7 @@ _TAG_ROLES = {
     "a": "link",
     "select": "select",
     "option": "option",
-    "textarea": "input",
+    "textarea": "textarea",
     "label": "text",
     "t": "text",
     "h1": "heading",
@@ -52,7 +52,9 @@ _TAG_ROLES = {
 _INTERACTIVE = frozenset({"button", "a", "select", "option", "textarea", "label"})
 
 
-def _role(tag: str, is_leaf: bool) -> str:
+def _role(tag: str, is_leaf: bool, classes: str) -> str:
+    if "alink" in classes.split():  # MiniWoB draws links as <span class="alink">
+        return "link"
     if tag.startswith("input_"):
         return _INPUT_ROLES.get(tag, "input")
     role = _TAG_ROLES.get(tag)
@@ -87,6 +89,7 @@ def dom_to_tree(root: Any, width: int, height: int, name: str = "") -> tuple[UIT
         value = node.value
         editable = (tag.startswith("input_") and _INPUT_ROLES.get(tag) is None) or tag == "textarea"
         checkable = tag in ("input_checkbox", "input_radio")
+        classes = node.classes if isinstance(node.classes, str) else ""
         if checkable:
             text = ""
         elif editable:
@@ -104,11 +107,9 @@ def dom_to_tree(root: Any, width: int, height: int, name: str = "") -> tuple[UIT
         elements.append(
             UIElement(
                 index=index,
-                role=_role(tag, is_leaf),
+                role=_role(tag, is_leaf, classes),
                 text=text,
-                description=str(node.classes or "")
-                if is_leaf and not text and not checkable
-                else "",
+                description=classes if is_leaf and not text and not checkable else "",
                 resource_id=str(node.id or ""),
                 bounds=bounds,
                 clickable=is_leaf or tag in _INTERACTIVE or tag.startswith("input_"),

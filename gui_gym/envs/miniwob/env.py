@@ -84,7 +84,7 @@ class MiniWoBTask(Task):
                 f"no oracle for MiniWoB task {self.task_id!r}; tasks with one: "
                 f"{', '.join(sorted(ORACLES))}"
             )
-        return expert(ctx.state, ctx.screen)
+        return expert(ctx)
 
 
 def _category(name: str) -> str:
@@ -437,6 +437,7 @@ class MiniWoBEnv(GuiEnv):
                     ) from err
                 self._mark_dead(err)
         self._dead = None
+        self._meta = MiniWoBState()
         self._absorb(obs, info)
         self.task = dataclasses.replace(
             task, instruction=self._meta.utterance, vocabulary=tuple(self._meta.fields.values())
