@@ -86,7 +86,10 @@ class _AdbChannel:
         return response
 
     def shell(self, command: str) -> str:
-        generic = self.adb.AdbRequest.GenericRequest(args=["shell", *command.split()])
+        """Output of ``adb shell <command>``: the command goes as one argument, which adb hands
+        to the device's ``sh`` unchanged, so quoted words (message bodies, paths with spaces)
+        keep their spacing."""
+        generic = self.adb.AdbRequest.GenericRequest(args=["shell", command])
         output = self.request(generic=generic).generic.output
         if isinstance(output, bytes):
             output = output.decode("utf-8", errors="replace")

@@ -1,27 +1,47 @@
 """Shared pieces of the real-device backends: the accessibility XML parser, guarded device
-calls with timeouts, and reading task-relevant phone state over adb.
+calls with timeouts, and reading and writing task-relevant phone state over adb.
 
 The task templates score a :class:`~gui_gym.envs.androidworld.phone.PhoneState`. On a real
-device we rebuild the parts of that state the supported families read (system settings,
-contacts, the foreground app) from ``adb shell`` queries, so the same ``score`` code runs on
-the simulator and on a phone.
+device we rebuild the parts of that state a template reads (system settings and the foreground
+app always; contacts, SMS messages, shared-storage files and the clock per template, see
+:data:`DEVICE_TASKS`) from ``adb shell`` queries, so the same ``score`` code runs on the
+simulator and on a phone. At reset the template's starting data is written the same way
+(:mod:`~gui_gym.envs.androidworld.backends.adb_state`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import re
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping
+from types import MappingProxyType
+from typing import Any, Protocol, TypeVar
 from xml.etree import ElementTree
 
 from gui_gym.core.env import GuiEnv
 from gui_gym.core.ui import UIElement, UITree
-from gui_gym.envs.androidworld.apps.contacts import Contact, ContactsData
+from gui_gym.envs.androidworld.apps.contacts import digits
+from gui_gym.envs.androidworld.apps.files import EMULATOR_DIRECTORIES
+from gui_gym.envs.androidworld.backends.adb_state import (
+    DeviceClock,
+    DeviceError,
+    ShellChannel,
+    push_contacts,
+    push_files,
+    push_sms,
+    read_clock,
+    read_contacts,
+    read_files,
+    read_sms,
+)
 from gui_gym.envs.androidworld.phone import PhoneState, Screen, SystemState
 
 __all__ = [
+    "CONTACTS",
     "DEVICE_TASKS",
+    "FILES",
+    "SMS",
     "DeviceEnv",
     "DeviceError",
     "GuardedDevice",
@@ -32,32 +52,43 @@ __all__ = [
 
 T = TypeVar("T")
 
-DEVICE_TASKS = frozenset(
+CONTACTS, SMS, FILES = "contacts", "sms", "files"
+"""State families beyond settings and the foreground app (which are always read)."""
+
+_NONE: frozenset[str] = frozenset()
+_SMS_FAMILIES = frozenset({SMS, CONTACTS})
+
+DEVICE_TASKS: Mapping[str, frozenset[str]] = MappingProxyType(
     {
-        "SystemWifiTurnOn",
-        "SystemWifiTurnOff",
-        "SystemWifiTurnOnVerify",
-        "SystemWifiTurnOffVerify",
-        "SystemBluetoothTurnOn",
-        "SystemBluetoothTurnOff",
-        "SystemBluetoothTurnOnVerify",
-        "SystemBluetoothTurnOffVerify",
-        "SystemBrightnessMax",
-        "SystemBrightnessMin",
-        "SystemBrightnessMaxVerify",
-        "SystemBrightnessMinVerify",
-        "OpenAppTaskEval",
-        "TurnOnWifiAndOpenApp",
-        "TurnOffWifiAndTurnOnBluetooth",
-        "ContactsAddContact",
+        "SystemWifiTurnOn": _NONE,
+        "SystemWifiTurnOff": _NONE,
+        "SystemWifiTurnOnVerify": _NONE,
+        "SystemWifiTurnOffVerify": _NONE,
+        "SystemBluetoothTurnOn": _NONE,
+        "SystemBluetoothTurnOff": _NONE,
+        "SystemBluetoothTurnOnVerify": _NONE,
+        "SystemBluetoothTurnOffVerify": _NONE,
+        "SystemBrightnessMax": _NONE,
+        "SystemBrightnessMin": _NONE,
+        "SystemBrightnessMaxVerify": _NONE,
+        "SystemBrightnessMinVerify": _NONE,
+        "OpenAppTaskEval": _NONE,
+        "TurnOnWifiAndOpenApp": _NONE,
+        "TurnOffWifiAndTurnOnBluetooth": _NONE,
+        "ContactsAddContact": frozenset({CONTACTS}),
+        "SimpleSmsSend": _SMS_FAMILIES,
+        "SimpleSmsReply": _SMS_FAMILIES,
+        "SimpleSmsReplyMostRecent": _SMS_FAMILIES,
+        "SimpleSmsSendReceivedAddress": _SMS_FAMILIES,
+        "SimpleSmsResend": _SMS_FAMILIES,
+        "FilesDeleteFile": frozenset({FILES}),
+        "FilesMoveFile": frozenset({FILES}),
     }
 )
-"""Templates whose checks can be read over adb (settings, the contacts provider, the
-foreground package). Others need app databases a device backend cannot read yet."""
-
-
-class DeviceError(RuntimeError):
-    """The device did not answer (unplugged, adb down, a call timed out)."""
+"""Templates whose checks can be read over adb, each with the state families it starts from
+and is checked on: those are written at reset and read at every check; settings and the
+foreground package are always read. Others need app databases (or, for
+``SimpleSmsSendClipboardContent``, the clipboard) a device backend cannot read or set."""
 
 
 class GuardedDevice:
@@ -244,22 +275,12 @@ def _fields(e: UIElement) -> dict[str, Any]:
 
 # -- state over adb -------------------------------------------------------------------------------
 
-_ROW = re.compile(r"Row: \d+ (.*)")
 
+class DeviceChannel(ShellChannel, Protocol):
+    """A backend's channel: ``shell(cmd)`` and ``call("app_current")`` (a dict with
+    ``package``), as :class:`GuardedDevice` and android_env's adb channel provide."""
 
-def _parse_content_rows(output: str) -> list[dict[str, str]]:
-    """Rows of ``adb shell content query`` output: ``Row: 0 key=value, key=value``."""
-    rows = []
-    for line in output.splitlines():
-        match = _ROW.match(line.strip())
-        if not match:
-            continue
-        row: dict[str, str] = {}
-        for part in re.split(r", (?=[a-z_]+=)", match.group(1)):
-            key, _, value = part.partition("=")
-            row[key.strip()] = value.strip()
-        rows.append(row)
-    return rows
+    def call(self, method: str, *args: Any) -> Any: ...
 
 
 def _to_int(text: str) -> int:
@@ -269,12 +290,22 @@ def _to_int(text: str) -> int:
         return 0  # an unreadable setting reads as "off"/"lowest"
 
 
-def read_phone_state(device: GuardedDevice, packages: dict[str, str]) -> PhoneState:
-    """The parts of a :class:`PhoneState` the device-supported task families read.
+def read_phone_state(
+    device: DeviceChannel,
+    packages: dict[str, str],
+    families: Collection[str] = (),
+    clock: DeviceClock | None = None,
+) -> PhoneState:
+    """The parts of a :class:`PhoneState` a template reads: system settings and the foreground
+    app always, and each of ``families`` (``contacts``, ``sms``, ``files``; see
+    :data:`DEVICE_TASKS`). Reading ``sms`` or ``files`` also reads the device clock (into
+    ``system.now``) unless ``clock`` is given.
 
     Args:
-        device: The guarded device.
+        device: The guarded device or adb channel (``shell(cmd)`` and ``call("app_current")``).
         packages: Package name -> simulated app key, to name the foreground app.
+        families: State families to read beyond settings and the foreground app.
+        clock: The device clock, when the caller has just read it.
     """
 
     def setting(namespace: str, key: str) -> str:
@@ -287,21 +318,59 @@ def read_phone_state(device: GuardedDevice, packages: dict[str, str]) -> PhoneSt
         airplane=setting("global", "airplane_mode_on") == "1",
         brightness=_to_int(setting("system", "screen_brightness")),
     )
-    contacts = ContactsData()
-    output = device.shell(
-        "content query --uri content://contacts/phones/ --projection display_name:number"
-    )
-    for row in _parse_content_rows(output):
-        first, _, last = row.get("display_name", "").partition(" ")
-        contacts.contacts.append(Contact(first, last, row.get("number", "")))
+    apps: dict[str, Any] = {}
+    if SMS in families or FILES in families:
+        clock = clock or read_clock(device)
+        system.now = clock.now
+    if CONTACTS in families:
+        apps["contacts"] = read_contacts(device)
+    if SMS in families:
+        assert clock is not None
+        apps["sms"] = read_sms(device, clock)
+    if FILES in families:
+        assert clock is not None
+        apps["files"] = read_files(device, clock)
     current = device.call("app_current")
     package = current.get("package", "") if isinstance(current, dict) else ""
     foreground = packages.get(package, package or "launcher")
-    state = PhoneState(system=system, apps={"contacts": contacts}, foreground=foreground)
+    state = PhoneState(system=system, apps=apps, foreground=foreground)
     if foreground != "launcher":
         state.stacks[foreground] = [Screen("main")]
         state.opened.append(foreground)
     return state
+
+
+def _starting_differences(
+    wanted: PhoneState, got: PhoneState, families: Collection[str]
+) -> list[str]:
+    """What of ``wanted``'s data for ``families`` the device does not hold after the writes."""
+    problems = []
+    if CONTACTS in families:
+        want = Counter(  # the phones listing holds contacts with a number only
+            (c.name, digits(c.phone)) for c in wanted.apps["contacts"].contacts if c.phone
+        )
+        have = Counter((c.name, digits(c.phone)) for c in got.apps["contacts"].contacts)
+        if want != have:
+            problems.append(
+                f"contacts: wrote {sorted(want.elements())}, read {sorted(have.elements())}"
+            )
+    if SMS in families:
+        want = Counter((m.address, m.body, m.status) for m in wanted.apps["sms"].messages)
+        have = Counter((m.address, m.body, m.status) for m in got.apps["sms"].messages)
+        if want != have:
+            missing = sorted((want - have).elements())
+            extra = sorted((have - want).elements())
+            problems.append(f"SMS: missing {missing[:3]}, unexpected {extra[:3]}")
+    if FILES in families:
+        have_files = {(f.path, f.size_kb) for f in got.apps["files"].files}
+        missing_files = [
+            (f.path, f.size_kb)
+            for f in wanted.apps["files"].files
+            if (f.path, f.size_kb) not in have_files
+        ]
+        if missing_files:
+            problems.append(f"files: missing {missing_files[:3]}")
+    return problems
 
 
 def swipe_path(
@@ -321,7 +390,7 @@ def swipe_path(
 
 class DeviceEnv(GuiEnv):
     """What the real-device backends share: the supported-task suite, parameter sampling, the
-    starting settings pushed over adb, task state read over adb, and app-name resolution.
+    starting state written over adb, task state read over adb, and app-name resolution.
 
     Subclasses set ``self.channel`` (an object with ``shell(cmd)`` and ``call("app_current")``)
     before calling :meth:`_setup_device_env`, and implement ``_screen``, ``_execute`` and
@@ -352,6 +421,7 @@ class DeviceEnv(GuiEnv):
             name.lower(): app.package for app in apps for name in (app.key, app.title, *app.aliases)
         }
         self._opened: list[str] = []
+        self._families: frozenset[str] = _NONE
 
     def _instantiate(self, task: Any, rng: Any) -> Any:
         import random
@@ -361,14 +431,23 @@ class DeviceEnv(GuiEnv):
         return TASKS[task.task_id].create(random.Random(int(rng.integers(2**31))))
 
     def _push_initial_state(self, task: Any, rng: Any) -> None:
-        """Let the template decide the starting state, then push what a device takes over adb
-        (system settings). App rows a template seeds (noise) stay on the simulator: the
-        supported tasks do not depend on them."""
+        """Let the template decide the starting state, then write what a device takes over
+        adb: system settings (Wi-Fi, Bluetooth, airplane mode, brightness) for every template,
+        and the template's contacts, SMS messages and files for the families it lists in
+        :data:`DEVICE_TASKS` (the provider or folders are emptied first). What was written is
+        read back; notifications and screens a template sets up stay on the simulator.
+
+        Raises:
+            DeviceError: when the device does not hold the written data afterwards (a
+                provider that refuses writes from the shell user, a read-only storage).
+        """
         import random
 
         from gui_gym.envs.androidworld.apps import default_apps
 
         self._opened = []
+        self._families = DEVICE_TASKS.get(task.task_id, _NONE)
+        families = self._families
         wanted = PhoneState(apps={app.key: app.initial_data() for app in default_apps()})
         task.initialize_task(wanted, random.Random(int(rng.integers(2**31))))
         current = read_phone_state(self.channel, self._packages).system
@@ -377,11 +456,41 @@ class DeviceEnv(GuiEnv):
             self.channel.shell(f"svc wifi {'enable' if s.wifi else 'disable'}")
         if s.bluetooth != current.bluetooth:
             self.channel.shell(f"svc bluetooth {'enable' if s.bluetooth else 'disable'}")
+        if s.airplane != current.airplane:
+            state = "enable" if s.airplane else "disable"
+            self.channel.shell(f"cmd connectivity airplane-mode {state}")
         if s.brightness != current.brightness:
             self.channel.shell(f"settings put system screen_brightness {int(s.brightness)}")
+        if not families:
+            return
+        clock = read_clock(self.channel) if SMS in families or FILES in families else None
+        if CONTACTS in families:
+            push_contacts(self.channel, wanted.apps["contacts"])
+        if SMS in families:
+            assert clock is not None
+            push_sms(self.channel, wanted.apps["sms"], clock)
+        if FILES in families:
+            assert clock is not None
+            push_files(self.channel, wanted.apps["files"], self._task_folders(task, wanted), clock)
+        got = read_phone_state(self.channel, self._packages, families, clock)
+        problems = _starting_differences(wanted, got, families)
+        if problems:
+            raise DeviceError(
+                f"{task.task_id}: the device did not take the starting state: "
+                + "; ".join(problems)
+            )
+
+    @staticmethod
+    def _task_folders(task: Any, wanted: PhoneState) -> set[str]:
+        """Top-level storage folders a Files template works in: those holding its starting
+        files and those its parameters name (a move's destination), emptied at reset."""
+        folders = {f.path.split("/")[0] for f in wanted.apps["files"].files}
+        params = getattr(task, "params", {}) or {}
+        folders |= {v for v in params.values() if isinstance(v, str) and v in EMULATOR_DIRECTORIES}
+        return folders
 
     def _predicate_state(self) -> PhoneState:
-        state = read_phone_state(self.channel, self._packages)
+        state = read_phone_state(self.channel, self._packages, self._families)
         if state.foreground != "launcher" and (
             not self._opened or self._opened[-1] != state.foreground
         ):
