@@ -1,7 +1,9 @@
-"""Policies: random, oracle (and, in later releases, LLM and best-of-N agents)."""
+"""Policies: random, oracle, the WebShop BM25-greedy baseline (and, in later releases, LLM and
+best-of-N agents)."""
 
 from gui_gym.agents.base import Agent, run_episode
 from gui_gym.agents.oracle import OracleAgent
 from gui_gym.agents.random_agent import RandomAgent
+from gui_gym.agents.webshop_greedy import WebShopGreedyAgent
 
-__all__ = ["Agent", "OracleAgent", "RandomAgent", "run_episode"]
+__all__ = ["Agent", "OracleAgent", "RandomAgent", "WebShopGreedyAgent", "run_episode"]

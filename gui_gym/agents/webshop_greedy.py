@@ -1,0 +1,95 @@
+"""A BM25-greedy WebShop baseline: search the instruction, buy the best match in budget."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import gymnasium as gym
+
+from gui_gym.core.actions import Action, ActionType
+
+__all__ = ["WebShopGreedyAgent"]
+
+_SEP = " [SEP] "
+_CEILING = re.compile(r"price lower than ([0-9]+(?:\.[0-9]+)?) dollars")
+_PRICE = re.compile(r"^\$([0-9]+(?:\.[0-9]+)?)")
+
+
+def _instruction_query(instruction: str) -> str:
+    return re.sub(r",? and price lower than [0-9.]+ dollars$", "", instruction).strip()
+
+
+class WebShopGreedyAgent:
+    """The greedy baseline of WebShop-style evaluations, using only what a page shows.
+
+    1. On the search page: ``search[instruction]`` (the instruction minus its price clause),
+       so ranking is BM25's alone.
+    2. On the results: open the highest-ranked product of page 1 whose price is within the
+       ceiling the instruction states (the top product if none is).
+    3. On the product page: click every option value the instruction names (whole words;
+       shorter values first, so "8.5" wins over "8" when the instruction says 8.5), then Buy
+       Now.
+    4. Anywhere else (a sub-page): ``< Prev``.
+
+    It reads the page through ``env.unwrapped.text_observation()`` and
+    ``available_actions()``, so it plays ``GuiGym/WebShop-v0`` and ``GuiGym/WebShop-Text-v0``
+    alike, with WebShop's ``search[...]`` / ``click[...]`` actions.
+
+    Args:
+        env: A WebShop env (possibly wrapped).
+    """
+
+    name = "webshop-greedy"
+
+    def __init__(self, env: gym.Env):
+        self._env = env.unwrapped
+        if not hasattr(self._env, "available_actions") or not hasattr(
+            self._env, "text_observation"
+        ):
+            raise TypeError(f"{type(self._env).__name__} is not a WebShop env")
+        self._clicked: set[str] = set()
+
+    def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        self._clicked = set()
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Action:
+        instruction = observation["instruction"].lower()
+        available = self._env.available_actions()
+        clickables: list[str] = available["clickables"]
+        if available["has_search_bar"]:
+            return Action(ActionType.SEARCH, text=_instruction_query(instruction))
+        if "buy now" in clickables:
+            return self._on_item(instruction, clickables)
+        if "next >" in clickables:
+            return self._on_results(instruction)
+        if "< prev" in clickables:
+            return Action(ActionType.CLICK, label="< Prev")
+        return Action(ActionType.DONE)
+
+    def _on_results(self, instruction: str) -> Action:
+        segments = self._env.text_observation("text").split(_SEP)
+        start = segments.index("Next >") + 1
+        products = [(segments[i], segments[i + 2]) for i in range(start, len(segments) - 2, 3)]
+        if not products:
+            return Action(ActionType.CLICK, label="Back to Search")
+        match = _CEILING.search(instruction)
+        ceiling = float(match.group(1)) if match else float("inf")
+        for asin, price_text in products:
+            price = _PRICE.match(price_text)
+            if price and float(price.group(1)) <= ceiling:
+                return Action(ActionType.CLICK, label=asin)
+        return Action(ActionType.CLICK, label=products[0][0])
+
+    def _on_item(self, instruction: str, clickables: list[str]) -> Action:
+        values = clickables[clickables.index("buy now") + 1 :]  # option values come last
+        named = [
+            v
+            for v in values
+            if v not in self._clicked and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", instruction)
+        ]
+        if named:
+            value = min(named, key=len)
+            self._clicked.add(value)
+            return Action(ActionType.CLICK, label=value)
+        return Action(ActionType.CLICK, label="Buy Now")

@@ -1,0 +1,202 @@
+"""WebShop speed: catalog and index build, search latency, index memory, env steps/s, and the
+baseline agents' scores, written as JSON (``gui-gym bench --webshop``).
+
+* **build**: the 100,000-product catalog generated and its BM25 index built, into an empty
+  cache folder (so nothing is reused), then both read back from that cache;
+* **search**: latency of uncached searches on the 100,000 catalog, for the test goals'
+  instructions (long queries, what the greedy baseline sends) and for product-type names
+  (short queries);
+* **memory**: bytes of the 100,000 index's score arrays, its vocabulary, and its size on disk;
+* **env**: random-policy steps/s of both ids on the default 10,000 catalog (the same
+  measurement as ``gui-gym bench``), and steps/s over whole greedy-agent episodes, where every
+  episode searches a query never seen before;
+* **agents**: success rate and mean reward of the oracle, the BM25-greedy baseline and the
+  random agent on the test goals.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import gui_gym
+from gui_gym.bench.envs import bench_gui_env, pin_to_one_core
+from gui_gym.core.trajectory import atomic_write_text
+
+__all__ = ["bench_agents", "bench_build", "bench_search", "format_report", "run"]
+
+
+def _folder_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def bench_build(size: int = 100_000) -> dict[str, Any]:
+    """Time generating the catalog and building its index from scratch, then loading both from
+    the cache; report the index's memory and disk size."""
+    from gui_gym.envs.webshop.catalog import catalog_path, load_catalog
+    from gui_gym.envs.webshop.search import index_path, load_index
+
+    folder = Path(tempfile.mkdtemp(prefix="gui-gym-webshop-bench-"))
+    try:
+        t0 = time.perf_counter()
+        catalog = load_catalog(size, folder=folder)
+        t1 = time.perf_counter()
+        index = load_index(catalog, folder=folder)
+        t2 = time.perf_counter()
+        catalog = load_catalog(size, folder=folder)
+        t3 = time.perf_counter()
+        index = load_index(catalog, folder=folder)
+        t4 = time.perf_counter()
+        return {
+            "products": size,
+            "goals": len(catalog.goals),
+            "catalog_build_s": t1 - t0,
+            "index_build_s": t2 - t1,
+            "build_total_s": t2 - t0,
+            "catalog_load_s": t3 - t2,
+            "index_load_s": t4 - t3,
+            "catalog_file_bytes": catalog_path(size, folder=folder).stat().st_size,
+            "index_disk_bytes": _folder_bytes(index_path(catalog, folder)),
+            "index_array_bytes": index.nbytes,
+            "index_nonzeros": len(index.data),
+            "vocabulary_terms": len(index.vocab),
+        }
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def bench_search(size: int = 100_000, queries: int = 1000) -> dict[str, Any]:
+    """Latency of uncached searches (milliseconds) on the catalog of ``size`` products."""
+    from gui_gym.envs.webshop.env import get_world
+    from gui_gym.envs.webshop.search import tokenize
+    from gui_gym.envs.webshop.tasks import instruction_query
+
+    world = get_world(size)
+    index = world.index
+    long_queries = [instruction_query(g.instruction) for g in world.catalog.goals[:queries]]
+    short_queries = sorted({p.product_type.goal_names[0] for p in world.catalog})
+
+    def latencies(texts: list[str]) -> list[float]:
+        out = []
+        for text in texts:
+            terms = tuple(tokenize(text))
+            t0 = time.perf_counter()
+            index._search(terms, 50)  # the uncached path
+            out.append((time.perf_counter() - t0) * 1000)
+        return out
+
+    latencies(long_queries[:20])  # warm up caches of the CPU, not of the index
+    result: dict[str, Any] = {"products": size}
+    for name, texts in (("instruction", long_queries), ("type_name", short_queries)):
+        ms = latencies(texts)
+        result[name] = {
+            "queries": len(ms),
+            "p50_ms": statistics.median(ms),
+            "p95_ms": float(np.percentile(ms, 95)),
+            "max_ms": max(ms),
+        }
+    return result
+
+
+def bench_agents(size: int = 10_000, env_id: str = "GuiGym/WebShop-Text-v0") -> dict[str, Any]:
+    """Success rate, mean reward and steps of the oracle, greedy and random agents on every
+    test goal; steps/s over the greedy agent's episodes (one new search each)."""
+    from gui_gym.agents import OracleAgent, RandomAgent, WebShopGreedyAgent, run_episode
+
+    env = gym.make(env_id, catalog_size=size, split="test")
+    tasks = env.unwrapped.suite.select("test")
+    factories = {
+        "oracle": lambda i: OracleAgent(env),
+        "webshop-greedy": lambda i: WebShopGreedyAgent(env),
+        "random": lambda i: RandomAgent(env, seed=i),
+    }
+    out: dict[str, Any] = {"env_id": env_id, "products": size, "test_goals": len(tasks)}
+    for name, factory in factories.items():
+        rewards, successes, steps = [], [], []
+        t0 = time.perf_counter()
+        for i, task in enumerate(tasks):
+            trajectory = run_episode(env, factory(i), seed=i, options={"task": task.task_id})
+            rewards.append(trajectory.task_reward)
+            successes.append(trajectory.success)
+            steps.append(len(trajectory.steps))
+        elapsed = time.perf_counter() - t0
+        out[name] = {
+            "success_rate": float(np.mean(successes)),
+            "mean_reward": float(np.mean(rewards)),
+            "mean_steps": float(np.mean(steps)),
+            "episode_steps_per_s": sum(steps) / elapsed,
+        }
+    env.close()
+    return out
+
+
+def run(
+    out: str | Path | None = None,
+    build_size: int = 100_000,
+    env_steps: int = 20_000,
+    pin: bool = True,
+) -> dict[str, Any]:
+    """Every WebShop measurement; JSON written to ``out`` when given."""
+    cpu = pin_to_one_core() if pin else None
+    build = bench_build(build_size)
+    search = bench_search(build_size)
+    envs = []
+    for env_id in ("GuiGym/WebShop-v0", "GuiGym/WebShop-Text-v0"):
+        for screenshot, steps in ((False, env_steps), (True, max(200, env_steps // 10))):
+            envs.append(bench_gui_env(env_id, steps, 200, screenshot))
+    report = {
+        "benchmark": "webshop",
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine(),
+            "pinned_cpu": cpu,
+        },
+        "versions": {"gui_gym": gui_gym.__version__, "numpy": np.__version__},
+        "build": build,
+        "search": search,
+        "env": envs,
+        "agents": [bench_agents(1_000), bench_agents(10_000)],
+    }
+    if out is not None:
+        atomic_write_text(out, json.dumps(report, indent=1) + "\n")
+    return report
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """A plain-text summary of a :func:`run` report."""
+    b, s = report["build"], report["search"]
+    lines = [
+        f"build {b['products']:,} products: catalog {b['catalog_build_s']:.1f} s + index "
+        f"{b['index_build_s']:.1f} s = {b['build_total_s']:.1f} s; from cache "
+        f"{b['catalog_load_s']:.2f} s + {b['index_load_s']:.2f} s",
+        f"index: {b['index_array_bytes'] / 2**20:.1f} MiB arrays ({b['index_nonzeros']:,} "
+        f"non-zeros, {b['vocabulary_terms']:,} terms), {b['index_disk_bytes'] / 2**20:.1f} MiB "
+        f"on disk; catalog file {b['catalog_file_bytes'] / 2**20:.1f} MiB",
+        f"search on {s['products']:,}: instruction p50 {s['instruction']['p50_ms']:.2f} ms "
+        f"(p95 {s['instruction']['p95_ms']:.2f}), type name p50 {s['type_name']['p50_ms']:.2f} ms",
+    ]
+    for r in report["env"]:
+        lines.append(
+            f"{r['id']:<26} screenshot={r['screenshot']!s:<5} {r['steps_per_s']:>8,.0f} steps/s "
+            f"{r['resets_per_s']:>8,.0f} resets/s"
+        )
+    for a in report["agents"]:
+        for name in ("oracle", "webshop-greedy", "random"):
+            r = a[name]
+            lines.append(
+                f"{a['products']:>7,} catalog, {a['test_goals']} test goals: {name:<15} success "
+                f"{r['success_rate']:.1%} reward {r['mean_reward']:.3f} steps {r['mean_steps']:.1f}"
+                f" ({r['episode_steps_per_s']:,.0f} steps/s)"
+            )
+    return "\n".join(lines)

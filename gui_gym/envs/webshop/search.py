@@ -1,0 +1,250 @@
+"""BM25 search over the catalog (``bm25s``), built once per catalog and cached on disk.
+
+WebShop searches with Pyserini's BM25 (k1 = 0.9, b = 0.4) and returns the top 50 products
+(``SEARCH_RETURN_N``). We index, per product, its title, attributes and bullet points with the
+same BM25 parameters using ``bm25s`` (no Java), lower-cased, split on non-alphanumerics, plural
+``s`` stripped, and a short stopword list removed.
+
+The index is keyed by the catalog's hash and saved under the cache folder as
+``index-<hash>/`` (bm25s's ``.npy`` arrays, no pickle, plus our ``meta.json``). It is built in
+a temp folder beside it and renamed into place, so concurrent processes either see a whole
+index or none; when two build at once, the first rename wins and the other is discarded.
+
+Results are deterministic: ties in score go to the lower product index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from gymnasium.error import DependencyNotInstalled
+
+from gui_gym.envs.webshop.catalog import Catalog, Product, cache_dir
+
+if TYPE_CHECKING:
+    import bm25s
+
+__all__ = ["SEARCH_RETURN_N", "SearchIndex", "document_text", "load_index", "tokenize"]
+
+logger = logging.getLogger(__name__)
+
+SEARCH_RETURN_N = 50
+"""Products a search returns (WebShop's ``SEARCH_RETURN_N``)."""
+BM25_K1 = 0.9
+BM25_B = 0.4
+INDEX_FORMAT = "gui-gym/webshop-index"
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_STOPWORD_TEXT = """
+    a an and are as at be but by can do for from has have i i'm im in is it its me my need of
+    on or our please so some that the their them this to us want was we what which will with
+    would you your
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+"""Words left out of documents and queries."""
+
+
+def _stem(word: str) -> str:
+    if len(word) > 3:
+        if word.endswith("ies"):
+            return word[:-3] + "y"
+        if word.endswith("s") and not word.endswith(("ss", "us")):
+            return word[:-1]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Search terms of ``text``: lower-cased alphanumeric runs, stopwords out, plurals cut."""
+    return [_stem(w) for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS]
+
+
+def document_text(product: Product) -> str:
+    """What the index reads of a product: title, attributes and bullet points."""
+    return " ".join((product.title, *product.attributes, *product.features))
+
+
+def _import_bm25s() -> Any:
+    try:
+        import bm25s
+    except ImportError as err:
+        raise DependencyNotInstalled(
+            f"WebShop search needs bm25s ({err}); install it with: pip install 'gui-gym[webshop]'"
+        ) from None
+    return bm25s
+
+
+class SearchIndex:
+    """BM25 scores of every catalog term, as a term-by-document sparse matrix.
+
+    Args:
+        data, indices, indptr: The CSC arrays bm25s builds (one column per term).
+        vocab: Term -> column.
+        num_docs: Number of products.
+    """
+
+    def __init__(
+        self,
+        data: np.ndarray,
+        indices: np.ndarray,
+        indptr: np.ndarray,
+        vocab: dict[str, int],
+        num_docs: int,
+    ):
+        self.data = data
+        self.indices = indices
+        self.indptr = indptr
+        self.vocab = vocab
+        self.num_docs = num_docs
+        self._cached_search = functools.lru_cache(maxsize=8192)(self._search)
+
+    @classmethod
+    def from_bm25s(cls, retriever: bm25s.BM25) -> SearchIndex:
+        scores = retriever.scores
+        # Plain ndarray views of (possibly memory-mapped) arrays: slicing a np.memmap costs a
+        # Python-level finalizer call each time.
+        return cls(
+            np.asarray(scores["data"]),
+            np.asarray(scores["indices"]),
+            np.asarray(scores["indptr"]),
+            dict(retriever.vocab_dict),
+            int(scores["num_docs"]),
+        )
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the score arrays (the vocabulary dict not counted)."""
+        return int(self.data.nbytes + self.indices.nbytes + self.indptr.nbytes)
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every product for ``query`` (float32, one per product)."""
+        return self._term_scores(tuple(tokenize(query)))
+
+    def _term_scores(self, terms: tuple[str, ...]) -> np.ndarray:
+        scores = np.zeros(self.num_docs, dtype=np.float32)
+        for term in terms:
+            column = self.vocab.get(term)
+            if column is None:
+                continue
+            start, end = self.indptr[column], self.indptr[column + 1]
+            # A product appears once per term column, so plain fancy-index addition is exact
+            # (and several times faster than np.add.at).
+            scores[self.indices[start:end]] += self.data[start:end]
+        return scores
+
+    def search(self, query: str, k: int = SEARCH_RETURN_N) -> tuple[int, ...]:
+        """Indices of the ``k`` best-scoring products for ``query``, best first; products
+        sharing no term with the query are never returned. Cached per query."""
+        return self._cached_search(tuple(tokenize(query)), k)
+
+    def _search(self, terms: tuple[str, ...], k: int) -> tuple[int, ...]:
+        scores = self._term_scores(terms)
+        best = float(scores.max()) if self.num_docs else 0.0
+        if best <= 0.0:
+            return ()
+        # Only products scoring at least half the best can be in the top k when k of them do,
+        # so the selection below runs over a few hundred candidates, not the whole catalog
+        # (np.partition over 100,000 scores with many ties costs milliseconds).
+        for fraction in (0.5, 0.25, 0.0):
+            if fraction:
+                candidates = np.flatnonzero(scores >= best * fraction)
+            else:
+                candidates = np.flatnonzero(scores > 0.0)
+            if len(candidates) >= k:
+                break
+        values = scores[candidates]
+        if len(candidates) > k:
+            threshold = np.partition(values, len(values) - k)[len(values) - k]
+            above = candidates[values > threshold]
+            ties = candidates[values == threshold][: k - len(above)]
+            candidates = np.concatenate((above, ties))
+        # Best score first; equal scores in catalog order (lexsort's last key is primary).
+        order = np.lexsort((candidates, -scores[candidates]))
+        return tuple(int(i) for i in candidates[order])
+
+
+def build_index(catalog: Catalog) -> tuple[SearchIndex, Any]:
+    """Index ``catalog`` in memory; returns the index and the bm25s retriever (for saving)."""
+    bm25s = _import_bm25s()
+    corpus = [tokenize(document_text(p)) for p in catalog]
+    retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B, method="lucene")
+    retriever.index(corpus, show_progress=False)
+    return SearchIndex.from_bm25s(retriever), retriever
+
+
+def index_path(catalog: Catalog, folder: Path | None = None) -> Path:
+    """The cache folder of ``catalog``'s index, keyed by the catalog hash."""
+    folder = cache_dir() if folder is None else folder
+    return folder / f"index-{catalog.hash[:32]}"
+
+
+def _read_index(path: Path, catalog: Catalog) -> SearchIndex:
+    bm25s = _import_bm25s()
+    meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+    if meta.get("format") != INDEX_FORMAT or meta.get("catalog_hash") != catalog.hash:
+        raise ValueError(f"{path} is not the index of catalog {catalog.hash[:12]}")
+    retriever = bm25s.BM25.load(str(path), mmap=True, load_corpus=False, show_progress=False)
+    index = SearchIndex.from_bm25s(retriever)
+    if index.num_docs != len(catalog):
+        raise ValueError(f"{path} indexes {index.num_docs} products, not {len(catalog)}")
+    return index
+
+
+def _fsync_tree(folder: Path) -> None:
+    """Flush every file of ``folder`` and the folder itself to disk before it is renamed."""
+    for file in folder.iterdir():
+        fd = os.open(file, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def load_index(catalog: Catalog, folder: Path | None = None) -> SearchIndex:
+    """``catalog``'s search index: read from the cache, or built and cached atomically.
+
+    An unreadable cached index (hand-edited, from another bm25s) is reported and rebuilt.
+
+    Raises:
+        gymnasium.error.DependencyNotInstalled: without bm25s (``pip install 'gui-gym[webshop]'``).
+    """
+    _import_bm25s()
+    path = index_path(catalog, folder)
+    if path.exists():
+        try:
+            return _read_index(path, catalog)
+        except (OSError, ValueError, KeyError) as err:
+            logger.warning("WebShop index cache %s is unreadable (%s); rebuilding", path, err)
+            shutil.rmtree(path, ignore_errors=True)
+    index, retriever = build_index(catalog)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        retriever.save(str(tmp), show_progress=False)
+        meta = {"format": INDEX_FORMAT, "catalog_hash": catalog.hash, "num_docs": len(catalog)}
+        (tmp / "meta.json").write_text(json.dumps(meta) + "\n", encoding="utf-8")
+        _fsync_tree(tmp)
+        try:
+            tmp.rename(path)  # atomic; fails if another process got there first
+        except OSError:
+            if not path.exists():
+                raise
+            logger.info("WebShop index %s was built by another process; using it", path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(tmp)
+    return index
