@@ -199,8 +199,22 @@ def bench(
     steps: Annotated[int, typer.Option(help="text-only steps per id")] = 20_000,
     screenshot_steps: Annotated[int, typer.Option(help="screenshot steps per id")] = 2_000,
     ids: Annotated[list[str] | None, typer.Option("--id", help="ids to run (default: all)")] = None,
+    miniwob: Annotated[
+        bool, typer.Option("--miniwob", help="MiniWoB++ against raw miniwob instead (browser)")
+    ] = False,
+    episodes: Annotated[int, typer.Option(help="--miniwob: expert episodes per task")] = 20,
 ) -> None:
-    """Measure steps/s and resets/s of every id beside CartPole-v1; write JSON."""
+    """Measure steps/s and resets/s of every id beside CartPole-v1; write JSON. With
+    ``--miniwob``: gui-gym's MiniWoB++ env against raw miniwob on the same tasks."""
+    if miniwob:
+        from gui_gym.bench import miniwob as bench_miniwob
+
+        if out == Path("benchmarks/results/bench_envs.json"):
+            out = Path("benchmarks/results/bench_miniwob.json")
+        report = bench_miniwob.run(bench_miniwob.DEFAULT_TASKS, episodes, out=out)
+        typer.echo(bench_miniwob.format_report(report))
+        typer.echo(f"written to {out}")
+        return
     from gui_gym.bench.envs import format_report, run
 
     report = run(ids, steps, screenshot_steps, out=out)

@@ -336,6 +336,18 @@ class FakeDevice:
             return self._content(args[0], args[1:])
         if name in ("find", "mkdir", "rm", "truncate", "touch"):
             return getattr(self, f"_{name}")(args)
+        if (
+            name == "monkey"
+            and args[:1] == ["-p"]
+            and args[2:]
+            == [
+                "-c",
+                "android.intent.category.LAUNCHER",
+                "1",
+            ]
+        ):
+            self.app_start(args[1])  # the launcher intent brings the app up
+            return "Events injected: 1", 0
         return f"/system/bin/sh: {name}: inaccessible or not found", 127
 
     def _settings(self, args: list[str]) -> tuple[str, int]:

@@ -611,7 +611,13 @@ def test_android_env_sms_task_over_its_adb_channel(monkeypatch: pytest.MonkeyPat
     env.reset(seed=3)
     params = env.unwrapped.task.params
     assert _fake_sms(device) == _template_sms(params)
-    device.package = "com.simplemobiletools.smsmessenger"
+    # Apps start through their LAUNCHER intent (Simple SMS's activity is not .MainActivity).
+    *_, info = env.step('OPEN_APP("Simple SMS Messenger")')
+    assert info["action_valid"], info["action_error"]
+    assert device.package == "com.simplemobiletools.smsmessenger"
+    assert any(
+        c.startswith("monkey -p com.simplemobiletools.smsmessenger") for c in _shell_calls(device)
+    )
     device.send_sms(params["number"], params["message"])
     _, reward, terminated, _, _ = env.step("DONE()")
     assert terminated and reward == 1.0

@@ -13,11 +13,20 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
+import time
 from pathlib import Path
 
 import gymnasium as gym
 
-__all__ = ["BrowserNotFound", "descendants", "find_browser", "kill_tree"]
+__all__ = [
+    "BrowserNotFound",
+    "adopt_browser_orphans",
+    "descendants",
+    "find_browser",
+    "kill_tree",
+    "reap_browser_processes",
+]
 
 _CHROME_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 _DRIVER_NAMES = ("chromedriver", "chromium-driver")
@@ -93,17 +102,27 @@ def find_browser(
     return chrome, driver
 
 
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid``: ``/proc`` lists them per thread, so read every thread."""
+    out: list[int] = []
+    try:
+        threads = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for thread in threads:
+        try:
+            out.extend(int(p) for p in (thread / "children").read_text().split())
+        except OSError:
+            continue
+    return out
+
+
 def descendants(pid: int) -> list[int]:
     """Process ids of every descendant of ``pid`` (Linux ``/proc``; empty elsewhere)."""
     out: list[int] = []
     frontier = [pid]
     while frontier:
-        current = frontier.pop()
-        try:
-            text = Path(f"/proc/{current}/task/{current}/children").read_text()
-        except OSError:
-            continue
-        kids = [int(p) for p in text.split()]
+        kids = _children(frontier.pop())
         out.extend(kids)
         frontier.extend(kids)
     return out
@@ -114,3 +133,67 @@ def kill_tree(pid: int) -> None:
     for victim in [*descendants(pid), pid]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(victim, signal.SIGKILL)
+
+
+def _proc_state(pid: int) -> tuple[str, str] | None:
+    """``(name, state letter)`` of a process, or None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    name = stat[stat.index("(") + 1 : stat.rindex(")")]
+    return name, stat[stat.rindex(")") + 2]
+
+
+_ADOPTING = False
+
+
+def adopt_browser_orphans() -> None:
+    """Make this process the reaper of its orphaned descendants (Linux ``prctl``).
+
+    Chromium daemonises its crash handler and leaves renderer processes to exit after the
+    browser; they are re-parented to PID 1, and where PID 1 does not reap (minimal
+    containers) they stay as zombies. As a subreaper this process adopts them instead, and
+    :func:`reap_browser_processes` collects them. ``GUI_GYM_ADOPT_BROWSER_ORPHANS=0`` turns
+    this off.
+    """
+    global _ADOPTING
+    if _ADOPTING or os.environ.get("GUI_GYM_ADOPT_BROWSER_ORPHANS", "1") == "0":
+        return
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_child_subreaper = 36
+        if libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0:
+            _ADOPTING = True
+    except (OSError, AttributeError):
+        return
+
+
+def _is_browser(name: str) -> bool:
+    return "chrom" in name or "crashpad" in name
+
+
+def reap_browser_processes(family: list[int], timeout_s: float = 3.0) -> None:
+    """Wait (up to ``timeout_s``) until every pid in ``family`` is gone, reaping the ones
+    that became our children, then reap any other exited browser process we adopted."""
+    deadline = time.monotonic() + timeout_s
+    pending = set(family)
+    me = os.getpid()
+    while True:
+        for pid in list(pending):
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+            if _proc_state(pid) is None:
+                pending.discard(pid)
+        for pid in _children(me):
+            info = _proc_state(pid)
+            if info is not None and info[1] == "Z" and _is_browser(info[0]):
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)
+        if not pending or time.monotonic() > deadline:
+            return
+        time.sleep(0.02)

@@ -27,7 +27,13 @@ from gui_gym.core.env import GuiEnv
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UITree
-from gui_gym.envs.miniwob.browser import find_browser, kill_tree
+from gui_gym.envs.miniwob.browser import (
+    adopt_browser_orphans,
+    descendants,
+    find_browser,
+    kill_tree,
+    reap_browser_processes,
+)
 from gui_gym.envs.miniwob.catalog import MINIWOB_TASKS
 from gui_gym.envs.miniwob.dom import dom_to_tree
 
@@ -121,6 +127,7 @@ def _shutdown(backend: Any) -> None:
     if driver is None:
         return
     process = getattr(getattr(driver, "service", None), "process", None)
+    family = descendants(process.pid) if process is not None else []
     try:
         driver.quit()
     except Exception as err:  # a dead browser fails to quit in many ways; we kill it below
@@ -132,6 +139,7 @@ def _shutdown(backend: Any) -> None:
             process.wait(timeout=5)  # reap, so no zombie is left behind
         except Exception as err:
             logger.debug("chromedriver did not exit: %s", err)
+    reap_browser_processes(family)
     instance.died = True
 
 
@@ -342,6 +350,7 @@ class MiniWoBEnv(GuiEnv):
         chrome, driver = find_browser(self._chrome_binary, self._chromedriver)
         from miniwob.environment import MiniWoBEnvironment
 
+        adopt_browser_orphans()
         saved = {k: os.environ.get(k) for k in ("MINIWOB_CHROME_BINARY", "MINIWOB_CHROMEDRIVER")}
         os.environ["MINIWOB_CHROME_BINARY"] = chrome
         os.environ["MINIWOB_CHROMEDRIVER"] = driver
@@ -487,7 +496,7 @@ class MiniWoBEnv(GuiEnv):
     def _screenshot(self, screen: UITree) -> np.ndarray:
         width, height = self.screen_size
         if self._pixels is not None and self._pixels.shape == (height, width, 3):
-            return self._pixels.astype(np.uint8, copy=False)
+            return self._pixels.astype(np.uint8)  # a copy: observations never share arrays
         return np.zeros((height, width, 3), np.uint8)  # a finished episode shows nothing
 
     def _fork_backend(self, clone: GuiEnv) -> None:

@@ -16,6 +16,7 @@ for the emulator.
 from __future__ import annotations
 
 import os
+import shlex
 import tempfile
 from typing import Any
 
@@ -247,9 +248,11 @@ class AndroidEnvEnv(DeviceEnv):
             package = self._package_for(action.text or "")
             if package is None:
                 return self._unknown_app(action.text or "")
-            start = self._adb_pb2.AdbRequest.StartActivity
-            self.adb.request(
-                start_activity=start(full_activity=f"{package}/.MainActivity", force_stop=False)
+            # Launch through the package's LAUNCHER intent, as uiautomator2's app_start does:
+            # main activities are not always ".MainActivity" (Simple SMS Messenger's is
+            # ".activities.MainActivity").
+            self.adb.shell(
+                f"monkey -p {shlex.quote(package)} -c android.intent.category.LAUNCHER 1"
             )
         elif t in (ActionType.KEY, ActionType.SEARCH):
             return f"{t.value} is not available through android_env"

@@ -1,0 +1,490 @@
+"""MiniWoB++ through gui-gym: every id, the action mapping against raw miniwob, rewards, the
+browser lifecycle (lazy start, close, crash and restart, no leftover processes) and vector envs.
+
+These tests drive a real headless Chromium. In CI a missing browser or ``miniwob`` fails them.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import gui_gym
+from gui_gym.envs.miniwob import MINIWOB_TASKS, NONDETERMINISTIC_TASKS, env_id
+from gui_gym.envs.miniwob.browser import (
+    BrowserNotFound,
+    descendants,
+    find_browser,
+    kill_tree,
+    reap_browser_processes,
+)
+from gui_gym.envs.miniwob.dom import dom_to_tree
+from gui_gym.envs.miniwob.env import miniwob_key
+from gui_gym.envs.miniwob.oracle import ORACLES
+from tests.conftest import IN_CI, require
+
+CHECKED_IDS = [
+    "click-test",
+    "click-test-2",
+    "click-button",
+    "click-link",
+    "click-option",
+    "click-checkboxes",
+    "click-tab",
+    "click-widget",
+    "enter-text",
+    "enter-password",
+    "focus-text",
+    "login-user",
+    "read-table",
+    "simple-arithmetic",
+    "multi-orderings",
+    "text-transform",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def browser() -> None:
+    """miniwob and a browser are required (fail in CI, skip elsewhere); after the module, no
+    Chromium or ChromeDriver process of ours may be left, running or zombie."""
+    require("miniwob", "miniwob")
+    try:
+        find_browser()
+    except BrowserNotFound as err:
+        if IN_CI:
+            pytest.fail(str(err))
+        pytest.skip(str(err))
+    yield
+    leftovers = []
+    for pid in descendants(os.getpid()):
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if "chrom" in name:
+            leftovers.append((pid, name))
+    assert not leftovers, f"browser processes left behind: {leftovers}"
+
+
+@pytest.fixture(scope="module")
+def multi() -> gym.Env:
+    """One browser for every standard task (the env loads each task's page on demand)."""
+    env = gym.make("GuiGym/MiniWoB-v0")
+    yield env
+    env.close()
+
+
+def _close_raw(raw) -> None:
+    """Close a raw miniwob env and reap its browser (this process adopts Chromium's orphans
+    once a gui-gym MiniWoB env has started a browser)."""
+    process = raw.instance.driver.service.process
+    family = [process.pid, *descendants(process.pid)]
+    raw.close()
+    reap_browser_processes(family)
+
+
+# -- ids and catalog ---------------------------------------------------------------------------
+
+
+def test_catalog_is_what_miniwob_registers() -> None:
+    import miniwob
+
+    gym.register_envs(miniwob)
+    theirs = [k[len("miniwob/") : -len("-v1")] for k in gym.registry if k.startswith("miniwob/")]
+    assert list(MINIWOB_TASKS) == theirs
+    flagged = {
+        k[len("miniwob/") : -len("-v1")]
+        for k in gym.registry
+        if k.startswith("miniwob/") and gym.registry[k].nondeterministic
+    }
+    assert flagged == NONDETERMINISTIC_TASKS
+
+
+def test_every_id_is_registered_and_makes_without_a_browser() -> None:
+    assert len(MINIWOB_TASKS) >= 125
+    assert "GuiGym/MiniWoB-v0" in gui_gym.MINIWOB_ENV_IDS
+    for name in MINIWOB_TASKS:
+        env = gym.make(env_id(name))
+        assert env.unwrapped.browser_pid is None  # Chromium starts on the first reset
+        assert env.unwrapped._fixed_task.task_id == name
+        env.close()
+
+
+def test_every_task_resets(multi: gym.Env) -> None:
+    for name in MINIWOB_TASKS:
+        if name.startswith("flight."):
+            continue
+        obs, info = multi.reset(seed=0, options={"task": name})
+        assert info["task_id"] == name
+        assert multi.observation_space.contains(obs)
+        assert obs["instruction"], name
+
+
+@pytest.mark.parametrize("name", [n for n in MINIWOB_TASKS if n.startswith("flight.")])
+def test_flight_tasks_reset(name: str) -> None:
+    env = gym.make(env_id(name))
+    try:
+        obs, info = env.reset(seed=0)
+        assert env.unwrapped.screen_size == (375, 667)
+        assert info["task_id"] == name and obs["screen"]
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("name", CHECKED_IDS)
+def test_check_env(name: str) -> None:
+    env = gym.make(env_id(name))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_check_env_with_screenshots() -> None:
+    env = gym.make(env_id("click-button"), screenshot=True, render_mode="rgb_array")
+    try:
+        check_env(env.unwrapped)
+        obs, _ = env.reset(seed=1)
+        shot = obs["screenshot"]
+        assert shot.shape == (210, 160, 3) and shot.dtype == np.uint8 and shot.std() > 0
+        assert np.array_equal(env.render(), shot)
+    finally:
+        env.close()
+
+
+def test_same_seed_same_page(multi: gym.Env) -> None:
+    for name in ("click-checkboxes", "read-table", "login-user"):
+        a = multi.reset(seed=7, options={"task": name})[0]
+        b = multi.reset(seed=7, options={"task": name})[0]
+        c = multi.reset(seed=8, options={"task": name})[0]
+        assert a == b
+        assert a != c
+
+
+# -- oracles and fidelity ----------------------------------------------------------------------
+
+
+def test_at_least_twenty_oracles() -> None:
+    assert len(ORACLES) >= 20
+    assert set(ORACLES) <= set(MINIWOB_TASKS)
+
+
+@pytest.mark.parametrize("name", sorted(ORACLES))
+def test_oracle_solves_through_our_actions_and_raw_miniwob_agrees(name: str, multi) -> None:
+    from miniwob.environment import MiniWoBEnvironment
+
+    from gui_gym.envs.miniwob.browser import find_browser
+
+    env = multi.unwrapped
+    seeds, rewards, replays = [], [], []
+    for seed in (0, 1, 2):
+        env.reset(seed=seed, options={"task": name})
+        seeds.append(env.last_seed)
+        actions = []
+        done = False
+        while not done:
+            action = env.oracle_action()
+            _, _, terminated, truncated, info = env.step(action)
+            assert info["action_valid"], info["action_error"]
+            actions.extend(env.last_miniwob_actions)
+            done = terminated or truncated
+        assert info["task_reward"] == 1.0 and info["success"], (name, seed)
+        rewards.append(info["task_reward"])
+        replays.append(actions)
+
+    chrome, driver = find_browser()
+    os.environ.setdefault("MINIWOB_CHROME_BINARY", chrome)
+    os.environ.setdefault("MINIWOB_CHROMEDRIVER", driver)
+    raw = MiniWoBEnvironment(subdomain=name, action_space_config="all_supported")
+    try:
+        raw.instance.record_screenshots = False
+        for seed, actions, ours in zip(seeds, replays, rewards):
+            raw.reset(seed=seed)
+            raw_reward = None
+            for action in actions:
+                _, _, done, _, info = raw.step(action)
+                if done:
+                    raw_reward = info["raw_reward"]
+                    break
+            assert raw_reward == ours, (name, seed)
+    finally:
+        _close_raw(raw)
+
+
+def test_failed_episode_rewards_match_raw_miniwob(multi: gym.Env) -> None:
+    # A wrong click ends click-test-2 with raw reward -1, in both.
+    from miniwob.environment import MiniWoBEnvironment
+
+    env = multi.unwrapped
+    env.reset(seed=3, options={"task": "click-test-2"})
+    target = env.context().state.fields["target"]
+    wrong = next(e for e in env.ui_tree.elements if e.role == "button" and e.text != target)
+    _, reward, terminated, _, info = env.step(f"CLICK({wrong.index})")
+    assert terminated and info["task_reward"] == -1.0 and reward == 0.0 and not info["success"]
+    raw = MiniWoBEnvironment(subdomain="click-test-2")
+    try:
+        raw.reset(seed=env.last_seed)
+        _, _, done, _, raw_info = raw.step(env.last_miniwob_actions[0])
+        assert done and raw_info["raw_reward"] == -1.0
+    finally:
+        _close_raw(raw)
+
+
+def test_task_without_oracle_says_so(multi: gym.Env) -> None:
+    multi.reset(seed=0, options={"task": "drag-box"})
+    with pytest.raises(NotImplementedError, match="no oracle for MiniWoB task 'drag-box'"):
+        multi.unwrapped.oracle_action()
+
+
+# -- rewards -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "right", "wrong"),
+    [("binary", (1.0, 1.0), (0.0, -1.0)), ("raw", (1.0, 1.0), (-1.0, -1.0))],
+)
+def test_reward_modes(mode: str, right, wrong) -> None:
+    env = gym.make(env_id("click-test-2"), reward_mode=mode)
+    try:
+        for good, expected in ((True, right), (False, wrong)):
+            env.reset(seed=0)
+            target = env.unwrapped.context().state.fields["target"]
+            button = next(
+                e
+                for e in env.unwrapped.ui_tree.elements
+                if e.role == "button" and (e.text == target) == good
+            )
+            _, reward, terminated, _, info = env.step(f"CLICK({button.index})")
+            assert terminated
+            assert (reward, info["task_reward"]) == expected
+            assert info["success"] is good
+            assert info["miniwob"]["raw_reward"] == info["task_reward"]
+    finally:
+        env.close()
+
+
+def test_time_penalty_mode_is_miniwobs_original_reward() -> None:
+    env = gym.make(env_id("click-test"), reward_mode="time_penalty")
+    try:
+        env.reset(seed=0)
+        _, reward, _, _, info = env.step("CLICK(3)")
+        assert info["task_reward"] == 1.0 and info["success"]
+        assert 0.0 < reward < 1.0 and reward == info["miniwob"]["env_reward"]
+    finally:
+        env.close()
+
+
+def test_time_limit_ends_the_episode_as_in_miniwob() -> None:
+    import time
+
+    env = gym.make(env_id("click-test"), time_limit_s=0.3)
+    try:
+        env.reset(seed=0)
+        time.sleep(0.6)
+        _, reward, terminated, truncated, info = env.step("WAIT()")
+        assert terminated and not truncated
+        assert info["task_reward"] == -1.0 and reward == 0.0
+    finally:
+        env.close()
+
+
+def test_done_ends_the_episode_without_reward(multi: gym.Env) -> None:
+    multi.reset(seed=0, options={"task": "click-test"})
+    _, reward, terminated, _, info = multi.step("DONE()")
+    assert terminated and reward == 0.0 and info["task_reward"] == 0.0
+
+
+def test_max_steps_truncates(multi: gym.Env) -> None:
+    env = gym.make("GuiGym/MiniWoB-v0", task="click-test", max_steps=2, time_limit_s=60)
+    try:
+        env.reset(seed=0)
+        assert env.step("WAIT()")[3] is False
+        *_, terminated, truncated, _ = env.step("WAIT()")
+        assert truncated and not terminated
+    finally:
+        env.close()
+
+
+# -- actions -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        ("GOBACK()", "no MiniWoB++ counterpart"),
+        ('OPEN_APP("Mail")', "no MiniWoB++ counterpart"),
+        ("LONG_CLICK(3)", "no MiniWoB++ counterpart"),
+        ("SCROLL(left)", "up or down only"),
+        ('KEY("F13")', "not one miniwob can press"),
+        ("CLICK(999)", "no element 999"),
+        ("CLICK_XY(500, 5)", "off the 160x210 screen"),
+        ("click the big button", "expected one of"),
+    ],
+)
+def test_impossible_actions_are_invalid_and_change_nothing(
+    action: str, message: str, multi: gym.Env
+) -> None:
+    obs, _ = multi.reset(seed=0, options={"task": "click-test"})
+    after, reward, terminated, truncated, info = multi.step(action)
+    assert not info["action_valid"] and message in info["action_error"]
+    assert after == obs and reward == 0.0 and not (terminated or truncated)
+
+
+def test_coordinate_click_keys_and_typing(multi: gym.Env) -> None:
+    env = multi.unwrapped
+    env.reset(seed=0, options={"task": "click-test"})
+    button = next(e for e in env.ui_tree.elements if e.role == "button")
+    x0, y0, x1, y1 = button.bounds
+    *_, terminated, _, info = env.step(f"CLICK_XY({(x0 + x1) // 2}, {(y0 + y1) // 2})")
+    assert terminated and info["task_reward"] == 1.0
+
+    env.reset(seed=0, options={"task": "enter-text"})
+    field = next(e for e in env.ui_tree.elements if e.editable)
+    env.step(f'INPUT({field.index}, "hello")')
+    assert env.ui_tree.elements[field.index].text == "hello"
+    env.step('KEY("ctrl+a")')
+    env.step('KEY("Backspace")')
+    assert env.ui_tree.elements[field.index].text == ""
+    env.step('KEY("x")')
+    assert env.ui_tree.elements[field.index].text == "x"
+
+
+def test_miniwob_key_names() -> None:
+    assert miniwob_key("Enter") == "<Enter>"
+    assert miniwob_key("ctrl+a") == "C-a"
+    assert miniwob_key("Ctrl-C") == "C-c"
+    assert miniwob_key("<Tab>") == "<Tab>"
+    assert miniwob_key("arrowdown") == "<ArrowDown>"
+    assert miniwob_key("q") == "q"
+
+
+def test_dom_conversion() -> None:
+    def node(
+        tag, ref, text=None, value=None, children=(), classes="", focused=False, box=(0, 0, 10, 10)
+    ):
+        return SimpleNamespace(
+            tag=tag,
+            ref=ref,
+            text=text,
+            value=value,
+            children=list(children),
+            classes=classes,
+            id="",
+            focused=focused,
+            left=box[0],
+            top=box[1],
+            width=box[2],
+            height=box[3],
+        )
+
+    root = node(
+        "body",
+        1,
+        children=[
+            node(
+                "label",
+                2,
+                children=[
+                    node("input_checkbox", 3, text="", value=True),
+                    node("t", -1, text="Yes"),
+                ],
+            ),
+            node("input_text", 4, text="", value="typed", focused=True),
+            node("span", 5, text="go", classes="alink"),
+            node("div", 6, children=[]),
+        ],
+    )
+    tree, refs = dom_to_tree(root, 160, 210)
+    roles = [(e.role, e.text) for e in tree.elements]
+    assert roles == [
+        ("container", ""),
+        ("text", ""),
+        ("checkbox", ""),
+        ("text", "Yes"),
+        ("input", "typed"),
+        ("link", "go"),
+        ("container", ""),
+    ]
+    assert refs == [1, 2, 3, -1, 4, 5, 6]
+    assert tree.elements[2].checked and tree.elements[2].checkable
+    assert tree.elements[4].editable and tree.elements[4].focused
+    assert tree.elements[1].children == (2, 3) and tree.elements[3].parent == 1
+    assert tree.elements[5].clickable and not tree.elements[0].clickable
+
+
+# -- browser lifecycle -------------------------------------------------------------------------
+
+
+def test_missing_browser_fails_at_reset_with_what_to_install(tmp_path: Path) -> None:
+    env = gym.make(env_id("click-test"), chrome_binary=str(tmp_path / "no-chrome"))
+    with pytest.raises(BrowserNotFound, match="apt-get install -y chromium chromium-driver"):
+        env.reset(seed=0)
+    env.close()
+
+
+def test_close_ends_the_browser_and_leaves_no_zombie() -> None:
+    env = gym.make(env_id("click-test"))
+    try:
+        env.reset(seed=0)
+        pid = env.unwrapped.browser_pid
+        family = [pid, *descendants(pid)]
+        assert len(family) > 1  # chromedriver and its Chromium processes
+    finally:
+        env.close()
+    env.close()  # twice is fine
+    assert env.unwrapped.browser_pid is None
+    for p in family:
+        try:
+            state = Path(f"/proc/{p}/stat").read_text().split()[2]
+        except OSError:
+            continue  # gone and reaped
+        pytest.fail(f"process {p} still there in state {state}")
+
+
+def test_a_killed_browser_truncates_and_the_next_reset_restarts_it() -> None:
+    env = gym.make(env_id("click-test"))
+    try:
+        env.reset(seed=0)
+        driver_pid = env.unwrapped.browser_pid
+        for child in descendants(driver_pid):
+            kill_tree(child)  # Chromium dies; ChromeDriver stays up
+        _, reward, terminated, truncated, info = env.step("CLICK(3)")
+        assert truncated and not terminated and reward == 0.0
+        assert "browser died" in info["action_error"]
+        with pytest.warns(RuntimeWarning, match="died"):
+            obs, _ = env.reset(seed=1)
+        assert env.unwrapped.browser_pid not in (None, driver_pid)
+        *_, info = env.step("CLICK(3)")
+        assert info["task_reward"] == 1.0
+    finally:
+        env.close()
+
+
+def test_four_async_envs_and_a_killed_browser_inside_one() -> None:
+    envs = gym.vector.AsyncVectorEnv(
+        [lambda: gym.make(env_id("click-test"), time_limit_s=60) for _ in range(4)]
+    )
+    try:
+        envs.reset(seed=0)
+        pids = envs.call("get_wrapper_attr", "browser_pid")
+        assert all(isinstance(p, int) for p in pids) and len(set(pids)) == 4
+        for child in descendants(pids[1]):
+            kill_tree(child)
+        _, _, terminated, truncated, infos = envs.step(["WAIT()"] * 4)
+        assert list(truncated) == [False, True, False, False]
+        # The vector env autoresets env 1, restarting its browser; all four carry on.
+        for _ in range(2):
+            _, rewards, terminated, truncated, infos = envs.step(["CLICK(3)"] * 4)
+        assert terminated.any()
+        assert np.all(infos["task_reward"][terminated] == 1.0)
+    finally:
+        envs.close()
