@@ -55,6 +55,7 @@ def bench_task(task: str, episodes: int, screenshots: bool) -> dict[str, Any]:
     steps = {"ours": 0, "raw": 0}
     agree = 0
     try:
+        ours.reset(seed=episodes)  # starts Chromium; the raw env started its own in __init__
         for episode in range(episodes):
             t0 = time.perf_counter()
             ours.reset(seed=episode)
