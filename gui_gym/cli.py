@@ -203,9 +203,25 @@ def bench(
         bool, typer.Option("--miniwob", help="MiniWoB++ against raw miniwob instead (browser)")
     ] = False,
     episodes: Annotated[int, typer.Option(help="--miniwob: expert episodes per task")] = 20,
+    webshop: Annotated[
+        bool,
+        typer.Option(
+            "--webshop", help="WebShop: 100k catalog+index build, search p50, index memory"
+        ),
+    ] = False,
 ) -> None:
     """Measure steps/s and resets/s of every id beside CartPole-v1; write JSON. With
-    ``--miniwob``: gui-gym's MiniWoB++ env against raw miniwob on the same tasks."""
+    ``--miniwob``: gui-gym's MiniWoB++ env against raw miniwob on the same tasks. With
+    ``--webshop``: WebShop's build, search and env speed, and its baselines' scores."""
+    if webshop:
+        from gui_gym.bench import webshop as bench_webshop
+
+        if out == Path("benchmarks/results/bench_envs.json"):
+            out = Path("benchmarks/results/bench_webshop.json")
+        report = bench_webshop.run(out, env_steps=steps)
+        typer.echo(bench_webshop.format_report(report))
+        typer.echo(f"written to {out}")
+        return
     if miniwob:
         from gui_gym.bench import miniwob as bench_miniwob
 

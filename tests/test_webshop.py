@@ -233,10 +233,26 @@ def test_every_option_value_and_attribute_matches_itself() -> None:
 # -- catalog and goals ---------------------------------------------------------------------------
 
 
-def test_generation_is_deterministic_and_prefix_stable(world) -> None:
+CATALOG_1K_SHA256 = "ca468a14d67bdfda1a608649260fc34fc25759408a01789a3a29c456ba8dc21e"
+"""The published 1,000 catalog. A deliberate change to the generator or its word lists changes
+it: update it then, together with the figures in docs/webshop.md."""
+
+
+def test_generation_is_deterministic_on_every_machine(world) -> None:
     again = build_catalog(SIZE)
     assert again.hash == world.catalog.hash
     assert again.products == world.catalog.products and again.goals == world.catalog.goals
+    assert world.catalog.hash == CATALOG_1K_SHA256, (
+        "the generated 1,000 catalog differs from the published one: either the generator "
+        "changed on purpose (update CATALOG_1K_SHA256) or generation is not deterministic here"
+    )
+
+
+def test_a_smaller_catalog_is_a_prefix_of_a_larger_one(world) -> None:
+    from gui_gym.envs.webshop.generate import generate_catalog_data
+
+    larger = generate_catalog_data(2 * SIZE, world.catalog.seed)["products"]
+    assert [p.asin for p in world.catalog] == [row[0] for row in larger[:SIZE]]
 
 
 def test_catalog_covers_five_categories_with_near_duplicates(world) -> None:
@@ -700,3 +716,16 @@ def test_regeneration_script_writes_the_same_catalog(tmp_path: Path, world) -> N
     import hashlib
 
     assert hashlib.sha256(out.read_bytes()).hexdigest() == world.catalog.hash
+
+
+def test_benchmark_measures_build_search_and_agents_on_a_small_catalog() -> None:
+    from gui_gym.bench.webshop import bench_agents, bench_build, bench_search
+
+    build = bench_build(SIZE)
+    assert build["products"] == SIZE and build["build_total_s"] > 0
+    assert build["index_array_bytes"] > 0 and build["index_disk_bytes"] > 0
+    search = bench_search(SIZE, queries=20)
+    assert search["instruction"]["queries"] == 20 and search["instruction"]["p50_ms"] > 0
+    agents = bench_agents(SIZE)
+    assert agents["oracle"]["success_rate"] == 1.0
+    assert agents["random"]["mean_reward"] < agents["webshop-greedy"]["mean_reward"] < 1.0
