@@ -339,6 +339,15 @@ def test_impossible_actions_are_invalid_and_change_nothing(
     assert after == obs and reward == 0.0 and not (terminated or truncated)
 
 
+def test_refs_and_tags_are_exposed(multi: gym.Env) -> None:
+    env = multi.unwrapped
+    env.reset(seed=0, options={"task": "enter-text"})
+    tags = env.element_tags
+    field = next(e for e in env.ui_tree.elements if e.editable)
+    assert tags[field.index] == "input_text" and env.element_refs[field.index] > 0
+    assert len(tags) == len(env.element_refs) == len(env.ui_tree.elements)
+
+
 def test_coordinate_click_keys_and_typing(multi: gym.Env) -> None:
     env = multi.unwrapped
     env.reset(seed=0, options={"task": "click-test"})
@@ -403,7 +412,7 @@ def test_dom_conversion() -> None:
             node("div", 6, children=[]),
         ],
     )
-    tree, refs = dom_to_tree(root, 160, 210)
+    tree, refs, tags = dom_to_tree(root, 160, 210)
     roles = [(e.role, e.text) for e in tree.elements]
     assert roles == [
         ("container", ""),
@@ -415,6 +424,7 @@ def test_dom_conversion() -> None:
         ("container", ""),
     ]
     assert refs == [1, 2, 3, -1, 4, 5, 6]
+    assert tags == ["body", "label", "input_checkbox", "t", "input_text", "span", "div"]
     assert tree.elements[2].checked and tree.elements[2].checkable
     assert tree.elements[4].editable and tree.elements[4].focused
     assert tree.elements[1].children == (2, 3) and tree.elements[3].parent == 1

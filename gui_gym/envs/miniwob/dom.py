@@ -63,7 +63,9 @@ def _role(tag: str, is_leaf: bool, classes: str) -> str:
     return "text" if is_leaf else "container"
 
 
-def dom_to_tree(root: Any, width: int, height: int, name: str = "") -> tuple[UITree, list[int]]:
+def dom_to_tree(
+    root: Any, width: int, height: int, name: str = ""
+) -> tuple[UITree, list[int], list[str]]:
     """Flatten a miniwob DOM tree.
 
     Args:
@@ -72,14 +74,16 @@ def dom_to_tree(root: Any, width: int, height: int, name: str = "") -> tuple[UIT
         name: Screen name (the task).
 
     Returns:
-        ``(tree, refs)``: the screen and, for each element index, its miniwob ref (negative
-        for text pseudo-elements, which miniwob cannot click by ref).
+        ``(tree, refs, tags)``: the screen and, for each element index, its miniwob ref
+        (negative for text pseudo-elements, which miniwob cannot click by ref) and its tag as
+        miniwob names it (``"input_text"``, ``"button"``, ``"t"`` for text fragments).
     """
     elements: list[UIElement] = []
     refs: list[int] = []
+    tags: list[str] = []
     children: dict[int, list[int]] = {}
     if root is None:
-        return UITree((), width=width, height=height, name=name), refs
+        return UITree((), width=width, height=height, name=name), refs, tags
 
     stack: list[tuple[Any, int]] = [(root, -1)]
     while stack:
@@ -121,6 +125,7 @@ def dom_to_tree(root: Any, width: int, height: int, name: str = "") -> tuple[UIT
             )
         )
         refs.append(int(node.ref))
+        tags.append(tag)
         if parent >= 0:
             children.setdefault(parent, []).append(index)
         # Reverse so the stack pops children in document order.
@@ -132,7 +137,7 @@ def dom_to_tree(root: Any, width: int, height: int, name: str = "") -> tuple[UIT
             else e
             for e in elements
         ]
-    return UITree(tuple(elements), width=width, height=height, name=name), refs
+    return UITree(tuple(elements), width=width, height=height, name=name), refs, tags
 
 
 def _fields(e: UIElement) -> dict[str, Any]:

@@ -324,6 +324,7 @@ class MiniWoBEnv(GuiEnv):
         self._meta = MiniWoBState()
         self._pixels: np.ndarray | None = None
         self._refs: list[int] = []
+        self._tags: list[str] = []
         self._last_seed: int | None = None
         self.last_miniwob_actions: list[dict[str, Any]] = []
         """The miniwob action dicts the last step executed (for inspection and replays)."""
@@ -337,6 +338,20 @@ class MiniWoBEnv(GuiEnv):
         driver = getattr(getattr(self._backend, "instance", None), "driver", None)
         process = getattr(getattr(driver, "service", None), "process", None)
         return None if process is None or process.poll() is not None else process.pid
+
+    @property
+    def element_refs(self) -> list[int]:
+        """miniwob's ref of each element of the current screen, by index (negative for text
+        fragments)."""
+        self._current_screen()
+        return list(self._refs)
+
+    @property
+    def element_tags(self) -> list[str]:
+        """miniwob's tag of each element of the current screen, by index (``input_text``,
+        ``button``, ``t`` for text fragments, ...)."""
+        self._current_screen()
+        return list(self._tags)
 
     @property
     def last_seed(self) -> int | None:
@@ -471,10 +486,11 @@ class MiniWoBEnv(GuiEnv):
         self._pixels = shot if isinstance(shot, np.ndarray) else None
 
     def _screen(self) -> UITree:
-        tree, refs = dom_to_tree(
+        tree, refs, tags = dom_to_tree(
             self._root_dom, self.screen_size[0], self.screen_size[1], name=self._backend_task or ""
         )
         self._refs = refs
+        self._tags = tags
         return tree
 
     def _predicate_state(self) -> MiniWoBState:
