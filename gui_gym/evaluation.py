@@ -21,21 +21,24 @@ from gui_gym.core.trajectory import Trajectory, TrajectoryWriter, atomic_write_t
 
 __all__ = ["EpisodeResult", "EvalSummary", "evaluate", "make_agent", "summarize"]
 
-AGENTS = ("oracle", "random", "random:done=<p>")
+AGENTS = ("oracle", "random", "random:done=<p>", "webshop-greedy")
 
 
 def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
-    """Build a named built-in agent for ``env``: ``oracle``, ``random``, or ``random:done=P``
-    (a random agent that declares DONE with probability P at each step).
+    """Build a named built-in agent for ``env``: ``oracle``, ``random``, ``random:done=P``
+    (a random agent that declares DONE with probability P at each step), or
+    ``webshop-greedy`` (WebShop's BM25-greedy baseline, WebShop ids only).
 
     Raises:
         ValueError: for an unknown name or option, listing the known ones.
     """
-    from gui_gym.agents import OracleAgent, RandomAgent
+    from gui_gym.agents import OracleAgent, RandomAgent, WebShopGreedyAgent
 
     base, _, option = name.partition(":")
     if base == "oracle" and not option:
         return OracleAgent(env)
+    if base == "webshop-greedy" and not option:
+        return WebShopGreedyAgent(env)
     if base == "random":
         done_prob = 0.0
         if option:

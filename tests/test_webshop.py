@@ -729,3 +729,22 @@ def test_benchmark_measures_build_search_and_agents_on_a_small_catalog() -> None
     agents = bench_agents(SIZE)
     assert agents["oracle"]["success_rate"] == 1.0
     assert agents["random"]["mean_reward"] < agents["webshop-greedy"]["mean_reward"] < 1.0
+
+
+def test_eval_knows_the_greedy_baseline_by_name() -> None:
+    from gui_gym.evaluation import evaluate
+
+    summary, _ = evaluate(
+        "GuiGym/WebShop-Text-v0",
+        "webshop-greedy",
+        episodes=5,
+        env_kwargs={"catalog_size": SIZE, "split": "test"},
+        progress=False,
+    )
+    assert summary.to_dict()["episodes"] == 5
+
+
+def test_missing_bm25s_names_the_extra(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # import bm25s now raises ImportError
+    with pytest.raises(gym.error.DependencyNotInstalled, match=r"gui-gym\[webshop\]"):
+        search_module._import_bm25s()
