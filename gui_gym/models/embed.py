@@ -143,7 +143,10 @@ class SentenceEmbedder(_CachedEmbedder):
         self.model_name = model
         self.batch_size = batch_size
         self._model: Any = SentenceTransformer(model, device=device)
-        dim = self._model.get_sentence_embedding_dimension()
+        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension", None
+        )
+        dim = getter() if getter is not None else None
         self.dim = int(dim) if dim else int(self._model.encode(["x"]).shape[1])
 
     def _embed(self, texts: list[str]) -> np.ndarray:
