@@ -74,6 +74,16 @@ def list_envs() -> None:
             cats,
         )
         env.close()
+    from gui_gym.envs.miniwob.catalog import MINIWOB_TASKS
+
+    # Browser-backed ids: listed from the catalog, without starting Chromium.
+    table.add_row(
+        "GuiGym/MiniWoB-v0 (+ GuiGym/MiniWoB-<task>-v0)",
+        f"{len(MINIWOB_TASKS)} tasks",
+        "-",
+        "-",
+        "the miniwob package's pages in headless Chromium; split = miniwob's data mode",
+    )
     Console().print(table)
 
 

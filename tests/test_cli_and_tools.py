@@ -24,6 +24,7 @@ def test_list_shows_ids_and_counts() -> None:
     assert result.exit_code == 0, result.output
     assert "GuiGym/WikiHow-v0" in result.output
     assert "Cross-Page" in result.output
+    assert "GuiGym/MiniWoB-v0" in result.output and "128 tasks" in result.output
 
 
 def test_eval_writes_results_and_summary_table(tmp_path: Path) -> None:
