@@ -1,0 +1,57 @@
+"""A tiny GPT-2 and a word-level tokenizer built in memory: no download, milliseconds on CPU.
+
+Tests of anything that takes a :class:`gui_gym.models.llm.TransformersLLM` build one here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_WORD_TEXT = (
+    "the a an to of and in on click tap open search type scroll go back button link input "
+    "app article bookmark share yes no answer milestone milestones step steps task done "
+    'settings note contact name [ ] " , : . user assistant system hello world'
+)
+WORDS: list[str] = _WORD_TEXT.split()
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|> {% endif %}"
+)
+
+
+def tiny_tokenizer(chat_template: bool = False) -> Any:
+    """A whitespace word-level fast tokenizer over :data:`WORDS` plus special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<eos>", "<unk>", "<|user|>", "<|assistant|>", "<|system|>"]
+    vocab = {w: i for i, w in enumerate(specials + WORDS)}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    core.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>"
+    )
+    if chat_template:
+        tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+def tiny_gpt2(vocab_size: int, seed: int = 0) -> Any:
+    """A 2-layer, 32-dim GPT-2 (about 40k parameters) with random weights."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    config = GPT2Config(
+        vocab_size=vocab_size,
+        n_positions=256,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=1,
+        eos_token_id=1,
+        pad_token_id=0,
+    )
+    return GPT2LMHeadModel(config).eval()
