@@ -1,5 +1,6 @@
 """Composable Gymnasium wrappers; each adds its components under its own ``info`` key."""
 
+from gui_gym.wrappers.milestone import MilestoneWrapper
 from gui_gym.wrappers.record import RecordTrajectories
 
-__all__ = ["RecordTrajectories"]
+__all__ = ["MilestoneWrapper", "RecordTrajectories"]
