@@ -31,10 +31,20 @@ def _miniwob_ids() -> dict[str, dict[str, str]]:
 MINIWOB_ENV_IDS: dict[str, dict[str, str]] = _miniwob_ids()
 """Browser-backed ids (``GuiGym/MiniWoB-v0`` and one per MiniWoB++ task) and their kwargs."""
 
+REPLAY_ENV_IDS: dict[str, str] = {
+    "GuiGym/SemiOnlineReplay-v0": "gui_gym.envs.replay:SemiOnlineReplayEnv",
+}
+"""Ids that replay recorded expert data (UI-S1) and their entry points. They need a
+``dataset`` kwarg, so they are kept out of ``ENV_IDS`` (whose every-id tests and benchmarks
+make envs with no arguments); ``tests/test_replay_env.py`` checks them on the bundled sample."""
+
 
 def register_envs() -> None:
     """Register every id (idempotent)."""
     for env_id, entry_point in ENV_IDS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point=entry_point, disable_env_checker=False)
+    for env_id, entry_point in REPLAY_ENV_IDS.items():
         if env_id not in registry:
             register(id=env_id, entry_point=entry_point, disable_env_checker=False)
     for env_id, kwargs in MINIWOB_ENV_IDS.items():

@@ -1,4 +1,4 @@
-"""The ``gui-gym`` command: list, play, eval and bench.
+"""The ``gui-gym`` command: list, play, eval, record, convert and bench.
 
 Heavy imports happen inside each command, so ``gui-gym --help`` is instant.
 """
@@ -84,6 +84,14 @@ def list_envs() -> None:
         "-",
         "the miniwob package's pages in headless Chromium; split = miniwob's data mode",
     )
+    # Replay ids need an expert dataset (gui-gym record / convert); listed, not made.
+    table.add_row(
+        "GuiGym/SemiOnlineReplay-v0",
+        "per dataset",
+        "-",
+        "-",
+        "UI-S1 semi-online replay of an expert dataset (dataset=DIR)",
+    )
     Console().print(table)
 
 
@@ -141,7 +149,9 @@ def play(
 
 @app.command("eval")
 def eval_cmd(
-    env_id: Annotated[str, typer.Argument(help="e.g. GuiGym/WikiHow-v0")],
+    env_id: Annotated[
+        str | None, typer.Argument(help="e.g. GuiGym/WikiHow-v0 (not with --sop)")
+    ] = None,
     agent: Annotated[
         str,
         typer.Option(help="oracle, random, or random:done=P (declares DONE with probability P)"),
@@ -161,13 +171,37 @@ def eval_cmd(
     no_progress: Annotated[
         bool, typer.Option("--no-progress", help="hide the progress bar")
     ] = False,
+    sop: Annotated[
+        bool,
+        typer.Option("--sop", help="UI-S1 Semi-Online Performance on an expert --dataset"),
+    ] = False,
+    dataset: Annotated[
+        Path | None, typer.Option(help="--sop: expert dataset folder (gui-gym record/convert)")
+    ] = None,
+    matcher: Annotated[str, typer.Option(help="--sop: action matcher, loose or strict")] = "loose",
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="--sop: skip corrupt records, count them")
+    ] = False,
+    no_step_accuracy: Annotated[
+        bool,
+        typer.Option(
+            "--no-step-accuracy", help="--sop: stop at the first mismatch (no step accuracy)"
+        ),
+    ] = False,
 ) -> None:
-    """Evaluate a built-in agent over a split and print a summary table."""
+    """Evaluate a built-in agent over a split and print a summary table; with ``--sop``,
+    its Semi-Online Performance (PG, TSR, Score) on an expert dataset."""
     from rich.console import Console
     from rich.table import Table
 
     import gui_gym  # noqa: F401
     from gui_gym.evaluation import evaluate
+
+    if sop:
+        _eval_sop(dataset, agent, matcher, seed, out, skip_bad, no_step_accuracy, no_progress)
+        return
+    if env_id is None:
+        raise typer.BadParameter("give an env id, or --sop --dataset DIR", param_hint="ENV_ID")
 
     kwargs = {
         "split": split,
@@ -199,6 +233,143 @@ def eval_cmd(
     Console().print(table)
     if out is not None:
         typer.echo(f"results written to {out}")
+
+
+def _eval_sop(
+    dataset: Path | None,
+    agent: str,
+    matcher: str,
+    seed: int,
+    out: Path | None,
+    skip_bad: bool,
+    no_step_accuracy: bool,
+    no_progress: bool,
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from gui_gym.envs.replay import DatasetError
+    from gui_gym.sop import evaluate_sop
+
+    if dataset is None:
+        raise typer.BadParameter("--sop needs --dataset DIR", param_hint="--dataset")
+    try:
+        summary, _ = evaluate_sop(
+            dataset,
+            agent,
+            matcher=matcher,
+            step_accuracy=not no_step_accuracy,
+            seed=seed,
+            out=out,
+            skip_bad=skip_bad,
+            progress=not no_progress,
+        )
+    except DatasetError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
+    table = Table(title=f"SOP of {agent} on {dataset} (matcher {matcher})")
+    for column in ("category", "tasks", "PG", "TSR", "Score"):
+        table.add_column(column, justify="right")
+    rows = [*summary.per_category.items(), ("all", summary.sop.to_dict())]
+    for name, stats in rows:
+        table.add_row(
+            name,
+            str(int(stats["tasks"])),
+            f"{stats['pg']:.1%}",
+            f"{stats['tsr']:.1%}",
+            f"{stats['score']:.1%}",
+        )
+    Console().print(table)
+    if summary.step_accuracy is not None:
+        typer.echo(f"step accuracy (every mismatch patched): {summary.step_accuracy:.1%}")
+    if summary.skipped:
+        typer.echo(f"skipped {summary.skipped} bad record(s) (--skip-bad)")
+    if summary.failed:
+        typer.echo(f"left out {summary.failed} recorded episode(s) whose expert failed")
+    if out is not None:
+        typer.echo(f"results written to {out}")
+
+
+@app.command()
+def record(
+    env_id: Annotated[str, typer.Argument(help="e.g. GuiGym/WikiHow-v0")],
+    out: Annotated[Path, typer.Option(help="dataset folder (a rerun resumes it)")],
+    agent: Annotated[str, typer.Option(help="oracle (the expert), random, ...")] = "oracle",
+    episodes: Annotated[int, typer.Option(help="episodes the dataset should hold")] = 10,
+    split: Annotated[str, typer.Option(help="train, test or all")] = "train",
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="task ids to cycle through (repeatable)")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="base seed: episode i uses seed + i")] = 0,
+    screenshots: Annotated[
+        bool, typer.Option("--screenshots", help="save each step's screenshot as a PNG")
+    ] = False,
+    describe_thoughts: Annotated[
+        bool,
+        typer.Option(
+            "--describe-thoughts", help="store a templated thought from each action's description"
+        ),
+    ] = False,
+    env_arg: Annotated[
+        list[str] | None, typer.Option("--env-arg", help="extra gym.make key=value")
+    ] = None,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="hide the progress bar")
+    ] = False,
+) -> None:
+    """Record expert trajectories (UI trees, screens, actions, optional screenshots and
+    thoughts) as an expert dataset for ``GuiGym/SemiOnlineReplay-v0`` and ``eval --sop``."""
+    import gui_gym  # noqa: F401
+    from gui_gym.envs.replay import DatasetError
+    from gui_gym.recording import record_dataset
+
+    try:
+        report = record_dataset(
+            env_id,
+            agent,
+            episodes=episodes,
+            out=out,
+            seed=seed,
+            env_kwargs={"split": split, **_parse_kwargs(env_arg)},
+            tasks=task,
+            screenshots=screenshots,
+            thoughts="describe" if describe_thoughts else "agent",
+            progress=not no_progress,
+        )
+    except DatasetError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(
+        f"{report.out}: {report.episodes} episodes ({report.recorded} recorded now, "
+        f"{report.successes} successful)"
+    )
+
+
+@app.command()
+def convert(
+    source: Annotated[Path, typer.Argument(help="AndroidControl-style .json/.jsonl or a folder")],
+    out: Annotated[Path, typer.Option(help="dataset folder to write (a rerun resumes it)")],
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="skip malformed episodes, count them")
+    ] = False,
+) -> None:
+    """Convert AndroidControl-style episode JSON into an expert dataset (schema in
+    docs/semi_online.md)."""
+    from gui_gym.envs.replay import DatasetError
+    from gui_gym.envs.replay.androidcontrol import convert_androidcontrol
+
+    try:
+        report = convert_androidcontrol(source, out, skip_bad=skip_bad)
+    except DatasetError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(
+        f"{report.out}: {report.converted} episodes converted, {report.existing} already there"
+    )
+    for reason in report.skipped:
+        typer.echo(f"skipped: {reason}")
+    if report.skipped:
+        typer.echo(f"skipped {len(report.skipped)} bad episode(s) (--skip-bad)")
 
 
 @app.command()
@@ -246,6 +417,255 @@ def bench(
     report = run(ids, steps, screenshot_steps, out=out)
     typer.echo(format_report(report))
     typer.echo(f"written to {out}")
+
+
+@app.command("train-prm")
+def train_prm_cmd(
+    out: Annotated[Path, typer.Option(help="run folder: data/, checkpoint/, model/, metrics.json")],
+    env_id: Annotated[
+        list[str] | None, typer.Option("--env-id", help="envs to collect steps from (repeat)")
+    ] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="labelled steps (JSONL) instead of collecting them")
+    ] = None,
+    max_tasks: Annotated[int | None, typer.Option(help="tasks per env (default: all)")] = None,
+    random_rollouts: Annotated[int, typer.Option(help="random rollouts per task")] = 2,
+    eval_fraction: Annotated[float, typer.Option(help="share of tasks held out")] = 0.2,
+    model: Annotated[
+        Path | None, typer.Option(help="a local causal LM folder (safetensors); default: tiny GPT-2")
+    ] = None,
+    positive_token: Annotated[str, typer.Option(help="positive label token")] = " True",
+    negative_token: Annotated[str, typer.Option(help="negative label token")] = " False",
+    rationale: Annotated[
+        bool, typer.Option("--rationale", help="train the rationale-then-label variant")
+    ] = False,
+    vocab_size: Annotated[int, typer.Option(help="tiny model: BPE vocabulary size")] = 1024,
+    n_layer: Annotated[int, typer.Option(help="tiny model: layers")] = 2,
+    n_embd: Annotated[int, typer.Option(help="tiny model: width")] = 64,
+    max_length: Annotated[int, typer.Option(help="tokens per example")] = 768,
+    epochs: Annotated[int, typer.Option(help="passes over the data")] = 2,
+    batch_size: Annotated[int, typer.Option(help="steps per update")] = 16,
+    lr: Annotated[float, typer.Option(help="AdamW learning rate")] = 5e-4,
+    device: Annotated[str | None, typer.Option(help="cpu, cuda, ... (default: cpu)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of data, split and init")] = 0,
+    resume: Annotated[bool, typer.Option(help="continue from out/checkpoint")] = True,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="hide the progress bars")
+    ] = False,
+) -> None:
+    """Train a GUI-Shepherd process reward model on labelled steps (SFT on the label token).
+
+    Steps are collected from the envs' train splits (expert actions and milestone-reaching
+    actions positive; perturbations and failed random steps negative), deduplicated, split by
+    task and balanced; reruns reuse out/data and resume from out/checkpoint.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from gui_gym.models.prm_training import PRMTrainConfig, run_training
+
+    report = run_training(
+        out,
+        env_ids=env_id or ["GuiGym/WikiHow-v0"],
+        data=data,
+        max_tasks=max_tasks,
+        random_rollouts=random_rollouts,
+        eval_fraction=eval_fraction,
+        model=model,
+        positive_token=positive_token,
+        negative_token=negative_token,
+        rationale=rationale,
+        vocab_size=vocab_size,
+        n_layer=n_layer,
+        n_embd=n_embd,
+        max_length=max_length,
+        device=device,
+        config=PRMTrainConfig(epochs=epochs, batch_size=batch_size, lr=lr, seed=seed),
+        resume=resume,
+        progress=not no_progress,
+    )
+    table = Table(title=f"PRM eval ({report['data']['eval']} held-out steps)")
+    for column in ("step", "n", "accuracy", "AUC", "F1"):
+        table.add_column(column, justify="right")
+    ev = report["eval"]
+    rows = [*ev.get("by_position", {}).items(), ("all", ev)] if ev.get("n") else []
+    for name, stats in rows:
+        table.add_row(
+            name,
+            str(stats["n"]),
+            f"{stats['accuracy']:.3f}",
+            "-" if stats["auc"] != stats["auc"] else f"{stats['auc']:.3f}",
+            f"{stats['f1']:.3f}",
+        )
+    Console().print(table)
+    typer.echo(f"model written to {out / 'model'}; metrics in {out / 'metrics.json'}")
+
+
+@app.command("label")
+def label_cmd(
+    trajectories: Annotated[Path, typer.Option(help="trajectories (JSONL, e.g. from eval/record)")],
+    out: Annotated[Path, typer.Option(help="labelled trajectories (JSONL), written atomically")],
+    method: Annotated[
+        str, typer.Option(help="lcs (ProgRM Soft-LCS recipes) or env (env milestones)")
+    ] = "lcs",
+    theta: Annotated[float, typer.Option(help="lcs: grouping threshold theta_L (Eq. 3)")] = 0.6,
+    epsilon: Annotated[float, typer.Option(help="lcs: weight of two DO_NOTHING (Eq. 9)")] = 0.4,
+    embedder: Annotated[
+        str, typer.Option(help="lcs: text similarity, minilm (SBERT) or hashing (no model)")
+    ] = "minilm",
+    env_id: Annotated[
+        str | None,
+        typer.Option(help="env: id whose suite gives milestone totals (default: the file's)"),
+    ] = None,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="hide the progress bar")
+    ] = False,
+) -> None:
+    """Label every step of recorded trajectories with ProgRM progress (Sec. 2.2).
+
+    ``lcs`` groups each task's successful trajectories, extracts recipes and labels key steps
+    kappa/|L|; ``env`` uses the steps at which env milestones were reached. Each output line
+    is the trajectory plus a "progress" record (labels, key steps, a reason per label).
+    """
+    import time
+    import warnings
+
+    from tqdm import tqdm
+
+    from gui_gym.core.trajectory import read_trajectories
+    from gui_gym.rewards.progress import label_env, label_lcs, write_labeled_trajectories
+
+    if method not in ("lcs", "env"):
+        raise typer.BadParameter(f"method must be lcs or env, got {method!r}")
+    if not trajectories.is_file():
+        raise typer.BadParameter(f"no such file: {trajectories}")
+    data = list(read_trajectories(trajectories))
+    if not data:
+        raise typer.BadParameter(f"{trajectories} holds no trajectories")
+    start = time.perf_counter()
+    if method == "lcs":
+        from gui_gym.models.embed import default_embedder
+        from gui_gym.rewards.lcs import StepSimilarity
+
+        similarity = StepSimilarity(default_embedder(embedder), epsilon=epsilon)
+        labels = label_lcs(
+            data,
+            similarity,
+            theta=theta,
+            progress=None if no_progress else lambda it: tqdm(list(it), desc="label", unit="task"),
+        )
+    else:
+        from gui_gym.models.progress_model import MilestoneProgress
+
+        totals = None
+        source = env_id or data[0].env_id
+        try:
+            totals = MilestoneProgress.from_env_id(source).totals
+        except Exception as err:  # an unregistered id: fall back to observed counts, loudly
+            if env_id is not None:
+                raise typer.BadParameter(
+                    f"cannot read milestone totals of {env_id}: {err}"
+                ) from None
+            warnings.warn(
+                f"no milestone totals from {source!r} ({err}); using the most milestones "
+                f"reached per task",
+                stacklevel=1,
+            )
+        labels = label_env(data, totals)
+    seconds = time.perf_counter() - start
+    write_labeled_trajectories(out, data, labels)
+    steps = sum(len(t.steps) for t in data)
+    keys = sum(len(lab.key_steps) for lab in labels)
+    tasks = len({t.task_id for t in data})
+    typer.echo(
+        f"labelled {len(data)} trajectories ({steps} steps, {tasks} tasks) by {method} in "
+        f"{seconds:.2f} s; {keys} key steps; written to {out}"
+    )
+
+
+@app.command("train-progress")
+def train_progress_cmd(
+    labels: Annotated[Path, typer.Option(help="labelled trajectories from `gui-gym label`")],
+    out: Annotated[Path, typer.Option(help="run folder: checkpoints/, model/, metrics.json")],
+    kind: Annotated[
+        str, typer.Option(help="progrm (progress labels) or orm (final-step success only)")
+    ] = "progrm",
+    eval_labels: Annotated[
+        Path | None, typer.Option("--eval", help="labelled trajectories scored each epoch")
+    ] = None,
+    backbone: Annotated[
+        str, typer.Option(help="tiny (GPT-2 from scratch) or a local pretrained model folder")
+    ] = "tiny",
+    epochs: Annotated[int, typer.Option(help="passes over the data")] = 3,
+    batch_size: Annotated[int, typer.Option(help="examples per update")] = 16,
+    lr: Annotated[float, typer.Option(help="AdamW learning rate (betas 0.9, 0.95)")] = 3e-4,
+    max_length: Annotated[int, typer.Option(help="tokens per state")] = 384,
+    vocab_size: Annotated[int, typer.Option(help="tiny: word vocabulary size")] = 4000,
+    hidden: Annotated[int, typer.Option(help="tiny: width")] = 64,
+    layers: Annotated[int, typer.Option(help="tiny: layers")] = 2,
+    balance: Annotated[bool, typer.Option(help="progrm: balance success/failure steps 1:1")] = True,
+    checkpoint_every: Annotated[int, typer.Option(help="also checkpoint every N steps")] = 0,
+    seed: Annotated[int, typer.Option(help="seed of init, order and balancing")] = 0,
+    device: Annotated[str | None, typer.Option(help="cpu, cuda, ... (default: auto)")] = None,
+    resume: Annotated[bool, typer.Option(help="continue from out/checkpoints")] = False,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="hide the progress bar")
+    ] = False,
+) -> None:
+    """Train a ProgRM progress model (backbone + MLP + sigmoid, BCE; Sec. 2.3) or the ORM
+    baseline; checkpoints are safetensors, and --resume continues an interrupted run."""
+    from gui_gym.core.trajectory import atomic_write_text
+    from gui_gym.models.progress_model import TrainConfig, fit_progress_model
+    from gui_gym.rewards.progress import read_labeled_trajectories
+
+    if kind not in ("progrm", "orm"):
+        raise typer.BadParameter(f"kind must be progrm or orm, got {kind!r}")
+    for path in (labels, eval_labels):
+        if path is not None and not path.is_file():
+            raise typer.BadParameter(f"no such file: {path}")
+    need = kind == "progrm"
+    try:
+        train_t, train_l = read_labeled_trajectories(labels, require_labels=need)
+        eval_t, eval_l = (
+            read_labeled_trajectories(eval_labels, require_labels=need)
+            if eval_labels is not None
+            else (None, None)
+        )
+        config = TrainConfig(
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr,
+            seed=seed,
+            checkpoint_every=checkpoint_every,
+        )
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from None
+    model, result = fit_progress_model(
+        train_t,
+        train_l if need else None,  # type: ignore[arg-type]
+        kind=kind,
+        backbone=backbone,
+        config=config,
+        eval_trajectories=eval_t,
+        eval_labels=eval_l if need else None,  # type: ignore[arg-type]
+        out=out,
+        balance=balance,
+        max_length=max_length,
+        vocab_size=vocab_size,
+        hidden=hidden,
+        layers=layers,
+        resume=resume,
+        progress=not no_progress,
+        device=device,
+    )
+    metrics = {"kind": kind, "global_step": result.global_step, "epochs": result.epochs}
+    atomic_write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    for record in result.epochs:
+        line = f"epoch {int(record['epoch'])}: train loss {record['train_loss']:.4f}"
+        if "eval_mae" in record:
+            line += f", eval loss {record['eval_loss']:.4f}, eval MAE {record['eval_mae']:.4f}"
+        typer.echo(line)
+    typer.echo(f"model written to {out / 'model'}; metrics in {out / 'metrics.json'}")
 
 
 def main() -> None:

@@ -1,0 +1,249 @@
+"""Semi-Online Performance (SOP): evaluate an agent on expert data with its own history.
+
+UI-S1 (Sec. 4.1, Appendix C) proposes SOP as a cheap proxy for online success: replay each
+expert trajectory, let the agent act on the expert states while keeping its own outputs as
+history, and stop at the first action that does not match. ``s_i`` is the number of steps
+matched before that point and ``t_i`` the expert trajectory's length; PG is the mean of
+``s_i / t_i``, TSR the fraction with ``s_i = t_i``, and Score their average.
+
+:func:`evaluate_sop` runs :class:`~gui_gym.envs.replay.SemiOnlineReplayEnv`. By default it
+patches every mismatch (thought-free, ``epsilon = inf``) and keeps going, which changes
+nothing before the first mismatch, so SOP is the same as stopping there, and it also yields
+an offline-style *step accuracy*: the fraction of all expert steps the agent matches when
+every earlier step is put right (what AndroidControl-style step metrics measure). Pass
+``step_accuracy=False`` to stop at the first mismatch and save agent calls.
+
+Episodes stream to ``<out>.episodes.jsonl`` and a rerun resumes, as in ``gui-gym eval``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from gui_gym.agents.base import Agent
+from gui_gym.core.trajectory import TrajectoryWriter, atomic_write_text, read_jsonl
+from gui_gym.envs.replay import ExpertDataset, SemiOnlineReplayEnv
+from gui_gym.rewards.action_match import Matcher
+from gui_gym.rewards.semi_online import SOPMetrics, sop_metrics
+
+__all__ = ["SOPEpisode", "SOPSummary", "evaluate_sop"]
+
+
+@dataclass
+class SOPEpisode:
+    """One replayed expert trajectory (a row of ``<out>.episodes.jsonl``).
+
+    Attributes:
+        index: Position of the trajectory in the dataset.
+        trajectory_id, task_id, category: Which trajectory.
+        seed: Reset seed (random agents are seeded with it).
+        expert_steps: ``t_i``.
+        matched_prefix: ``s_i``, steps matched before the first mismatch.
+        matched_steps: Steps matched in all, every mismatch patched (0 with
+            ``step_accuracy=False`` runs beyond the prefix).
+        judged_steps: Steps the agent acted on.
+    """
+
+    index: int
+    trajectory_id: str
+    task_id: str
+    category: str
+    seed: int
+    expert_steps: int
+    matched_prefix: int
+    matched_steps: int
+    judged_steps: int
+
+
+@dataclass
+class SOPSummary:
+    """SOP over a dataset, with the offline-style step accuracy beside it.
+
+    Attributes:
+        sop: PG, TSR and Score.
+        step_accuracy: Matched steps / expert steps with every mismatch patched (None when
+            the run stopped at first mismatches).
+        per_category: SOP per task category.
+        skipped: Dataset records skipped as bad (``skip_bad=True``).
+        failed: Recorded episodes left out because the expert failed.
+    """
+
+    sop: SOPMetrics
+    step_accuracy: float | None
+    per_category: dict[str, dict[str, float | int]] = field(default_factory=dict)
+    skipped: int = 0
+    failed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.sop.to_dict(),
+            "step_accuracy": self.step_accuracy,
+            "per_category": self.per_category,
+            "skipped": self.skipped,
+            "failed": self.failed,
+        }
+
+
+def _summarise(
+    rows: list[SOPEpisode], step_accuracy: bool, skipped: int, failed: int
+) -> SOPSummary:
+    def metrics(subset: list[SOPEpisode]) -> SOPMetrics:
+        return sop_metrics([r.matched_prefix for r in subset], [r.expert_steps for r in subset])
+
+    categories = sorted({r.category for r in rows if r.category})
+    accuracy = None
+    if step_accuracy:
+        accuracy = sum(r.matched_steps for r in rows) / sum(r.expert_steps for r in rows)
+    return SOPSummary(
+        sop=metrics(rows),
+        step_accuracy=accuracy,
+        per_category={
+            c: metrics([r for r in rows if r.category == c]).to_dict() for c in categories
+        },
+        skipped=skipped,
+        failed=failed,
+    )
+
+
+def evaluate_sop(
+    dataset: str | Path | ExpertDataset,
+    agent: str | Callable[[gym.Env], Agent],
+    *,
+    matcher: str | Matcher = "loose",
+    step_accuracy: bool = True,
+    seed: int = 0,
+    out: str | Path | None = None,
+    skip_bad: bool = False,
+    limit: int | None = None,
+    progress: bool = True,
+) -> tuple[SOPSummary, list[SOPEpisode]]:
+    """Run ``agent`` over every trajectory of ``dataset`` and compute SOP.
+
+    Args:
+        dataset: A dataset folder or a loaded :class:`ExpertDataset`.
+        agent: A built-in agent name (``oracle``, ``random``, ``random:done=P``) or a factory
+            ``env -> Agent``.
+        matcher: ``"loose"`` (default; UI-S1's evaluation matcher is looser than its training
+            one), ``"strict"``, or a matcher.
+        step_accuracy: Patch every mismatch and go on, to measure step accuracy too.
+        seed: Trajectory ``i`` is reset with ``seed + i``.
+        out: Summary JSON; episodes stream to ``<out>.episodes.jsonl`` and a rerun resumes.
+        skip_bad: Skip corrupt records and missing images (counted) instead of failing.
+        limit: Evaluate only the first ``limit`` trajectories.
+        progress: Show a progress bar.
+
+    Returns:
+        The summary and one row per trajectory.
+
+    Raises:
+        DatasetError: for a bad dataset (without ``skip_bad``).
+        ValueError: when ``out`` holds a run with different settings.
+    """
+    from gui_gym.evaluation import make_agent
+
+    data = (
+        dataset
+        if isinstance(dataset, ExpertDataset)
+        else ExpertDataset.load(dataset, skip_bad=skip_bad)
+    )
+    env = SemiOnlineReplayEnv(
+        data,
+        matcher=matcher,
+        patch="thought_free" if step_accuracy else "none",
+        epsilon=math.inf if step_accuracy else 0,
+        history=True,
+    )
+    total = len(data) if limit is None else min(limit, len(data))
+    agent_name = agent if isinstance(agent, str) else getattr(agent, "__name__", "custom")
+    matcher_name = matcher if isinstance(matcher, str) else getattr(matcher, "name", "custom")
+    header = {
+        "dataset": str(data.root.resolve()),
+        "agent": agent_name,
+        "matcher": matcher_name,
+        "seed": seed,
+        "step_accuracy": step_accuracy,
+    }
+    rows: dict[int, SOPEpisode] = {}
+    log_path = Path(f"{out}.episodes.jsonl") if out is not None else None
+    writer = None
+    if log_path is not None:
+        if log_path.exists():
+            records = list(read_jsonl(log_path))
+            if records and records[0].get("header") != header:
+                raise ValueError(
+                    f"{log_path} holds a run with different settings ({records[0].get('header')}); "
+                    "remove it or choose another --out"
+                )
+            for r in records[1:]:
+                rows[r["index"]] = SOPEpisode(**r)
+        writer = TrajectoryWriter(log_path)
+        if not log_path.stat().st_size:
+            writer.write({"header": header})
+    bar = None
+    try:
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, initial=len(rows), desc=f"SOP {agent_name}", unit="traj")
+        policy = make_agent(agent, env, seed) if isinstance(agent, str) else None
+        for i in range(total):
+            if i in rows:
+                continue
+            if not isinstance(agent, str):
+                policy = agent(env)
+            elif agent.startswith("random"):
+                policy = make_agent(agent, env, seed + i)
+            assert policy is not None
+            row = _run_one(env, policy, i, seed + i)
+            rows[i] = row
+            if writer is not None:
+                writer.write(asdict(row))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+        if writer is not None:
+            writer.close()
+        env.close()
+    ordered = [rows[i] for i in sorted(rows) if i < total]
+    summary = _summarise(ordered, step_accuracy, len(data.skipped), data.failed)
+    if out is not None:
+        payload = {
+            **header,
+            "summary": summary.to_dict(),
+            "episodes": [asdict(r) for r in ordered],
+        }
+        atomic_write_text(out, json.dumps(payload, indent=1) + "\n")
+    return summary, ordered
+
+
+def _run_one(env: SemiOnlineReplayEnv, policy: Agent, index: int, seed: int) -> SOPEpisode:
+    observation, info = env.reset(seed=seed, options={"trajectory": index})
+    policy.reset(observation, info)
+    done = False
+    while not done:
+        action = policy.act(observation, info)
+        observation, _, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+    details = info["semi_online"]
+    trajectory = env.trajectory
+    assert trajectory is not None
+    return SOPEpisode(
+        index=index,
+        trajectory_id=trajectory.trajectory_id,
+        task_id=trajectory.task_id,
+        category=trajectory.category,
+        seed=seed,
+        expert_steps=len(trajectory),
+        matched_prefix=int(details["matched_prefix"]),
+        matched_steps=sum(details["rollout"]["matched"]),
+        judged_steps=len(details["rollout"]["matched"]),
+    )
