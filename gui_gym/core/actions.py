@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gui_gym.core.ui import UITree
+    from gui_gym.core.ui import UIElement, UITree
 
 __all__ = [
     "DIRECTIONS",
@@ -38,6 +38,7 @@ __all__ = [
     "ActionType",
     "describe",
     "parse_action",
+    "target_element",
 ]
 
 MAX_ACTION_LENGTH = 20_000
@@ -692,17 +693,26 @@ def _short(text: str) -> str:
     return text if len(text) <= _DESCRIBE_LIMIT else text[: _DESCRIBE_LIMIT - 3] + "..."
 
 
+def target_element(action: Action, tree: UITree | None) -> UIElement | None:
+    """The element of ``tree`` that ``action`` acts on: by index, by point, or by label.
+
+    Returns None when the action has no target or it cannot be resolved on ``tree``.
+    """
+    if tree is None:
+        return None
+    if action.index is not None and 0 <= action.index < len(tree.elements):
+        return tree.elements[action.index]
+    if action.has_point:
+        return tree.at_point(action.x, action.y)  # type: ignore[arg-type]
+    if action.label is not None:
+        return tree.find_one(text=action.label) or tree.find_one(
+            text_regex=re.compile(re.escape(action.label), re.IGNORECASE)
+        )
+    return None
+
+
 def _target_phrase(action: Action, tree: UITree | None) -> str:
-    element = None
-    if tree is not None:
-        if action.index is not None and 0 <= action.index < len(tree.elements):
-            element = tree.elements[action.index]
-        elif action.has_point:
-            element = tree.at_point(action.x, action.y)  # type: ignore[arg-type]
-        elif action.label is not None:
-            element = tree.find_one(text=action.label) or tree.find_one(
-                text_regex=re.compile(re.escape(action.label), re.IGNORECASE)
-            )
+    element = target_element(action, tree)
     if element is not None:
         label = element.label or element.resource_id
         if label:

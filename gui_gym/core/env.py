@@ -35,6 +35,7 @@ from gui_gym.core.actions import (
     ActionType,
     describe,
     parse_action,
+    target_element,
 )
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.spaces import UnicodeText
@@ -221,6 +222,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         ctx = self._context(screen)
         self._milestones.extend(task.new_milestones(ctx, self._milestones))
         info = self._info(valid=True, error=None, description="", success=False, action_text="")
+        info["action_target"] = None
         return self._observation(screen), info
 
     def step(
@@ -258,6 +260,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         self._steps += 1
         valid = error is None
         description = describe(parsed, screen) if parsed is not None else "invalid action"
+        target = target_element(parsed, screen) if parsed is not None else None
         if valid:
             assert parsed is not None
             self._last_action = parsed
@@ -297,6 +300,10 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
             else (action if isinstance(action, str) else repr(action))
         )
         info = self._info(valid, error, description, self._done and self._success, action_text)
+        # Identity of the acted-on element, index-free: ProgRM's step similarity (Eq. 9)
+        # compares targets across screens by it. A tuple, not a dict, so vector envs can mix
+        # it with None in one object array.
+        info["action_target"] = None if target is None else target.identity
         if final_state_score is not None:
             info["final_state_score"] = final_state_score
         return self._observation(new_screen), reward, terminated, truncated, info

@@ -54,6 +54,10 @@ class Step:
         tree: The UI tree the action was chosen on (``UITree.to_dict()``), when recorded.
         screenshot: Path of a saved screenshot, relative to the trajectory file, if any.
         info: Other JSON-safe facts (wrapper components, errors).
+        target: Identity of the element the action acted on, ``[role, label, resource_id]``
+            (``info["action_target"]``, ``UIElement.identity``); None when the action had no
+            target or it was not recorded (files written before the field existed load
+            with None).
     """
 
     index: int
@@ -70,6 +74,7 @@ class Step:
     tree: dict[str, Any] | None = None
     screenshot: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    target: list[str] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
@@ -90,6 +95,9 @@ class Step:
     ) -> Step:
         """A step from one ``env.step`` result: the screen it was chosen on, the action sent,
         and what came back (the gui-gym info keys)."""
+        if "target" not in extra:
+            target = info.get("action_target")
+            extra["target"] = list(target) if target is not None else None
         return cls(
             index=index,
             screen=screen,

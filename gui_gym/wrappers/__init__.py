@@ -1,6 +1,12 @@
 """Composable Gymnasium wrappers; each adds its components under its own ``info`` key."""
 
 from gui_gym.wrappers.milestone import MilestoneWrapper
+from gui_gym.wrappers.progress import ProgressRewardVectorWrapper, ProgressRewardWrapper
 from gui_gym.wrappers.record import RecordTrajectories
 
-__all__ = ["MilestoneWrapper", "RecordTrajectories"]
+__all__ = [
+    "MilestoneWrapper",
+    "ProgressRewardVectorWrapper",
+    "ProgressRewardWrapper",
+    "RecordTrajectories",
+]

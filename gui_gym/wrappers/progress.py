@@ -1,0 +1,291 @@
+"""``ProgressRewardWrapper``: ProgRM's progress reward added to every step.
+
+``reward += weight * (Prog(s_t) - Prog(s_{t-k}))`` (ProgRM Eq. 2), with ``Prog(s_0)`` scored on
+the reset observation. ``info["progress"]`` carries the value, the delta and the reference
+value it was compared with. :class:`ProgressRewardVectorWrapper` does the same for a
+Gymnasium vector env with one batched model call per step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
+
+from gui_gym.models.progress_model import ProgressModel, ProgressQuery
+from gui_gym.rewards.progress import progress_reward
+
+__all__ = ["ProgressRewardVectorWrapper", "ProgressRewardWrapper"]
+
+
+def _check_args(model: Any, k: Any, weight: Any) -> tuple[int, float]:
+    if not callable(getattr(model, "predict", None)):
+        raise TypeError(
+            f"model must have predict(queries) -> values (a ProgressModel such as "
+            f"MilestoneProgress or ProgRM), got {type(model).__name__}"
+        )
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be an int >= 1 (the paper uses 1), got {k!r}")
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
+        raise ValueError(f"weight must be a finite number, got {weight!r}")
+    return k, float(weight)
+
+
+def _checked(values: Sequence[float], count: int) -> list[float]:
+    out = [float(v) for v in values]
+    if len(out) != count:
+        raise ValueError(f"the progress model returned {len(out)} values for {count} states")
+    for v in out:
+        if not 0.0 <= v <= 1.0:  # also rejects NaN
+            raise ValueError(f"the progress model returned {v!r}, outside [0, 1]")
+    return out
+
+
+def _action_text(info: dict[str, Any], action: Any) -> str:
+    return info.get("action_description") or info.get("action") or str(action)
+
+
+class ProgressRewardWrapper(
+    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
+):
+    """Add ProgRM's progress reward ``weight * (Prog(s_t) - Prog(s_{t-k}))`` to each step.
+
+    The state scored after each step is ProgRM's ``[g, a_1..a_t, o_{t+1}]`` (Eq. 6): the
+    instruction, the descriptions of the actions taken so far and the new screen. Early in an
+    episode (``t < k``) the reference is ``Prog(s_0)``, scored at reset. The env's own reward
+    is kept (``info["task_reward"]`` keeps the outcome in any case).
+
+    ``info["progress"] = {"value": Prog(s_t), "delta": Prog(s_t) - Prog(s_{t-k}),
+    "reference": Prog(s_{t-k})}``; at reset the delta is 0.
+
+    Args:
+        env: A gui-gym env (its info must carry ``action_description``; ``milestones`` for
+            :class:`~gui_gym.models.progress_model.MilestoneProgress`).
+        model: A progress model: ``predict(queries) -> values in [0, 1]``.
+        k: History length of Eq. 2 (the paper uses 1).
+        weight: Scale of the progress reward.
+
+    Raises:
+        TypeError: if ``model`` has no ``predict``.
+        ValueError: for ``k < 1`` or a non-finite ``weight``; at run time, when the model
+            returns a value outside ``[0, 1]``.
+    """
+
+    def __init__(self, env: gym.Env, model: ProgressModel, k: int = 1, weight: float = 1.0):
+        k, weight = _check_args(model, k, weight)
+        gym.utils.RecordConstructorArgs.__init__(self, model=model, k=k, weight=weight)
+        gym.Wrapper.__init__(self, env)
+        self.model = model
+        self.k = k
+        self.weight = weight
+        self._values: deque[float] | None = None
+        self._actions: list[str] = []
+        self._task_id = ""
+        self._total: int | None = None
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        observation, info = self.env.reset(seed=seed, options=options)
+        self._actions = []
+        self._task_id = info.get("task_id", "")
+        task = getattr(self.env.unwrapped, "task", None)
+        self._total = len(getattr(task, "milestones", ())) or None
+        query = ProgressQuery(
+            observation["instruction"],
+            (),
+            observation["screen"],
+            self._task_id,
+            info.get("milestones", ()),
+            self._total,
+        )
+        value = _checked(self.model.predict([query]), 1)[0]
+        self._values = deque([value], maxlen=self.k + 1)
+        info["progress"] = {"value": value, "delta": 0.0, "reference": value}
+        return observation, info
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        values = self._values
+        if values is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        self._actions.append(_action_text(info, action))
+        query = ProgressQuery(
+            observation["instruction"],
+            tuple(self._actions),
+            observation["screen"],
+            self._task_id,
+            info.get("milestones", ()),
+            self._total,
+        )
+        value = _checked(self.model.predict([query]), 1)[0]
+        values.append(value)
+        delta = progress_reward(values, self.k)  # ProgRM Eq. 2
+        info["progress"] = {"value": value, "delta": delta, "reference": values[0]}
+        return observation, float(reward) + self.weight * delta, terminated, truncated, info
+
+
+class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs):
+    """:class:`ProgressRewardWrapper` for a Gymnasium vector env, scoring all sub-envs in one
+    ``model.predict`` call per step.
+
+    Works with the ``NEXT_STEP`` autoreset mode (Gymnasium's default: the step after an
+    episode ends resets that sub-env; its reward is left alone and its progress restarts
+    from ``Prog(s_0)``) and ``SAME_STEP`` (the ending step is scored on ``final_obs``, then
+    the reset observation is scored as the new ``s_0``). ``infos["progress"]`` holds arrays
+    ``value``, ``delta`` and ``reference`` over the sub-envs; a sub-env that resets this step
+    reports its new ``Prog(s_0)`` with delta 0 (``NEXT_STEP``) or its ended step
+    (``SAME_STEP``).
+
+    Milestone totals are not in a vector env's info: give
+    :class:`~gui_gym.models.progress_model.MilestoneProgress` its totals
+    (``MilestoneProgress.from_env_id(env_id)``).
+
+    Args:
+        env: The vector env.
+        model: A progress model.
+        k: History length of Eq. 2.
+        weight: Scale of the progress reward.
+
+    Raises:
+        TypeError: if ``env`` is not a vector env or ``model`` has no ``predict``.
+        ValueError: for a bad ``k``/``weight`` or the ``DISABLED`` autoreset mode.
+    """
+
+    def __init__(self, env: VectorEnv, model: ProgressModel, k: int = 1, weight: float = 1.0):
+        k, weight = _check_args(model, k, weight)
+        gym.utils.RecordConstructorArgs.__init__(self, model=model, k=k, weight=weight)
+        VectorWrapper.__init__(self, env)
+        mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(
+                f"autoreset mode {mode} is not supported; use NEXT_STEP (the default) or SAME_STEP"
+            )
+        self.autoreset_mode = mode
+        self.model = model
+        self.k = k
+        self.weight = weight
+        n = self.num_envs
+        self._values: list[deque[float]] = [deque(maxlen=k + 1) for _ in range(n)]
+        self._actions: list[list[str]] = [[] for _ in range(n)]
+        self._task_ids: list[str] = [""] * n
+        self._ended = np.zeros(n, dtype=bool)
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        observation, infos = self.env.reset(seed=seed, options=options)
+        mask = (options or {}).get("reset_mask")
+        rows = range(self.num_envs) if mask is None else np.flatnonzero(np.asarray(mask))
+        rows = list(rows)
+        queries = [self._reset_query(observation, infos, i) for i in rows]
+        values = _checked(self.model.predict(queries), len(queries)) if queries else []
+        for i, v in zip(rows, values):
+            self._values[i] = deque([v], maxlen=self.k + 1)
+            self._ended[i] = False
+        current = np.array([h[-1] if h else np.nan for h in self._values], dtype=np.float64)
+        self._attach(infos, current, np.zeros(self.num_envs), current.copy())
+        return observation, infos
+
+    def _reset_query(self, observation: Any, infos: dict[str, Any], i: int) -> ProgressQuery:
+        self._actions[i] = []
+        self._task_ids[i] = str(_item(infos, "task_id", i, ""))
+        return ProgressQuery(
+            observation["instruction"][i],
+            (),
+            observation["screen"][i],
+            self._task_ids[i],
+            _item(infos, "milestones", i, ()) or (),
+        )
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        observation, rewards, terminations, truncations, infos = self.env.step(actions)
+        n = self.num_envs
+        ended_now = np.logical_or(terminations, truncations)
+        queries: list[ProgressQuery] = []
+        plan: list[tuple[int, str]] = []  # (env index, "step" | "reset") per query
+        for i in range(n):
+            if self.autoreset_mode is AutoresetMode.NEXT_STEP and self._ended[i]:
+                queries.append(self._reset_query(observation, infos, i))
+                plan.append((i, "reset"))
+                continue
+            if self.autoreset_mode is AutoresetMode.SAME_STEP and ended_now[i]:
+                final_info = infos.get("final_info", {})
+                final_obs = infos["final_obs"][i]
+                self._actions[i].append(_action_text(_row(final_info, i), _index(actions, i)))
+                queries.append(
+                    ProgressQuery(
+                        final_obs["instruction"],
+                        tuple(self._actions[i]),
+                        final_obs["screen"],
+                        self._task_ids[i],
+                        _item(final_info, "milestones", i, ()) or (),
+                    )
+                )
+                plan.append((i, "step"))
+                queries.append(self._reset_query(observation, infos, i))
+                plan.append((i, "reset"))
+                continue
+            self._actions[i].append(_action_text(_row(infos, i), _index(actions, i)))
+            queries.append(
+                ProgressQuery(
+                    observation["instruction"][i],
+                    tuple(self._actions[i]),
+                    observation["screen"][i],
+                    self._task_ids[i],
+                    _item(infos, "milestones", i, ()) or (),
+                )
+            )
+            plan.append((i, "step"))
+        values = _checked(self.model.predict(queries), len(queries))
+        deltas = np.zeros(n, dtype=np.float64)
+        value = np.zeros(n, dtype=np.float64)
+        reference = np.zeros(n, dtype=np.float64)
+        for (i, kind), v in zip(plan, values):
+            if kind == "step":
+                history = self._values[i]
+                history.append(v)
+                deltas[i] = progress_reward(history, self.k)  # ProgRM Eq. 2
+                value[i], reference[i] = v, history[0]
+            else:
+                self._values[i] = deque([v], maxlen=self.k + 1)
+                if self.autoreset_mode is AutoresetMode.NEXT_STEP:
+                    value[i] = reference[i] = v
+        if self.autoreset_mode is AutoresetMode.NEXT_STEP:
+            self._ended = np.asarray(ended_now, dtype=bool).copy()
+        self._attach(infos, value, deltas, reference)
+        rewards = np.asarray(rewards, dtype=np.float64) + self.weight * deltas
+        return observation, rewards, terminations, truncations, infos
+
+    def _attach(
+        self, infos: dict[str, Any], value: np.ndarray, delta: np.ndarray, reference: np.ndarray
+    ) -> None:
+        infos["progress"] = {"value": value, "delta": delta, "reference": reference}
+        infos["_progress"] = np.ones(self.num_envs, dtype=bool)
+
+
+def _item(infos: dict[str, Any], key: str, i: int, default: Any) -> Any:
+    values = infos.get(key)
+    mask = infos.get(f"_{key}")
+    if values is None or (mask is not None and not mask[i]):
+        return default
+    return values[i]
+
+
+def _row(infos: dict[str, Any], i: int) -> dict[str, Any]:
+    return {
+        "action_description": _item(infos, "action_description", i, ""),
+        "action": _item(infos, "action", i, ""),
+    }
+
+
+def _index(actions: Any, i: int) -> Any:
+    try:
+        return actions[i]
+    except (TypeError, IndexError, KeyError):
+        return actions
