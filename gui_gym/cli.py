@@ -264,7 +264,7 @@ def _eval_sop(
             skip_bad=skip_bad,
             progress=not no_progress,
         )
-    except DatasetError as err:
+    except (DatasetError, ValueError) as err:  # a bad dataset, agent, matcher or --out
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
     table = Table(title=f"SOP of {agent} on {dataset} (matcher {matcher})")
@@ -432,7 +432,8 @@ def train_prm_cmd(
     random_rollouts: Annotated[int, typer.Option(help="random rollouts per task")] = 2,
     eval_fraction: Annotated[float, typer.Option(help="share of tasks held out")] = 0.2,
     model: Annotated[
-        Path | None, typer.Option(help="a local causal LM folder (safetensors); default: tiny GPT-2")
+        Path | None,
+        typer.Option(help="a local causal LM folder (safetensors); default: tiny GPT-2"),
     ] = None,
     positive_token: Annotated[str, typer.Option(help="positive label token")] = " True",
     negative_token: Annotated[str, typer.Option(help="negative label token")] = " False",
