@@ -140,6 +140,13 @@ def test_a_corrupt_line_names_the_file_and_line(small: Path) -> None:
     assert len(data) == 2 and len(data.skipped) == 1 and ":2:" in data.skipped[0]
 
 
+def test_a_torn_last_line_is_skipped_with_a_warning(small: Path) -> None:
+    with (small / "trajectories.jsonl").open("a") as f:
+        f.write('{"env_id": "test", "task_id": "t')  # a crash mid-append
+    with pytest.warns(UserWarning, match=r"jsonl:4: skipping a torn last line"):
+        assert len(ExpertDataset.load(small)) == 3
+
+
 def test_a_missing_image_names_the_file_line_and_image(small: Path) -> None:
     (small / "images" / "2" / "0.png").unlink()
     with pytest.raises(

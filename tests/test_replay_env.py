@@ -10,6 +10,8 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gui_gym
 from gui_gym.envs.replay import SAMPLE_DATASET, ExpertDataset, SemiOnlineReplayEnv
@@ -96,6 +98,7 @@ def test_a_matching_action_advances_to_the_next_expert_state(dataset: ExpertData
     assert (reward, terminated, truncated) == (1.0, False, False)
     assert "Next 1" in obs["screen"] and env.expert_step == 1
     assert info["milestones"] == ["m0"]  # the recorded milestones of the expert step
+    assert info["action_target"] == ("button", "Next 0", "")  # as GuiEnv reports it
     assert obs["history"] == "Step 1: CLICK(0)"
 
 
@@ -322,3 +325,22 @@ def test_bundled_sample_matches_a_fresh_recording(tmp_path: Path) -> None:
         assert [(s.action, s.screen, s.tree, s.thought) for s in a.steps] == [
             (s.action, s.screen, s.tree, s.thought) for s in b.steps
         ]
+
+
+_FUZZ_ENV = SemiOnlineReplayEnv(SAMPLE_DATASET, epsilon=math.inf)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(max_size=80),
+        st.sampled_from(["CLICK(3)", "<think>x</think><action>SCROLL(down)</action>", "{}"]),
+    ),
+    seed=st.integers(0, 7),
+)
+def test_no_string_makes_step_raise(text: str, seed: int) -> None:
+    _FUZZ_ENV.reset(seed=seed)
+    obs, reward, terminated, truncated, info = _FUZZ_ENV.step(text)
+    assert _FUZZ_ENV.observation_space.contains(obs)
+    assert reward in (0.0, 0.1, 0.5, 1.0)
+    assert isinstance(info["action_valid"], bool)

@@ -308,41 +308,38 @@ class ExpertDataset:
         failed = 0
         seen: dict[str, str] = {}
         with path.open("rb") as f:
-            lines = f.read().split(b"\n")
-        torn = lines[-1] != b""
-        if not torn:
-            lines.pop()
-        for number, raw in enumerate(lines, start=1):
-            location = f"{path}:{number}"
-            try:
-                if not raw.strip():
-                    raise DatasetError(f"{location}: empty line")
+            for number, raw in enumerate(f, start=1):
+                location = f"{path}:{number}"
+                torn = not raw.endswith(b"\n")  # only the last line can lack its newline
                 try:
-                    record = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError) as err:
-                    if torn and number == len(lines):
-                        warnings.warn(
-                            f"{location}: skipping a torn last line (interrupted write)",
-                            stacklevel=2,
+                    if not raw.strip():
+                        raise DatasetError(f"{location}: empty line")
+                    try:
+                        record = json.loads(raw)
+                    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+                        if torn:
+                            warnings.warn(
+                                f"{location}: skipping a torn last line (interrupted write)",
+                                stacklevel=2,
+                            )
+                            break
+                        raise DatasetError(f"{location}: corrupt JSON record: {err}") from None
+                    trajectory = _expert_trajectory(record, root, size, location)
+                    if trajectory.trajectory_id in seen:
+                        raise DatasetError(
+                            f"{location}: trajectory id {trajectory.trajectory_id!r} repeats "
+                            f"{seen[trajectory.trajectory_id]}"
                         )
-                        break
-                    raise DatasetError(f"{location}: corrupt JSON record: {err}") from None
-                trajectory = _expert_trajectory(record, root, size, location)
-                if trajectory.trajectory_id in seen:
-                    raise DatasetError(
-                        f"{location}: trajectory id {trajectory.trajectory_id!r} repeats "
-                        f"{seen[trajectory.trajectory_id]}"
-                    )
-            except DatasetError as err:
-                if not skip_bad:
-                    raise
-                skipped.append(str(err))
-                continue
-            seen[trajectory.trajectory_id] = location
-            if not trajectory.success and not include_failed:
-                failed += 1
-                continue
-            trajectories.append(trajectory)
+                except DatasetError as err:
+                    if not skip_bad:
+                        raise
+                    skipped.append(str(err))
+                    continue
+                seen[trajectory.trajectory_id] = location
+                if not trajectory.success and not include_failed:
+                    failed += 1
+                    continue
+                trajectories.append(trajectory)
         if not trajectories:
             detail = f" ({len(skipped)} skipped, {failed} failed expert runs)"
             raise DatasetError(f"{path}: no usable trajectories{detail}")

@@ -21,6 +21,7 @@ from gui_gym.core.actions import (
     ActionType,
     describe,
     parse_action,
+    target_element,
 )
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.ui import UITree
@@ -321,6 +322,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         self._completed = False
         self._warned_done = False
         info = self._base_info("", True, None, "", False)
+        info["action_target"] = None
         info["semi_online"] = self._progress_info()
         return self._observation(), info
 
@@ -409,6 +411,8 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             else (action if isinstance(action, str) else repr(action))
         )
         info = self._base_info(action_text, predicted is not None, error, description, success)
+        target = target_element(predicted, expert.tree) if predicted is not None else None
+        info["action_target"] = None if target is None else target.identity
         details = self._progress_info()
         details.update(
             {
