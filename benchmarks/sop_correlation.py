@@ -22,10 +22,13 @@ Agents (all built on the oracle, so the study is cheap and exactly reproducible)
 * ``late-noise-p``: the same noise from the third step on;
 * ``early-noise-p``: the same noise at the first step only;
 * ``quits-after-k``: declares DONE after k steps;
-* ``vote-N``: majority vote over N draws of ``noisy-0.5`` (a best-of-N by self-consistency).
+* ``vote-N``: majority vote over N draws of ``noisy-0.5`` (a best-of-N by self-consistency);
+* ``tiny-n`` (WikiHow only): a linear softmax policy over candidate actions trained by
+  imitation on n oracle trajectories of the train split (``tiny_policy.py``); it never sees
+  the oracle at test time.
 
-No trained models: the agents are synthetic, so the numbers say how the metrics behave on
-these error patterns, not how they rank real models.
+The oracle-based agents are synthetic, so their numbers say how the metrics behave on those
+error patterns; the tiny policies are real (if small) learned agents.
 
 Usage: python benchmarks/sop_correlation.py [--out benchmarks/results/sop_correlation.json]
        [--data-dir DIR] [--plot benchmarks/results/sop_correlation.png]
@@ -45,10 +48,13 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from tiny_policy import TinyPolicyAgent
+from tiny_policy import train as train_tiny_policy
 
 import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.envs.replay import ExpertDataset
 from gui_gym.evaluation import evaluate
 from gui_gym.recording import record_dataset
 from gui_gym.sop import evaluate_sop
@@ -160,6 +166,28 @@ def linear_fit(x: list[float], y: list[float]) -> Fit:
     return Fit(float(slope), float(intercept), 1.0 - ss_res / ss_tot if ss_tot else 0.0)
 
 
+TINY_POLICY_ENVS = ("wikihow",)
+"""Envs with learned agents: the tiny policy has no OPEN_APP/DONE candidates, so it cannot
+work AndroidWorld's tasks."""
+TINY_POLICY_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 427)
+"""Expert trajectories of the train split each tiny policy learns from."""
+
+
+def tiny_policies(
+    env_id: str, train_dir: Path
+) -> dict[str, Callable[[], Callable[[gym.Env], Any]]]:
+    """``tiny-n`` agents: linear softmax policies imitating n train-split oracle trajectories."""
+    record_dataset(
+        env_id, "oracle", episodes=427, out=train_dir, env_kwargs={"split": "train"}, progress=False
+    )
+    data = ExpertDataset.load(train_dir)
+    out = {}
+    for n in TINY_POLICY_SIZES:
+        weights = train_tiny_policy(data, n, epochs=10)
+        out[f"tiny-{n}"] = lambda w=weights: lambda env: TinyPolicyAgent(env, w)
+    return out
+
+
 def run(data_dir: Path) -> dict[str, Any]:
     results: dict[str, Any] = {"envs": {}, "agents": AGENTS}
     for name, (env_id, episodes) in ENVS.items():
@@ -174,16 +202,17 @@ def run(data_dir: Path) -> dict[str, Any]:
             progress=False,
         )
         record_s = time.perf_counter() - started
+        makers: dict[str, Callable[[], Callable[[gym.Env], Any]]] = {
+            agent: (lambda s=settings: factory(s, 1000)) for agent, settings in AGENTS.items()
+        }
+        if name in TINY_POLICY_ENVS:
+            makers.update(tiny_policies(env_id, data_dir / f"{name}-train"))
         rows = {}
-        for agent, settings in AGENTS.items():
+        for agent, make in makers.items():
             online, _ = evaluate(
-                env_id,
-                factory(settings, 1000),
-                episodes=episodes,
-                env_kwargs={"split": "test"},
-                progress=False,
+                env_id, make(), episodes=episodes, env_kwargs={"split": "test"}, progress=False
             )
-            sop, _ = evaluate_sop(dataset, factory(settings, 1000), progress=False)
+            sop, _ = evaluate_sop(dataset, make(), progress=False)
             rows[agent] = {
                 "online_success": online.success_rate,
                 "sop_pg": sop.sop.pg,
@@ -212,6 +241,9 @@ def run(data_dir: Path) -> dict[str, Any]:
         group: fits({k: v for k, v in pooled.items() if GROUPS[_family(k)] == group})
         for group in sorted(set(GROUPS.values()))
     }
+    results["group_fits"]["all but recovering"] = fits(
+        {k: v for k, v in pooled.items() if GROUPS[_family(k)] != "recovering"}
+    )
     return results
 
 
@@ -222,8 +254,10 @@ GROUPS = {
     "vote": "recovering",
     "fragile": "compounding",
     "quits-after": "quitting",
+    "tiny": "learned",
 }
-"""How each agent family fails: recovers from its errors, compounds them, or stops early."""
+"""How each agent family fails: recovers from its errors, compounds them, or stops early;
+learned agents fail in their own ways."""
 
 
 def _family(key: str) -> str:
@@ -248,7 +282,12 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), sharey=True)
     markers = {"wikihow": "o", "androidworld": "s"}
-    colours = {"recovering": "tab:blue", "compounding": "tab:red", "quitting": "tab:green"}
+    colours = {
+        "recovering": "tab:blue",
+        "compounding": "tab:red",
+        "quitting": "tab:green",
+        "learned": "tab:purple",
+    }
     for ax, metric, label in (
         (axes[0], "sop_score", "SOP Score"),
         (axes[1], "step_accuracy", "offline step accuracy (mismatches patched)"),
@@ -278,7 +317,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
         ax.set_ylim(-0.02, 1.05)
         ax.legend(fontsize=7, loc="lower right")
     axes[0].set_ylabel("online success rate")
-    fig.suptitle("Synthetic agents of graded skill: offline metrics vs online success")
+    fig.suptitle("Agents of graded skill: offline metrics vs online success")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
