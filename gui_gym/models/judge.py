@@ -1,0 +1,835 @@
+"""ProRe's judge pipeline (seed 004, Sec. 3): traces, claims, verdicts, the component
+protocols, the probe session, and :class:`ProReJudge` which runs them.
+
+ProRe rewards a finished GUI episode in four moves (Fig. 2):
+
+1. a **reasoner** schedules state-probing goals from the task and what the policy did
+   (Eq. 1; Eq. 5 for later rounds of iterative probing);
+2. an **evaluator** agent carries each goal out on a copy of the final state (Eq. 2);
+3. **claims** are extracted from the policy's trace and from each probe trace (Eq. 3),
+   and a **claim filter** drops those their trace does not support;
+4. a **judge** reasons over the policy's and the evaluator's claims (chain of claims,
+   Eq. 4) to a verdict; several probes are combined by voting (Sec. 3.5).
+
+Each move is a small protocol here, with an LLM implementation in
+:mod:`gui_gym.models.judge_llm` and a model-free one in :mod:`gui_gym.models.judge_scripted`.
+
+The evaluator acts through a :class:`ProbeSession`: a fork of the policy's env
+(``env.unwrapped.fork()``) seen only through its screens, driven outside the episode's
+bookkeeping (the policy's episode has already ended; a probe is not part of it). The
+session never exposes the task, its state or its success check, and the policy's env is
+never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from gui_gym.core.actions import Action, ActionParseError, ActionType, describe, parse_action
+from gui_gym.core.env import GuiEnv, InvalidAction
+from gui_gym.core.ui import UITree
+from gui_gym.rewards.probing import VERDICTS, VOTE_RULES, VoteResult, combine_votes
+
+__all__ = [
+    "PROBE_MODES",
+    "Claim",
+    "ClaimExtractor",
+    "ClaimFilter",
+    "ClaimJudge",
+    "ClaimRelation",
+    "ComponentError",
+    "EpisodeJudge",
+    "FilterDecision",
+    "JudgeReport",
+    "PolicyTraceRecorder",
+    "ProReJudge",
+    "ProbeBudgetExhausted",
+    "ProbeEvaluator",
+    "ProbeReasoner",
+    "ProbeRecord",
+    "ProbeSession",
+    "Trace",
+    "TraceStep",
+    "Verdict",
+]
+
+logger = logging.getLogger(__name__)
+
+PROBE_MODES = ("parallel", "iterative")
+"""ProRe Sec. 3.5: ``parallel`` probes run on independent forks of the final state with
+goals scheduled up front; ``iterative`` probes run one after another, each goal revised from
+the previous goal and the claims it produced (Eq. 5)."""
+
+MAX_CLAIMS = 4
+"""Claims per trace: ProRe's prompts ask for a handful (``{min_claims}-{max_claims}``); the
+issue fixes 1 to 4."""
+
+
+class ComponentError(RuntimeError):
+    """A component could not do its job: an LLM whose output stayed unparseable after its
+    retries, or a scripted component given input it cannot handle. The pipeline records it
+    (a failed probe, or an ``invalid`` verdict) instead of inventing a result."""
+
+
+class ProbeBudgetExhausted(RuntimeError):
+    """Raised by :meth:`ProbeSession.step` once the probe has used its step budget."""
+
+
+# ------------------------------------------------------------------------------- traces
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One action of a trace and what the env said about it.
+
+    Attributes:
+        action: The action as canonical grammar text (the raw text when it did not parse).
+        description: Natural-language description (``info["action_description"]``).
+        valid: Whether the env accepted it.
+        error: Why it was refused, when it was.
+        target: Label of the element it acted on, when it had one.
+    """
+
+    action: str
+    description: str
+    valid: bool
+    error: str | None = None
+    target: str = ""
+
+    @property
+    def parsed(self) -> Action | None:
+        """The action as an :class:`Action`, or None when its text does not parse."""
+        try:
+            return parse_action(self.action)
+        except ActionParseError:
+            return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "description": self.description,
+            "valid": self.valid,
+            "error": self.error,
+            "target": self.target,
+        }
+
+
+@dataclass
+class Trace:
+    """What an agent saw and did: the policy's episode, or one probe.
+
+    Screens are numbered as claims cite them: ``screens[0]`` is the first screen, and
+    ``screens[i]`` the screen after action ``i`` (``steps[i - 1]``).
+
+    Attributes:
+        role: ``policy`` or ``evaluator``.
+        goal: The task instruction (policy) or the probing goal (evaluator).
+        screens: ``len(steps) + 1`` UI trees.
+        steps: The actions, in order.
+        answer: The agent's ``ANSWER`` text, if it gave one.
+        declared_done: The agent ended its run itself (``DONE`` or ``ANSWER``).
+        completion_required: Policy traces only: the benchmark scores an episode the agent
+            did not end itself as a failure (AndroidWorld's rule, ``score_unfinished=False``).
+    """
+
+    role: str
+    goal: str
+    screens: list[UITree] = field(default_factory=list)
+    steps: list[TraceStep] = field(default_factory=list)
+    answer: str | None = None
+    declared_done: bool = False
+    completion_required: bool = False
+
+    def __post_init__(self) -> None:
+        if self.role not in ("policy", "evaluator"):
+            raise ValueError(f"role must be 'policy' or 'evaluator', got {self.role!r}")
+
+    @property
+    def last_screen(self) -> UITree | None:
+        return self.screens[-1] if self.screens else None
+
+    def step_for_screen(self, screen_index: int) -> TraceStep | None:
+        """The action that led to screen ``screen_index`` (None for screen 0)."""
+        if 1 <= screen_index <= len(self.steps):
+            return self.steps[screen_index - 1]
+        return None
+
+    def render(self, max_screen_chars: int = 4000) -> str:
+        """The trace as text for an LLM: each screen followed by the action taken on it."""
+        lines: list[str] = []
+        for i, screen in enumerate(self.screens):
+            text = screen.text
+            if len(text) > max_screen_chars:
+                text = text[:max_screen_chars] + "\n<!-- screen cut -->"
+            lines.append(f"--- Screen {i} ---\n{text}")
+            if i < len(self.steps):
+                s = self.steps[i]
+                status = "" if s.valid else f"  [refused: {s.error}]"
+                lines.append(f">>> Action {i + 1}: {s.action} ({s.description}){status}")
+        if self.answer is not None:
+            lines.append(f">>> Answer given: {self.answer}")
+        return "\n".join(lines)
+
+    def to_dict(self, screens: bool = True) -> dict[str, Any]:
+        """JSON-ready form; screens as rendered text."""
+        out: dict[str, Any] = {
+            "role": self.role,
+            "goal": self.goal,
+            "steps": [s.to_dict() for s in self.steps],
+            "answer": self.answer,
+            "declared_done": self.declared_done,
+        }
+        if screens:
+            out["screens"] = [t.text for t in self.screens]
+        return out
+
+
+def _target_label(action: Action | None, screen: UITree | None) -> str:
+    if action is None or screen is None or action.index is None:
+        return ""
+    if 0 <= action.index < len(screen.elements):
+        e = screen.elements[action.index]
+        return e.label or e.resource_id
+    return ""
+
+
+class PolicyTraceRecorder:
+    """Builds the policy's :class:`Trace` from an env's steps (used by the wrapper and by
+    :class:`~gui_gym.agents.BestOfTrialsAgent`). It reads screens and the public info keys
+    only (``action``, ``action_description``, ``action_valid``, ``action_error``)."""
+
+    def __init__(self) -> None:
+        self.trace: Trace | None = None
+
+    def start(self, env: GuiEnv, instruction: str) -> Trace:
+        """Begin a trace at the env's current (first) screen."""
+        self.trace = Trace(
+            role="policy",
+            goal=instruction,
+            screens=[env.ui_tree],
+            completion_required=not bool(getattr(env, "score_unfinished", True)),
+        )
+        return self.trace
+
+    def record(self, env: GuiEnv, info: dict[str, Any], terminated: bool) -> None:
+        """Append the step just taken (``info`` from ``env.step``)."""
+        trace = self.trace
+        if trace is None:
+            raise RuntimeError("PolicyTraceRecorder.record() before start()")
+        action_text = str(info.get("action", ""))
+        valid = bool(info.get("action_valid", False))
+        step = TraceStep(
+            action=action_text,
+            description=str(info.get("action_description", "")),
+            valid=valid,
+            error=info.get("action_error"),
+        )
+        parsed = step.parsed if valid else None
+        step = TraceStep(
+            step.action,
+            step.description,
+            step.valid,
+            step.error,
+            _target_label(parsed, trace.screens[-1]),
+        )
+        trace.steps.append(step)
+        trace.screens.append(env.ui_tree)
+        if parsed is not None and parsed.type is ActionType.ANSWER:
+            trace.answer = parsed.text or ""
+        trace.declared_done = bool(terminated and parsed is not None and parsed.is_terminal)
+
+
+# ------------------------------------------------------------------------- probe session
+
+
+class ProbeSession:
+    """The evaluator's handle on one fork of the final state: screens in, actions out.
+
+    It exposes the current :class:`UITree` and a :meth:`step` that acts on the fork and
+    records the step in :attr:`trace`; nothing about the task, its state or its success
+    check is reachable from here (the scripted evaluator relies on this to see only the UI).
+
+    The fork is driven through the backend hooks every :class:`GuiEnv` implements
+    (``_validate``, ``_execute``, ``_screen``) rather than ``step()``: the policy's episode
+    has ended, and a probe must not count as episode steps, reach milestones, end the
+    episode on success (WikiHow ends episodes when the goal holds) or be scored.
+    ``DONE``/``ANSWER`` end the probe and are not sent to the app.
+
+    Args:
+        env: A fork (``env.unwrapped.fork()``) of the policy's env at its final state.
+        goal: The probing goal this session serves.
+        max_steps: Step budget of the probe.
+    """
+
+    def __init__(self, env: GuiEnv, goal: str, max_steps: int):
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps!r}")
+        self._env = env
+        self.max_steps = int(max_steps)
+        self.trace = Trace(role="evaluator", goal=goal, screens=[self._read_screen()])
+        self.finished = False
+
+    def _read_screen(self) -> UITree:
+        # A fresh read after every action; the env's screen cache is keyed to its own steps.
+        self._env._screen_cache = None
+        return self._env.ui_tree
+
+    @property
+    def goal(self) -> str:
+        return self.trace.goal
+
+    @property
+    def screen(self) -> UITree:
+        """The screen the evaluator sees now."""
+        return self.trace.screens[-1]
+
+    @property
+    def steps_left(self) -> int:
+        return 0 if self.finished else self.max_steps - len(self.trace.steps)
+
+    def step(self, action: str | Action) -> TraceStep:
+        """Perform ``action`` on the fork and record it.
+
+        A malformed or impossible action is recorded as refused and changes nothing, as in
+        ``GuiEnv.step``. ``DONE()`` and ``ANSWER(text)`` end the probe (the answer is kept in
+        ``trace.answer``).
+
+        Raises:
+            ProbeBudgetExhausted: when the probe has no steps left or has ended.
+        """
+        if self.steps_left <= 0:
+            raise ProbeBudgetExhausted(f"the probe has used its {self.max_steps} steps")
+        screen = self.screen
+        env = self._env
+        error: str | None = None
+        parsed: Action | None = None
+        try:
+            parsed = parse_action(action)
+        except ActionParseError as err:
+            error = str(err)
+        if parsed is not None:
+            error = env._validate(parsed, screen)
+            if error is None and not parsed.is_terminal:
+                try:
+                    error = env._execute(parsed, screen)
+                except InvalidAction as err:
+                    error = str(err) or "impossible action"
+        if parsed is not None:
+            text = str(parsed)
+            description = describe(parsed, screen)
+        else:
+            text = action if isinstance(action, str) else repr(action)
+            description = "invalid action"
+        record = TraceStep(text, description, error is None, error, _target_label(parsed, screen))
+        self.trace.steps.append(record)
+        self.trace.screens.append(self._read_screen() if error is None else screen)
+        if error is None and parsed is not None and parsed.is_terminal:
+            self.finished = True
+            self.trace.declared_done = True
+            if parsed.type is ActionType.ANSWER:
+                self.trace.answer = parsed.text or ""
+        return record
+
+
+# ------------------------------------------------------------------- claims and verdicts
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A short, checkable statement about a trace (ProRe Eq. 3).
+
+    Attributes:
+        source: ``policy`` or ``probe <i>`` (0-based probe index).
+        text: The claim in words.
+        steps: Screen numbers (see :class:`Trace`) that support it.
+        reasoning: Why the trace justifies it.
+        kind: Rule-based claims only: a machine-readable kind (``shown``, ``absent``,
+            ``entered``, ``declared_done``, ...; see :mod:`gui_gym.models.judge_scripted`).
+        values: Rule-based claims only: the strings the claim is about.
+    """
+
+    source: str
+    text: str
+    steps: tuple[int, ...] = ()
+    reasoning: str = ""
+    kind: str = ""
+    values: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "source": self.source,
+            "claim": self.text,
+            "steps": list(self.steps),
+            "reasoning": self.reasoning,
+        }
+        if self.kind:
+            out["kind"] = self.kind
+            out["values"] = list(self.values)
+        return out
+
+
+@dataclass(frozen=True)
+class FilterDecision:
+    """Whether a claim survives the claim filter (ProRe Sec. 3.4), and why."""
+
+    claim: int
+    keep: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"claim": self.claim, "keep": self.keep, "reason": self.reason}
+
+
+RELATIONS = ("confirmed", "contradicted", "complementary", "unsupported")
+"""How an evaluator claim bears on a policy claim (ProRe App. E.3, Stage 2)."""
+
+
+@dataclass(frozen=True)
+class ClaimRelation:
+    """One link of the chain of claims: policy claim ``policy`` and evaluator claim
+    ``evaluator`` (None when no evaluator claim addresses it) stand in ``relation``."""
+
+    policy: int
+    evaluator: int | None
+    relation: str
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "evaluator": self.evaluator,
+            "relation": self.relation,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's conclusion.
+
+    Attributes:
+        verdict: ``success``, ``failure``, or ``invalid`` (no conclusion could be reached:
+            an LLM's output stayed unparseable after retries, or a component failed).
+        reasoning: The judge's analysis.
+        relations: The chain of claims it reasoned over, when it reports one.
+        raw: The raw model output, for LLM judges.
+    """
+
+    verdict: str
+    reasoning: str = ""
+    relations: tuple[ClaimRelation, ...] = ()
+    raw: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "verdict": self.verdict,
+            "reasoning": self.reasoning,
+            "relations": [r.to_dict() for r in self.relations],
+        }
+        if self.raw:
+            out["raw"] = self.raw
+        return out
+
+
+# ---------------------------------------------------------------------------- protocols
+
+
+@runtime_checkable
+class ProbeReasoner(Protocol):
+    """Schedules probing goals (ProRe Eq. 1 and Eq. 5), each at most 20 words."""
+
+    def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[str]:
+        """``n_goals`` goals for parallel probes of the policy's final state."""
+        ...
+
+    def revise(
+        self,
+        instruction: str,
+        policy: Trace,
+        previous_goal: str,
+        previous_claims: Sequence[Claim],
+    ) -> str:
+        """The next goal of iterative probing, from the previous goal and its claims."""
+        ...
+
+
+@runtime_checkable
+class ProbeEvaluator(Protocol):
+    """Carries a probing goal out through a :class:`ProbeSession` (ProRe Eq. 2)."""
+
+    def probe(self, goal: str, session: ProbeSession) -> None: ...
+
+
+@runtime_checkable
+class ClaimExtractor(Protocol):
+    """Summarises a trace into 1 to 4 claims (ProRe Eq. 3, App. E.2)."""
+
+    def extract(self, instruction: str, trace: Trace) -> list[Claim]: ...
+
+
+@runtime_checkable
+class ClaimFilter(Protocol):
+    """Decides, per claim, whether its trace supports it (ProRe Sec. 3.4, App. E.3 Stage 1)."""
+
+    def filter(
+        self, instruction: str, trace: Trace, claims: Sequence[Claim]
+    ) -> list[FilterDecision]: ...
+
+
+@runtime_checkable
+class ClaimJudge(Protocol):
+    """Chain-of-claims judgment (ProRe Eq. 4, App. E.3 Stage 2).
+
+    ``evaluator_claims`` is empty for a judgment on the policy's trace alone.
+    """
+
+    def judge(
+        self,
+        instruction: str,
+        policy_claims: Sequence[Claim],
+        evaluator_claims: Sequence[Claim],
+        policy: Trace,
+    ) -> Verdict: ...
+
+
+@runtime_checkable
+class EpisodeJudge(Protocol):
+    """Anything that judges a finished episode from its env and policy trace
+    (:class:`ProReJudge`; :class:`~gui_gym.agents.BestOfTrialsAgent` accepts any)."""
+
+    def judge_episode(self, env: GuiEnv, policy: Trace) -> JudgeReport: ...
+
+
+# ------------------------------------------------------------------------------ reports
+
+
+@dataclass
+class ProbeRecord:
+    """Everything about one probe: its goal, trace, claims, filter decisions and vote."""
+
+    index: int
+    goal: str
+    trace: Trace | None = None
+    error: str | None = None
+    claims: list[Claim] = field(default_factory=list)
+    decisions: list[FilterDecision] = field(default_factory=list)
+    verdict: Verdict | None = None
+
+    @property
+    def kept_claims(self) -> list[Claim]:
+        keep = {d.claim for d in self.decisions if d.keep}
+        return [c for i, c in enumerate(self.claims) if i in keep]
+
+    @property
+    def vote(self) -> str:
+        """This probe's vote: its verdict, or ``invalid`` when the probe failed."""
+        if self.error is not None or self.verdict is None:
+            return "invalid"
+        return self.verdict.verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "goal": self.goal,
+            "ok": self.error is None,
+            "error": self.error,
+            "trace": None if self.trace is None else self.trace.to_dict(),
+            "claims": [c.to_dict() for c in self.claims],
+            "filter": [d.to_dict() for d in self.decisions],
+            "verdict": None if self.verdict is None else self.verdict.to_dict(),
+            "vote": self.vote,
+        }
+
+
+@dataclass
+class JudgeReport:
+    """The outcome of judging one episode.
+
+    Attributes:
+        verdict: ``success``, ``failure`` or ``invalid``.
+        mode: ``parallel``, ``iterative``, or ``trajectory`` (no probing).
+        goals: Probing goals, in probe order.
+        policy_claims: Claims about the policy's trace.
+        policy_decisions: The filter's decisions on them.
+        probes: One record per probe.
+        vote: How the probes' verdicts combined (None without probes).
+        final: The verdict that decided (the single judgment, or the fallback one).
+        notes: What went wrong or what the verdict rests on, in words.
+    """
+
+    verdict: str
+    mode: str
+    goals: list[str] = field(default_factory=list)
+    policy_claims: list[Claim] = field(default_factory=list)
+    policy_decisions: list[FilterDecision] = field(default_factory=list)
+    probes: list[ProbeRecord] = field(default_factory=list)
+    vote: VoteResult | None = None
+    final: Verdict | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        return self.verdict == "success"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``info["judge"]`` is built on it)."""
+        return {
+            "verdict": self.verdict,
+            "mode": self.mode,
+            "goals": list(self.goals),
+            "policy_claims": [c.to_dict() for c in self.policy_claims],
+            "policy_filter": [d.to_dict() for d in self.policy_decisions],
+            "probes": [p.to_dict() for p in self.probes],
+            "vote": None
+            if self.vote is None
+            else {
+                "rule": self.vote.rule,
+                "successes": self.vote.successes,
+                "failures": self.vote.failures,
+                "abstained": self.vote.abstained,
+                "verdict": self.vote.verdict,
+            },
+            "final": None if self.final is None else self.final.to_dict(),
+            "notes": list(self.notes),
+        }
+
+
+def _kept(claims: Sequence[Claim], decisions: Sequence[FilterDecision]) -> list[Claim]:
+    keep = {d.claim for d in decisions if d.keep}
+    return [c for i, c in enumerate(claims) if i in keep]
+
+
+def _describe_error(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
+
+
+# ---------------------------------------------------------------------------- pipeline
+
+
+class ProReJudge:
+    """ProRe: probe the final state, extract and filter claims, judge, vote (Sec. 3).
+
+    With ``n_probes=0`` it is the trajectory-only judge (LLM-as-a-judge over the policy's
+    claims, no probing), the baseline ProRe is compared with.
+
+    Args:
+        reasoner: Schedules probing goals.
+        evaluator: Carries each goal out on a fork.
+        claim_extractor: Claims from the policy trace and from each probe trace.
+        claim_filter: Drops claims their trace does not support.
+        judge: Chain-of-claims verdict.
+        n_probes: Probes per episode (0: judge the policy's trace alone).
+        mode: ``parallel`` or ``iterative`` (see :data:`PROBE_MODES`).
+        vote: How per-probe verdicts combine (see :data:`~gui_gym.rewards.probing.VOTE_RULES`).
+        probe_steps: Step budget of each probe. ProRe caps it at the policy trajectory's
+            length (Sec. 4.1); the budget used is ``max(probe_steps_min, min(probe_steps,
+            policy length))`` so a very short policy episode still leaves room to look.
+        probe_steps_min: Floor of the budget.
+
+    Raises:
+        ValueError: for a negative ``n_probes``, an unknown mode or vote rule, or a budget
+            below 1.
+    """
+
+    def __init__(
+        self,
+        reasoner: ProbeReasoner,
+        evaluator: ProbeEvaluator,
+        claim_extractor: ClaimExtractor,
+        claim_filter: ClaimFilter,
+        judge: ClaimJudge,
+        n_probes: int = 1,
+        mode: str = "parallel",
+        vote: str = "majority",
+        probe_steps: int = 15,
+        probe_steps_min: int = 8,
+    ):
+        if isinstance(n_probes, bool) or not isinstance(n_probes, int) or n_probes < 0:
+            raise ValueError(f"n_probes must be an int >= 0, got {n_probes!r}")
+        if mode not in PROBE_MODES:
+            raise ValueError(f"mode must be one of {PROBE_MODES}, got {mode!r}")
+        if vote not in VOTE_RULES:
+            raise ValueError(f"vote must be one of {VOTE_RULES}, got {vote!r}")
+        if probe_steps < 1 or probe_steps_min < 1:
+            raise ValueError(
+                f"probe_steps and probe_steps_min must be >= 1, got {probe_steps!r}, {probe_steps_min!r}"
+            )
+        self.reasoner = reasoner
+        self.evaluator = evaluator
+        self.claim_extractor = claim_extractor
+        self.claim_filter = claim_filter
+        self.judge = judge
+        self.n_probes = n_probes
+        self.mode = mode
+        self.vote = vote
+        self.probe_steps = int(probe_steps)
+        self.probe_steps_min = int(probe_steps_min)
+
+    def probe_budget(self, policy: Trace) -> int:
+        """Steps each probe may take for this policy trace."""
+        return max(self.probe_steps_min, min(self.probe_steps, len(policy.steps)))
+
+    # -- one probe ----------------------------------------------------------------------
+
+    def _run_probe(
+        self, env: GuiEnv, instruction: str, policy: Trace, goal: str, index: int
+    ) -> ProbeRecord:
+        """Fork, probe, extract and filter claims. Any exception fails this probe only."""
+        record = ProbeRecord(index=index, goal=goal)
+        try:
+            fork = env.fork()
+            session = ProbeSession(fork, goal, self.probe_budget(policy))
+            record.trace = session.trace
+            # an evaluator that runs out of steps has simply finished
+            with contextlib.suppress(ProbeBudgetExhausted):
+                self.evaluator.probe(goal, session)
+            claims = self.claim_extractor.extract(instruction, session.trace)
+            record.claims = [_as_source(c, f"probe {index}") for c in claims[:MAX_CLAIMS]]
+            record.decisions = list(
+                self.claim_filter.filter(instruction, session.trace, record.claims)
+            )
+        except Exception as err:  # a probe's crash must not end the episode (issue #10)
+            record.error = _describe_error(err)
+            logger.warning("ProRe probe %d failed: %s", index, record.error)
+        return record
+
+    def _judge_probe(
+        self, instruction: str, policy_kept: list[Claim], policy: Trace, record: ProbeRecord
+    ) -> None:
+        if record.error is not None:
+            return
+        try:
+            record.verdict = self.judge.judge(instruction, policy_kept, record.kept_claims, policy)
+        except Exception as err:  # recorded as this probe's failure; the vote goes on
+            record.error = f"judge failed: {_describe_error(err)}"
+            logger.warning("ProRe judge failed on probe %d: %s", record.index, record.error)
+
+    # -- an episode ---------------------------------------------------------------------
+
+    def judge_episode(self, env: GuiEnv, policy: Trace) -> JudgeReport:
+        """Judge the episode whose final state ``env`` holds and whose trace is ``policy``.
+
+        ``env`` is only forked, never stepped. Failures of single probes are recorded in
+        their :class:`ProbeRecord` and the vote proceeds with the rest; when no probe
+        yields a vote, the verdict comes from the policy's claims alone and a note says so.
+
+        Args:
+            env: The policy's env (``GuiEnv``, e.g. ``env.unwrapped``) at its final state.
+            policy: The policy's trace.
+
+        Returns:
+            The :class:`JudgeReport`.
+        """
+        instruction = policy.goal
+        mode = self.mode if self.n_probes > 0 else "trajectory"
+        report = JudgeReport(verdict="invalid", mode=mode)
+        try:
+            report.policy_claims = [
+                _as_source(c, "policy")
+                for c in self.claim_extractor.extract(instruction, policy)[:MAX_CLAIMS]
+            ]
+            report.policy_decisions = list(
+                self.claim_filter.filter(instruction, policy, report.policy_claims)
+            )
+        except Exception as err:  # nothing to judge with; say so rather than guess
+            report.notes.append(f"claims about the policy trace failed: {_describe_error(err)}")
+            logger.warning("ProRe policy claims failed: %s", report.notes[-1])
+            return report
+        policy_kept = _kept(report.policy_claims, report.policy_decisions)
+
+        if self.n_probes > 0:
+            self._probe(env, instruction, policy, policy_kept, report)
+            votes = [p.vote for p in report.probes]
+            report.vote = combine_votes(votes, self.vote)
+            failed = [p for p in report.probes if p.vote == "invalid"]
+            if failed:
+                report.notes.append(
+                    f"{len(failed)} of {len(report.probes)} probes gave no vote ("
+                    + "; ".join(f"probe {p.index}: {p.error or 'no verdict'}" for p in failed)
+                    + "); the vote proceeded with the rest"
+                )
+            if report.vote.verdict != "invalid":
+                report.verdict = report.vote.verdict
+                decisive = [p for p in report.probes if p.vote == report.verdict]
+                report.final = decisive[0].verdict if decisive else None
+                return report
+            report.notes.append("no probe gave a vote; judged on the policy trace alone")
+
+        try:
+            final = self.judge.judge(instruction, policy_kept, [], policy)
+        except Exception as err:
+            report.notes.append(f"judge failed: {_describe_error(err)}")
+            logger.warning("ProRe judge failed: %s", report.notes[-1])
+            return report
+        report.final = final
+        report.verdict = final.verdict
+        return report
+
+    def _probe(
+        self,
+        env: GuiEnv,
+        instruction: str,
+        policy: Trace,
+        policy_kept: list[Claim],
+        report: JudgeReport,
+    ) -> None:
+        if self.mode == "parallel":
+            try:
+                goals = list(self.reasoner.schedule(instruction, policy, self.n_probes))
+            except Exception as err:
+                report.notes.append(f"goal scheduling failed: {_describe_error(err)}")
+                report.probes = [
+                    ProbeRecord(i, "", error="no goal: scheduling failed")
+                    for i in range(self.n_probes)
+                ]
+                return
+            goals = (goals + goals[-1:] * self.n_probes)[: self.n_probes] if goals else []
+            if not goals:
+                report.notes.append("the reasoner scheduled no goal")
+                report.probes = [
+                    ProbeRecord(i, "", error="no goal scheduled") for i in range(self.n_probes)
+                ]
+                return
+            report.goals = goals
+            for i, goal in enumerate(goals):
+                record = self._run_probe(env, instruction, policy, goal, i)
+                self._judge_probe(instruction, policy_kept, policy, record)
+                report.probes.append(record)
+            return
+        # iterative (Eq. 5): each round's goal is revised from the previous goal and claims
+        previous: ProbeRecord | None = None
+        for i in range(self.n_probes):
+            try:
+                if previous is None:
+                    scheduled = self.reasoner.schedule(instruction, policy, 1)
+                    if not scheduled:
+                        raise ComponentError("the reasoner scheduled no goal")
+                    goal = scheduled[0]
+                else:
+                    goal = self.reasoner.revise(
+                        instruction, policy, previous.goal, previous.kept_claims
+                    )
+            except Exception as err:
+                record = ProbeRecord(i, "", error=f"no goal: {_describe_error(err)}")
+                report.probes.append(record)
+                continue
+            report.goals.append(goal)
+            record = self._run_probe(env, instruction, policy, goal, i)
+            self._judge_probe(instruction, policy_kept, policy, record)
+            report.probes.append(record)
+            if record.error is None:
+                previous = record
+
+
+def _as_source(claim: Claim, source: str) -> Claim:
+    if claim.source == source:
+        return claim
+    return Claim(source, claim.text, claim.steps, claim.reasoning, claim.kind, claim.values)

@@ -1,0 +1,701 @@
+"""LLM-backed ProRe components: reasoner, evaluator agent, claim extractor, claim filter and
+chain-of-claims judge (seed 004, Sec. 3 and the prompts of App. E, rephrased).
+
+Each takes any object with the :class:`gui_gym.models.llm.LLM` method
+``generate(prompts, max_new_tokens, temperature, n) -> list[list[str]]`` (duck typed, so a
+local transformers model, an OpenAI-compatible server or a scripted stand-in all work).
+
+Model output is parsed strictly: a goal must sit on a ``Goal:`` line and have at most 20
+words, claims and filter decisions must be JSON of the documented shape (read with
+``json.loads``, never evaluated), a verdict must be a single ``Status: success|failure``
+line, an evaluator step a single action of the gui-gym grammar. Output that does not parse
+is retried with a note saying what was wrong; after the retries the reasoner, evaluator,
+extractor and filter raise :class:`~gui_gym.models.judge.ComponentError` (the pipeline fails
+that probe, or judges without it), and the judge returns an ``invalid`` verdict that says
+why, so garbage never turns into a reward silently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from gui_gym.core.actions import ActionParseError, parse_action
+from gui_gym.models.judge import (
+    MAX_CLAIMS,
+    Claim,
+    ComponentError,
+    FilterDecision,
+    ProbeSession,
+    Trace,
+    Verdict,
+)
+
+__all__ = [
+    "LLMClaimExtractor",
+    "LLMClaimFilter",
+    "LLMEvaluator",
+    "LLMJudge",
+    "LLMReasoner",
+    "TextGenerator",
+    "llm_components",
+    "parse_claims",
+    "parse_decisions",
+    "parse_goal",
+    "parse_status",
+]
+
+MAX_GOAL_WORDS = 20
+
+
+class TextGenerator(Protocol):
+    """What the components need from an LLM (``gui_gym.models.llm.LLM``)."""
+
+    def generate(
+        self,
+        prompts: Sequence[Any],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[str]]: ...
+
+
+def _check_llm(llm: object) -> None:
+    if not callable(getattr(llm, "generate", None)):
+        raise TypeError(
+            f"expected an LLM with generate(prompts, max_new_tokens, temperature, n); got {type(llm).__name__}"
+        )
+
+
+def _check_retries(retries: int) -> int:
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"retries must be an int >= 0, got {retries!r}")
+    return retries
+
+
+def _one(llm: TextGenerator, prompt: str, max_new_tokens: int, temperature: float) -> str:
+    out = llm.generate([prompt], max_new_tokens=max_new_tokens, temperature=temperature, n=1)
+    if not out or not out[0]:
+        raise ComponentError("the LLM returned no completion")
+    return out[0][0]
+
+
+def _retry_note(error: str) -> str:
+    return (
+        "\n\nYour previous reply could not be used: "
+        f"{error}\nReply again, following the output format exactly."
+    )
+
+
+def _history(trace: Trace, limit: int = 30) -> str:
+    lines = []
+    for i, step in enumerate(trace.steps[-limit:], start=max(1, len(trace.steps) - limit + 1)):
+        status = "" if step.valid else f" (refused: {step.error})"
+        lines.append(f"{i}. {step.action} - {step.description}{status}")
+    if trace.answer is not None:
+        lines.append(f"Answer given: {trace.answer}")
+    return "\n".join(lines) or "[no actions]"
+
+
+# ------------------------------------------------------------------------------- parsing
+
+_GOAL_LINE = re.compile(r"^\s*\**goal\**\s*:\s*(.+?)\s*$", re.I | re.M)
+_STATUS_LINE = re.compile(r"^\s*\**status\**\s*:\s*\**\s*([A-Za-z]+)\s*\**\s*\.?\s*$", re.I | re.M)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def parse_goal(text: str) -> str:
+    """The probing goal of a reasoner reply (the last ``Goal:`` line).
+
+    Raises:
+        ValueError: when there is no ``Goal:`` line, it is empty, or longer than 20 words.
+    """
+    found = _GOAL_LINE.findall(text)
+    if not found:
+        raise ValueError("no line starting with 'Goal:'")
+    goal = found[-1].strip().strip('"').strip("'").strip()
+    if not goal:
+        raise ValueError("the 'Goal:' line is empty")
+    words = len(goal.split())
+    if words > MAX_GOAL_WORDS:
+        raise ValueError(f"the goal has {words} words; at most {MAX_GOAL_WORDS} are allowed")
+    return goal
+
+
+def parse_status(text: str) -> str:
+    """``success`` or ``failure`` from a judge reply's single ``Status:`` line.
+
+    Raises:
+        ValueError: when there is no such line, more than one, or another word.
+    """
+    found = _STATUS_LINE.findall(text)
+    if not found:
+        raise ValueError("no line 'Status: success' or 'Status: failure'")
+    values = {f.lower() for f in found}
+    if len(values) > 1:
+        raise ValueError(f"conflicting Status lines: {sorted(values)}")
+    value = values.pop()
+    if value not in ("success", "failure"):
+        raise ValueError(f"Status must be 'success' or 'failure', got {value!r}")
+    return value
+
+
+def _json_object(text: str) -> Any:
+    fenced = _FENCE.findall(text)
+    candidates = [*fenced, text]
+    last_error = "no JSON object found"
+    for candidate in candidates:
+        start = candidate.find("{")
+        end = candidate.rfind("}")
+        if start < 0 or end <= start:
+            continue
+        try:
+            return json.loads(candidate[start : end + 1])
+        except json.JSONDecodeError as err:
+            last_error = f"invalid JSON: {err}"
+    raise ValueError(last_error)
+
+
+def parse_claims(text: str, key: str, n_screens: int, source: str) -> list[Claim]:
+    """Claims from an extractor reply: ``{key: [{"steps": [...], "reasoning": ..., "claim":
+    ...}, ...]}`` with 1 to 4 entries and screen numbers in ``0..n_screens-1``.
+
+    Raises:
+        ValueError: saying what is wrong with the reply.
+    """
+    data = _json_object(text)
+    if not isinstance(data, dict) or key not in data:
+        raise ValueError(f'expected a JSON object with the key "{key}"')
+    items = data[key]
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_CLAIMS:
+        raise ValueError(f'"{key}" must be a list of 1 to {MAX_CLAIMS} claims')
+    claims = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ValueError(f"claim {i} is not an object")
+        claim = item.get("claim")
+        reasoning = item.get("reasoning", "")
+        steps = item.get("steps")
+        if not isinstance(claim, str) or not claim.strip():
+            raise ValueError(f'claim {i} needs a non-empty "claim" string')
+        if not isinstance(reasoning, str):
+            raise ValueError(f'claim {i}: "reasoning" must be a string')
+        if not isinstance(steps, list) or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in steps
+        ):
+            raise ValueError(f'claim {i}: "steps" must be a list of screen numbers')
+        bad = [s for s in steps if not 0 <= s < n_screens]
+        if bad:
+            raise ValueError(f"claim {i} cites screens {bad}; valid: 0..{n_screens - 1}")
+        claims.append(Claim(source, claim.strip(), tuple(steps), reasoning.strip()))
+    return claims
+
+
+def parse_decisions(text: str, n_claims: int) -> list[FilterDecision]:
+    """Filter decisions from a reply: ``{"decisions": [{"claim": i, "keep": bool, "reason":
+    ...}, ...]}`` naming every claim ``0..n_claims-1`` exactly once.
+
+    Raises:
+        ValueError: saying what is wrong with the reply.
+    """
+    data = _json_object(text)
+    if not isinstance(data, dict) or not isinstance(data.get("decisions"), list):
+        raise ValueError('expected a JSON object with a "decisions" list')
+    out: dict[int, FilterDecision] = {}
+    for i, item in enumerate(data["decisions"]):
+        if not isinstance(item, dict):
+            raise ValueError(f"decision {i} is not an object")
+        index, keep, reason = item.get("claim"), item.get("keep"), item.get("reason", "")
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < n_claims:
+            raise ValueError(f'decision {i}: "claim" must be a claim number 0..{n_claims - 1}')
+        if not isinstance(keep, bool):
+            raise ValueError(f'decision {i}: "keep" must be true or false')
+        if not isinstance(reason, str):
+            raise ValueError(f'decision {i}: "reason" must be a string')
+        if index in out:
+            raise ValueError(f"claim {index} is decided twice")
+        out[index] = FilterDecision(index, keep, reason.strip())
+    missing = [i for i in range(n_claims) if i not in out]
+    if missing:
+        raise ValueError(f"no decision for claims {missing}")
+    return [out[i] for i in range(n_claims)]
+
+
+# ------------------------------------------------------------------------------ prompts
+
+REASONER_PROMPT = """You check whether a phone or web GUI task was really completed.
+
+Two agents are involved. The policy agent has already tried the task. An evaluator agent
+will now look around the same device, starting from the state the policy left, to find
+evidence; it does not redo the task, it only navigates and reads screens.
+
+Think about what the user expects and which screens, labels or values would prove that the
+task is done (or not done). Then write ONE short goal, at most 20 words, telling the
+evaluator exactly what to look for and where. Write it like these examples:
+- What is the phone number for the contact Hugo Pereira?
+- Check the Notifications folder for the file q2a8_fancy_banana.mp3.
+- Confirm the timer is set to 16 minutes and 35 seconds and is not running.
+- Find the note shy_king_copy.md in the MeetingMinutes folder.
+
+Task: {task}
+
+What the policy agent did:
+{history}
+
+Reply in exactly this form and add nothing else:
+Analysis: <what evidence would settle it>
+Goal: <the goal, at most 20 words>"""
+
+REVISE_PROMPT = """You check whether a phone or web GUI task was really completed.
+
+The policy agent has tried the task. An evaluator agent then probed the device with the
+goal below and reported what it found. Improve the goal for another probe: say what
+evidence is still missing or doubtful, and where the evaluator should look this time.
+
+Task: {task}
+
+Previous goal: {previous}
+
+What that probe found:
+{claims}
+
+Reply in exactly this form and add nothing else:
+Analysis: <what is missing and why the previous probe fell short>
+Goal: <the revised goal, at most 20 words>"""
+
+EVALUATOR_PROMPT = """You are an evaluator agent on a phone or web screen. Your goal is to
+find evidence, not to change anything: navigate and read, but never save, send, delete,
+create or toggle anything.
+
+Goal: {goal}
+
+Actions so far:
+{history}
+
+Current screen (elements with their ids):
+{screen}
+
+Allowed actions: CLICK(id), LONG_CLICK(id), INPUT(id, "text") (search fields only),
+SCROLL(up|down), GOBACK(), HOME(), OPEN_APP("name"), ANSWER("what you found"), DONE().
+Reply with one action inside <action></action>, e.g. <action>CLICK(3)</action>. When you
+have seen enough, reply <action>ANSWER("...")</action> with what you found."""
+
+CLAIMS_PROMPT = """You turn a GUI agent's trace into short, checkable claims.
+
+The policy agent tried the task; afterwards an evaluator agent looked around the device to
+gather evidence. Write claims for the {role} agent only.
+
+{guidelines}
+
+Each claim lists the screen numbers that support it, a brief reason, and the claim itself.
+Put the details that decide success into the claims (names, titles, numbers, times,
+confirmations, error messages). Do not judge success or failure here. Write {min_claims}
+to {max_claims} claims.
+
+Task: {task}
+{goal_line}
+Trace of the {role} agent (screens numbered from 0; each action leads to the next screen):
+{trace}
+
+Reply with JSON only, in this shape:
+{{"{key}": [{{"steps": [<screen numbers>], "reasoning": "<why>", "claim": "<claim>"}}]}}"""
+
+POLICY_GUIDELINES = """Report as the actor: what you did and what you directly saw or caused.
+For edits or deletions, state the item before and after. Report errors, wrong screens and
+unintended actions. For a question, state the exact answer given. Skip the launcher, status
+bar and repeated screens."""
+
+EVALUATOR_GUIDELINES = """Report as a detective arriving after the policy agent left: describe
+the state as the policy left it, using what you saw as proof. Never claim anything about
+your own actions (if you opened a dialog, that is not the policy's doing). Say what is
+present and what is missing, and point out anything that contradicts the task (not saved,
+wrong name, wrong folder, setting unchanged)."""
+
+FILTER_PROMPT = """You vet claims about a GUI agent's trace before they are used as evidence.
+
+Keep a claim only if the cited screens support it and it says something about the outcome of
+the task as the policy agent left it. Drop claims the screens do not show, claims about
+what the evaluator itself did (its own taps, stray edits or saves), and claims unrelated to
+the task. When in doubt, drop.
+
+Task: {task}
+{goal_line}
+Trace (screens numbered from 0):
+{trace}
+
+Claims:
+{claims}
+
+Reply with JSON only, one decision per claim:
+{{"decisions": [{{"claim": <number>, "keep": true or false, "reason": "<why>"}}]}}"""
+
+JUDGE_PROMPT = """You decide whether a GUI agent (the policy agent) completed the user's task.
+
+The policy agent acted; its claims summarise its own trace. An evaluator agent then probed
+the device and its claims report the state the policy left. Compare them:
+- confirmed: an evaluator claim supports a policy claim;
+- contradicted: an evaluator claim disproves a policy claim;
+- complementary: the evaluator adds relevant evidence;
+- unsupported: no evaluator claim addresses a policy claim.
+Agents looking at different parts of the same content are complementary, not in conflict.
+When claims do conflict, weigh which is better supported. Check the target (right item,
+right app, right value). For a question, the policy must have given the exact answer asked
+for. {completion_rule}
+
+Task: {task}
+
+Policy claims:
+{policy_claims}
+
+Evaluator claims:
+{evaluator_claims}
+
+Reply in exactly this form:
+Analysis: <the relations and how they decide the outcome>
+Status: success or failure"""
+
+COMPLETION_RULE = (
+    "This benchmark counts a policy that did not declare the task complete (DONE or an answer) "
+    "as a failure."
+)
+
+
+def _claims_block(claims: Sequence[Claim]) -> str:
+    if not claims:
+        return "[none]"
+    return "\n".join(
+        f"{i}. {c.text} (screens {list(c.steps)}; {c.reasoning})" for i, c in enumerate(claims)
+    )
+
+
+# ---------------------------------------------------------------------------- components
+
+
+class LLMReasoner:
+    """Schedules probing goals with an LLM (ProRe Eq. 1, Eq. 5; prompts after App. E.1).
+
+    Args:
+        llm: Any object with the ``models.llm`` ``generate`` method.
+        temperature: Sampling temperature; parallel probes draw their goals as ``n``
+            samples, so a temperature above 0 gives them different goals.
+        max_new_tokens: Completion budget.
+        retries: Extra attempts when a reply does not parse.
+
+    Raises:
+        TypeError: when ``llm`` has no ``generate`` method.
+    """
+
+    def __init__(
+        self,
+        llm: TextGenerator,
+        temperature: float = 0.7,
+        max_new_tokens: int = 256,
+        retries: int = 2,
+    ):
+        _check_llm(llm)
+        self.llm = llm
+        self.temperature = float(temperature)
+        self.max_new_tokens = int(max_new_tokens)
+        self.retries = _check_retries(retries)
+
+    def _goal(self, prompt: str) -> str:
+        error = ""
+        for _ in range(self.retries + 1):
+            text = _one(
+                self.llm,
+                prompt + (_retry_note(error) if error else ""),
+                self.max_new_tokens,
+                self.temperature,
+            )
+            try:
+                return parse_goal(text)
+            except ValueError as err:
+                error = str(err)
+        raise ComponentError(f"no usable goal after {self.retries + 1} attempts: {error}")
+
+    def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[str]:
+        """``n_goals`` goals, one LLM sample each.
+
+        Raises:
+            ComponentError: when a goal stays unparseable after the retries.
+        """
+        prompt = REASONER_PROMPT.format(task=instruction, history=_history(policy))
+        out = self.llm.generate(
+            [prompt], max_new_tokens=self.max_new_tokens, temperature=self.temperature, n=n_goals
+        )
+        goals = []
+        for text in out[0] if out else []:
+            try:
+                goals.append(parse_goal(text))
+            except ValueError:
+                goals.append(self._goal(prompt))
+        while len(goals) < n_goals:
+            goals.append(self._goal(prompt))
+        return goals[:n_goals]
+
+    def revise(
+        self,
+        instruction: str,
+        policy: Trace,
+        previous_goal: str,
+        previous_claims: Sequence[Claim],
+    ) -> str:
+        """The next iterative goal (Eq. 5).
+
+        Raises:
+            ComponentError: when the reply stays unparseable after the retries.
+        """
+        prompt = REVISE_PROMPT.format(
+            task=instruction, previous=previous_goal, claims=_claims_block(previous_claims)
+        )
+        return self._goal(prompt)
+
+
+class LLMEvaluator:
+    """An LLM evaluator agent (ProRe Eq. 2): one action per step, read from the screen.
+
+    Args:
+        llm: Any object with the ``models.llm`` ``generate`` method.
+        max_new_tokens: Completion budget per step.
+        retries: Extra attempts per step when the reply holds no valid action.
+        history: How many previous actions the prompt shows.
+
+    Raises:
+        TypeError: when ``llm`` has no ``generate`` method.
+    """
+
+    def __init__(
+        self, llm: TextGenerator, max_new_tokens: int = 96, retries: int = 2, history: int = 8
+    ):
+        _check_llm(llm)
+        self.llm = llm
+        self.max_new_tokens = int(max_new_tokens)
+        self.retries = _check_retries(retries)
+        self.history = int(history)
+
+    def probe(self, goal: str, session: ProbeSession) -> None:
+        """Act until the model answers, says DONE, or the budget runs out.
+
+        Raises:
+            ComponentError: when a step's reply stays unparseable after the retries (the
+                pipeline then fails this probe, and the vote goes on without it).
+        """
+        while session.steps_left > 0:
+            prompt = EVALUATOR_PROMPT.format(
+                goal=goal,
+                history=_history(session.trace, self.history),
+                screen=session.screen.text,
+            )
+            error = ""
+            for _ in range(self.retries + 1):
+                text = _one(
+                    self.llm,
+                    prompt + (_retry_note(error) if error else ""),
+                    self.max_new_tokens,
+                    0.0,
+                )
+                try:
+                    action = parse_action(text)
+                    break
+                except ActionParseError as err:
+                    error = str(err)
+            else:
+                raise ComponentError(f"no valid action after {self.retries + 1} attempts: {error}")
+            session.step(action)
+            if session.finished:
+                return
+
+
+class LLMClaimExtractor:
+    """Claims with an LLM (ProRe Eq. 3; prompts after App. E.2): the actor's report for the
+    policy trace, the detective's report for a probe trace.
+
+    Args:
+        llm: Any object with the ``models.llm`` ``generate`` method.
+        max_new_tokens: Completion budget.
+        retries: Extra attempts when a reply does not parse.
+        min_claims: Fewest claims asked for (the parser accepts 1 to 4).
+        max_screen_chars: Longest screen text put in the prompt.
+
+    Raises:
+        TypeError: when ``llm`` has no ``generate`` method.
+    """
+
+    def __init__(
+        self,
+        llm: TextGenerator,
+        max_new_tokens: int = 512,
+        retries: int = 2,
+        min_claims: int = 1,
+        max_screen_chars: int = 3000,
+    ):
+        _check_llm(llm)
+        self.llm = llm
+        self.max_new_tokens = int(max_new_tokens)
+        self.retries = _check_retries(retries)
+        self.min_claims = int(min_claims)
+        self.max_screen_chars = int(max_screen_chars)
+
+    def extract(self, instruction: str, trace: Trace) -> list[Claim]:
+        """1 to 4 claims about ``trace``.
+
+        Raises:
+            ComponentError: when the reply stays unparseable after the retries.
+        """
+        policy = trace.role == "policy"
+        key = "policy_claims" if policy else "evaluator_claims"
+        prompt = CLAIMS_PROMPT.format(
+            role="policy" if policy else "evaluator",
+            guidelines=POLICY_GUIDELINES if policy else EVALUATOR_GUIDELINES,
+            min_claims=self.min_claims,
+            max_claims=MAX_CLAIMS,
+            task=instruction,
+            goal_line="" if policy else f"Evaluator's probing goal: {trace.goal}",
+            trace=trace.render(self.max_screen_chars),
+            key=key,
+        )
+        source = "policy" if policy else "probe"
+        error = ""
+        for _ in range(self.retries + 1):
+            text = _one(
+                self.llm, prompt + (_retry_note(error) if error else ""), self.max_new_tokens, 0.0
+            )
+            try:
+                return parse_claims(text, key, len(trace.screens), source)
+            except ValueError as err:
+                error = str(err)
+        raise ComponentError(f"no usable claims after {self.retries + 1} attempts: {error}")
+
+
+class LLMClaimFilter:
+    """Vets claims with an LLM (ProRe Sec. 3.4 claim filter, App. E.3 Stage 1).
+
+    Args:
+        llm: Any object with the ``models.llm`` ``generate`` method.
+        max_new_tokens: Completion budget.
+        retries: Extra attempts when a reply does not parse.
+        max_screen_chars: Longest screen text put in the prompt.
+
+    Raises:
+        TypeError: when ``llm`` has no ``generate`` method.
+    """
+
+    def __init__(
+        self,
+        llm: TextGenerator,
+        max_new_tokens: int = 384,
+        retries: int = 2,
+        max_screen_chars: int = 3000,
+    ):
+        _check_llm(llm)
+        self.llm = llm
+        self.max_new_tokens = int(max_new_tokens)
+        self.retries = _check_retries(retries)
+        self.max_screen_chars = int(max_screen_chars)
+
+    def filter(
+        self, instruction: str, trace: Trace, claims: Sequence[Claim]
+    ) -> list[FilterDecision]:
+        """One decision per claim.
+
+        Raises:
+            ComponentError: when the reply stays unparseable after the retries.
+        """
+        if not claims:
+            return []
+        prompt = FILTER_PROMPT.format(
+            task=instruction,
+            goal_line="" if trace.role == "policy" else f"Evaluator's probing goal: {trace.goal}",
+            trace=trace.render(self.max_screen_chars),
+            claims=_claims_block(claims),
+        )
+        error = ""
+        for _ in range(self.retries + 1):
+            text = _one(
+                self.llm, prompt + (_retry_note(error) if error else ""), self.max_new_tokens, 0.0
+            )
+            try:
+                return parse_decisions(text, len(claims))
+            except ValueError as err:
+                error = str(err)
+        raise ComponentError(
+            f"no usable filter decisions after {self.retries + 1} attempts: {error}"
+        )
+
+
+class LLMJudge:
+    """Chain-of-claims judgment with an LLM (ProRe Eq. 4; prompt after App. E.3 Stage 2).
+
+    Args:
+        llm: Any object with the ``models.llm`` ``generate`` method.
+        max_new_tokens: Completion budget.
+        retries: Extra attempts when a reply has no single valid ``Status:`` line.
+
+    Raises:
+        TypeError: when ``llm`` has no ``generate`` method.
+    """
+
+    def __init__(self, llm: TextGenerator, max_new_tokens: int = 512, retries: int = 2):
+        _check_llm(llm)
+        self.llm = llm
+        self.max_new_tokens = int(max_new_tokens)
+        self.retries = _check_retries(retries)
+
+    def judge(
+        self,
+        instruction: str,
+        policy_claims: Sequence[Claim],
+        evaluator_claims: Sequence[Claim],
+        policy: Trace,
+    ) -> Verdict:
+        """The verdict; ``invalid`` (with the reason and the last raw reply) when the model's
+        replies stay unparseable after the retries."""
+        prompt = JUDGE_PROMPT.format(
+            completion_rule=COMPLETION_RULE if policy.completion_required else "",
+            task=instruction,
+            policy_claims=_claims_block(policy_claims),
+            evaluator_claims=_claims_block(evaluator_claims),
+        )
+        error = ""
+        text = ""
+        for _ in range(self.retries + 1):
+            text = _one(
+                self.llm, prompt + (_retry_note(error) if error else ""), self.max_new_tokens, 0.0
+            )
+            try:
+                status = parse_status(text)
+            except ValueError as err:
+                error = str(err)
+                continue
+            analysis = re.split(r"^\s*\**status\**\s*:", text, flags=re.I | re.M)[0]
+            analysis = re.sub(r"^\s*\**analysis\**\s*:\s*", "", analysis.strip(), flags=re.I)
+            return Verdict(status, analysis.strip(), raw=text)
+        return Verdict(
+            "invalid",
+            f"the judge's reply stayed unparseable after {self.retries + 1} attempts: {error}",
+            raw=text,
+        )
+
+
+def llm_components(llm: TextGenerator, **overrides: Any) -> dict[str, object]:
+    """All five LLM components on one model, as keyword arguments of
+    :class:`~gui_gym.models.judge.ProReJudge` (``ProReJudge(**llm_components(llm))``).
+
+    Args:
+        llm: Any object with the ``models.llm`` ``generate`` method.
+        **overrides: Replace a component by name (e.g. ``evaluator=ScriptedEvaluator()``).
+    """
+    components: dict[str, object] = {
+        "reasoner": LLMReasoner(llm),
+        "evaluator": LLMEvaluator(llm),
+        "claim_extractor": LLMClaimExtractor(llm),
+        "claim_filter": LLMClaimFilter(llm),
+        "judge": LLMJudge(llm),
+    }
+    unknown = set(overrides) - set(components)
+    if unknown:
+        raise ValueError(f"unknown component(s) {sorted(unknown)}; known: {sorted(components)}")
+    components.update(overrides)
+    return components

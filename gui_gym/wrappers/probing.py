@@ -1,0 +1,163 @@
+"""``ProbingJudgeWrapper``: ProRe's proactive outcome reward (seed 004) as a Gymnasium wrapper."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+
+from gui_gym.models.judge import (
+    PROBE_MODES,
+    ClaimExtractor,
+    ClaimFilter,
+    ClaimJudge,
+    PolicyTraceRecorder,
+    ProbeEvaluator,
+    ProbeReasoner,
+    ProReJudge,
+)
+from gui_gym.rewards.probing import VERDICTS, VOTE_RULES, verdict_reward
+
+__all__ = ["ProbingJudgeWrapper"]
+
+
+class ProbingJudgeWrapper(
+    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
+):
+    """Replace the terminal reward with ProRe's verdict on the episode (ProRe Sec. 3).
+
+    When the policy's episode ends, a reasoner schedules probing goals from the task and
+    what the policy did; an evaluator carries each goal out on ``env.unwrapped.fork()`` of
+    the final state (``parallel``: one fork per probe, goals scheduled up front;
+    ``iterative``: one probe after another, each goal revised from the previous claims,
+    Eq. 5); claims are extracted from the policy's trace and each probe trace and filtered;
+    a judge reasons over them (chain of claims); per-probe verdicts are combined by ``vote``.
+    The verdict, mapped through ``reward_map``, becomes the reward of the final step. The
+    policy's env is only forked, never stepped by a probe.
+
+    ``info["judge"]`` (final step only) holds the goals, each probe's trace, claims, filter
+    decisions and vote, the policy's claims, the verdict, the reward, and the env's own
+    ``task_reward`` beside it with ``agrees`` (verdict equals the true outcome), so judge
+    accuracy can be measured on any run. A probe that crashes fails alone: its vote
+    abstains and a note says so. Non-final steps are passed through unchanged.
+
+    Put it directly around the base env (inside shaping wrappers): it replaces the final
+    step's reward with the verdict's reward.
+
+    Args:
+        env: A gui-gym env whose ``unwrapped`` supports ``fork()`` and ``ui_tree``.
+        judge: The chain-of-claims judge (default: :class:`~gui_gym.models.judge_scripted.RuleJudge`).
+        n_probes: Probes per episode; 0 judges the policy's trace alone (no probing).
+        mode: ``parallel`` or ``iterative``.
+        reasoner: Goal scheduler (default: :class:`~gui_gym.models.judge_scripted.ScriptedReasoner`).
+        evaluator: Evaluator agent (default: :class:`~gui_gym.models.judge_scripted.ScriptedEvaluator`).
+        claim_extractor: Default :class:`~gui_gym.models.judge_scripted.RuleClaimExtractor`.
+        claim_filter: Default :class:`~gui_gym.models.judge_scripted.RuleClaimFilter`.
+        vote: ``majority``, ``any`` or ``all`` (see :func:`gui_gym.rewards.probing.combine_votes`).
+        reward_map: Reward per verdict (``success``/``failure``/``invalid``); missing keys
+            keep the defaults 1.0 / 0.0 / 0.0.
+        probe_steps: Step budget per probe (capped by the policy's episode length, with a
+            floor of ``probe_steps_min``; ProRe Sec. 4.1).
+        probe_steps_min: Floor of the budget.
+
+    Raises:
+        ValueError: for an unknown mode, vote rule or verdict key, or a negative ``n_probes``.
+        TypeError: when the env cannot be forked or read as UI trees.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        judge: ClaimJudge | None = None,
+        n_probes: int = 1,
+        mode: str = "parallel",
+        *,
+        reasoner: ProbeReasoner | None = None,
+        evaluator: ProbeEvaluator | None = None,
+        claim_extractor: ClaimExtractor | None = None,
+        claim_filter: ClaimFilter | None = None,
+        vote: str = "majority",
+        reward_map: Mapping[str, float] | None = None,
+        probe_steps: int = 15,
+        probe_steps_min: int = 8,
+    ):
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            n_probes=n_probes,
+            mode=mode,
+            vote=vote,
+            reward_map=None if reward_map is None else dict(reward_map),
+            probe_steps=probe_steps,
+            probe_steps_min=probe_steps_min,
+        )
+        gym.Wrapper.__init__(self, env)
+        if mode not in PROBE_MODES:
+            raise ValueError(f"mode must be one of {PROBE_MODES}, got {mode!r}")
+        if vote not in VOTE_RULES:
+            raise ValueError(f"vote must be one of {VOTE_RULES}, got {vote!r}")
+        if reward_map is not None:
+            unknown = set(reward_map) - set(VERDICTS)
+            if unknown:
+                raise ValueError(f"reward_map keys must be among {VERDICTS}, got {sorted(unknown)}")
+        base = env.unwrapped
+        for attr in ("fork", "ui_tree"):
+            if not hasattr(type(base), attr):
+                raise TypeError(
+                    f"{type(base).__name__} has no {attr}; ProbingJudgeWrapper needs a gui-gym env"
+                )
+        from gui_gym.models.judge_scripted import (
+            RuleClaimExtractor,
+            RuleClaimFilter,
+            RuleJudge,
+            ScriptedEvaluator,
+            ScriptedReasoner,
+        )
+
+        self.pipeline = ProReJudge(
+            reasoner=reasoner if reasoner is not None else ScriptedReasoner(),
+            evaluator=evaluator if evaluator is not None else ScriptedEvaluator(),
+            claim_extractor=claim_extractor
+            if claim_extractor is not None
+            else RuleClaimExtractor(),
+            claim_filter=claim_filter if claim_filter is not None else RuleClaimFilter(),
+            judge=judge if judge is not None else RuleJudge(),
+            n_probes=n_probes,
+            mode=mode,
+            vote=vote,
+            probe_steps=probe_steps,
+            probe_steps_min=probe_steps_min,
+        )
+        self.reward_map = dict(reward_map) if reward_map is not None else None
+        self._recorder = PolicyTraceRecorder()
+        self.last_report = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        observation, info = self.env.reset(seed=seed, options=options)
+        self._recorder.start(self.env.unwrapped, observation.get("instruction", ""))
+        self.last_report = None
+        return observation, info
+
+    def step(self, action: Any):
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        if self._recorder.trace is None:
+            return observation, reward, terminated, truncated, info
+        base = self.env.unwrapped
+        self._recorder.record(base, info, terminated)
+        if terminated or truncated:
+            report = self.pipeline.judge_episode(base, self._recorder.trace)
+            self.last_report = report
+            reward = verdict_reward(report.verdict, self.reward_map)
+            task_reward = float(info.get("task_reward", 0.0))
+            judged = report.to_dict()
+            judged.update(
+                reward=reward,
+                task_reward=task_reward,
+                task_success=bool(info.get("success", False)),
+                agrees=(report.verdict == "success") == bool(info.get("success", False)),
+                n_probes=self.pipeline.n_probes,
+            )
+            info = dict(info)
+            info["judge"] = judged
+            self._recorder.trace = None
+        return observation, reward, terminated, truncated, info
