@@ -22,6 +22,7 @@ from gui_gym.rewards.progress import (
     label_lcs,
     milestone_key_steps,
     mismatched_failures,
+    progress_gain,
     progress_reward,
     progress_rewards,
     random_walk_failures,
@@ -82,6 +83,19 @@ def test_progress_rewards_telescope_for_k_1() -> None:
     assert rewards == pytest.approx([0.2, -0.1, 0.7])
     assert sum(rewards) == pytest.approx(values[-1] - values[0])
     assert progress_rewards(values, 2) == pytest.approx([0.2, 0.1, 0.6])
+
+
+def test_sliding_window_gain_equals_eq_2() -> None:
+    from collections import deque
+
+    values = list(np.random.default_rng(0).random(12))
+    for k in (1, 2, 5, 20):
+        window: deque[float] = deque([values[0]], maxlen=k + 1)
+        gains = []
+        for v in values[1:]:
+            window.append(v)
+            gains.append(progress_gain(window))
+        assert gains == pytest.approx(progress_rewards(values, k))
 
 
 def test_progress_reward_rejects_bad_arguments() -> None:

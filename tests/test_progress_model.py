@@ -38,6 +38,7 @@ def one_torch_thread():
     yield
     torch.set_num_threads(threads)
 
+
 # ----------------------------------------------------------------------- data plumbing
 
 

@@ -255,18 +255,29 @@ class MilestoneProgress:
         Raises:
             ValueError: for a task whose total is unknown.
         """
-        out: list[float] = []
-        for query in queries:
-            total = query.milestone_total or self.totals.get(query.task_id)
-            if not total:
-                raise ValueError(
-                    f"MilestoneProgress does not know how many milestones task "
-                    f"{query.task_id!r} has; build it with MilestoneProgress.from_suite(...) or "
-                    f"from_env_id(...), or pass totals"
-                )
-            reached = len(query.milestones)
-            out.append(1.0 if reached >= total else reached / total)
-        return out
+        score = self.milestone_progress
+        return [score(len(q.milestones), q.milestone_total, q.task_id) for q in queries]
+
+    def milestone_progress(self, reached: int, total: int | None, task_id: str) -> float:
+        """Progress from a milestone count alone: ``min(1, reached / K)``.
+
+        ``ProgressRewardWrapper`` calls this directly when a model has it, so the rule-based
+        reward costs a division per step rather than a query (see the speed benchmark).
+
+        Args:
+            reached: Milestones reached so far.
+            total: The task's milestone count if the caller knows it, else None.
+            task_id: The task, to look the total up.
+
+        Raises:
+            ValueError: for a task whose total is unknown.
+        """
+        if total or (total := self.totals.get(task_id)):
+            return 1.0 if reached >= total else reached / total
+        raise ValueError(
+            f"MilestoneProgress does not know how many milestones task {task_id!r} has; "
+            f"build it with MilestoneProgress.from_suite(...) or from_env_id(...), or pass totals"
+        )
 
 
 # ---------------------------------------------------------------------------------------------

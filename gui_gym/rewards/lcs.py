@@ -22,13 +22,20 @@ once and scores signature pairs as matrices.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from gui_gym.core.actions import ActionParseError, ActionType, parse_action, target_element
+from gui_gym.core.actions import (
+    Action,
+    ActionParseError,
+    ActionType,
+    parse_action,
+    target_element,
+)
 from gui_gym.core.trajectory import Step
 from gui_gym.core.ui import UITree
 
@@ -176,7 +183,8 @@ def soft_lcs_batch(
     """Soft LCS of many pairs at once, vectorised over the batch (ProgRM Eq. 8).
 
     Args:
-        sims: ``(P, N, M)`` similarity matrices, zero-padded past each pair's lengths.
+        sims: ``(P, N, M)`` similarity matrices, zero-padded past each pair's lengths
+            (float32 is kept as float32, which halves the memory traffic; else float64).
         len_a: True length of each pair's first sequence (``<= N``).
         len_b: True length of each pair's second sequence (``<= M``).
         return_pairs: Also trace back the matched pairs of every alignment.
@@ -187,7 +195,9 @@ def soft_lcs_batch(
     Raises:
         ValueError: on shape mismatches or lengths outside the padded shape.
     """
-    sims = np.asarray(sims, dtype=np.float64)
+    sims = np.asarray(sims)
+    if sims.dtype != np.float32:
+        sims = sims.astype(np.float64)
     if sims.ndim != 3:
         raise ValueError(f"sims must have shape (P, N, M), got {sims.shape}")
     count, n_max, m_max = sims.shape
@@ -199,15 +209,20 @@ def soft_lcs_batch(
         raise ValueError("sequence lengths must lie within the padded shape")
     if count == 0:
         return np.zeros(0), ([] if return_pairs else None)
-    tables = np.zeros((count, n_max + 1, m_max + 1), dtype=np.float64)
+    if not return_pairs:
+        # Scores only: two rows suffice. Zero padding past a pair's lengths never raises the
+        # table (each row is a running maximum), so the last cell holds D[len_a][len_b].
+        row = np.zeros((count, m_max + 1), dtype=sims.dtype)
+        for i in range(n_max):
+            candidate = np.maximum(row[:, :-1] + sims[:, i], row[:, 1:])
+            np.maximum.accumulate(candidate, axis=1, out=row[:, 1:])
+        return row[:, -1].astype(np.float64), None
+    tables = np.zeros((count, n_max + 1, m_max + 1), dtype=sims.dtype)
     for i in range(1, n_max + 1):
         previous = tables[:, i - 1]
         candidate = np.maximum(previous[:, :-1] + sims[:, i - 1], previous[:, 1:])
         np.maximum.accumulate(candidate, axis=1, out=tables[:, i, 1:])
-    # Zero padding never raises the table, but reading at the true lengths is exact anyway.
-    scores = tables[np.arange(count), la, lb]
-    if not return_pairs:
-        return scores, None
+    scores = tables[np.arange(count), la, lb].astype(np.float64)
     pairs = [
         _traceback(tables[p], sims[p], int(la[p]), int(lb[p])) if la[p] and lb[p] else ()
         for p in range(count)
@@ -286,24 +301,50 @@ def step_signature(step: Step) -> StepSignature:
     Returns:
         The signature; a malformed or rejected action gives type ``INVALID``.
     """
+    recorded = None
+    if step.target is not None:
+        role, label, resource_id = [*step.target, "", "", ""][:3]
+        recorded = (str(role), str(label), str(resource_id))
+    if step.tree is None or recorded is not None:
+        # Labelling reads every step of every trajectory, and steps repeat a lot.
+        return _signature(step.action, step.action_valid, recorded, step.action_description)
+    return _signature_with_tree(step)
+
+
+@functools.lru_cache(maxsize=65536)
+def _signature(
+    action_text: str, valid: bool, target: tuple[str, str, str] | None, description: str
+) -> StepSignature:
+    if not valid:
+        return StepSignature(INVALID, fallback=action_text)
+    try:
+        action = parse_action(action_text)
+    except ActionParseError:
+        return StepSignature(INVALID, fallback=action_text)
+    return _finish(action, target, description)
+
+
+def _signature_with_tree(step: Step) -> StepSignature:
     if not step.action_valid:
         return StepSignature(INVALID, fallback=step.action)
     try:
         action = parse_action(step.action)
     except ActionParseError:
         return StepSignature(INVALID, fallback=step.action)
-    target: tuple[str, str, str] | None = None
-    if step.target is not None:
-        role, label, resource_id = [*step.target, "", "", ""][:3]
-        target = (str(role), str(label), str(resource_id))
-    elif step.tree is not None and action.type in _TARGETED_TYPES:
+    target = None
+    if action.type in _TARGETED_TYPES:
+        assert step.tree is not None
         element = target_element(action, UITree.from_dict(step.tree))
         if element is not None:
             target = element.identity
+    return _finish(action, target, step.action_description)
+
+
+def _finish(action: Action, target: tuple[str, str, str] | None, description: str) -> StepSignature:
     fallback = ""
     if target is None and action.type in _TARGETED_TYPES:
         if action.index is not None or action.has_point:
-            fallback = step.action_description
+            fallback = description
         elif action.label is not None:
             fallback = action.label
     return StepSignature(

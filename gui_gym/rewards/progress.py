@@ -60,6 +60,7 @@ __all__ = [
     "label_lcs",
     "milestone_key_steps",
     "mismatched_failures",
+    "progress_gain",
     "progress_reward",
     "progress_rewards",
     "random_walk_failures",
@@ -109,7 +110,18 @@ def progress_reward(values: Sequence[float], k: int = 1) -> float:
     count = len(values)
     if count == 0:
         raise ValueError("progress_reward needs at least one progress value")
-    return float(values[count - 1]) - float(values[max(0, count - 1 - k)])
+    return float(values[-1]) - float(values[max(0, count - 1 - k)])
+
+
+def progress_gain(window: Sequence[float]) -> float:
+    """ProgRM Eq. 2 on a sliding window: ``window[-1] - window[0]``.
+
+    ``window`` holds ``Prog(s_{max(0, t-k)}) .. Prog(s_t)``, as a ``deque(maxlen=k + 1)`` that
+    starts with ``Prog(s_0)`` does; the difference is then ``Prog(s_t) - Prog(s_{t-k})``, with
+    the reset state as the reference while ``t < k``. This is :func:`progress_reward` without
+    the argument checks, for the wrapper's per-step path.
+    """
+    return window[-1] - window[0]
 
 
 def progress_rewards(values: Sequence[float], k: int = 1) -> list[float]:
@@ -316,12 +328,17 @@ def group_by_similarity(
     if sorted(sequence) != list(range(n)):
         raise ValueError(f"order must be a permutation of 0..{n - 1}")
     groups: list[list[int]] = []
+    # weakest[g, x]: the lowest similarity of item x to any member of group g, so "x is
+    # similar enough to every member" is one comparison per group.
+    weakest = np.empty((n, n), dtype=np.float64)
     for item in sequence:
-        for group in groups:
-            if all(sim[item, member] >= theta for member in group):
-                group.append(item)
-                break
+        fits = np.flatnonzero(weakest[: len(groups), item] >= theta)
+        if fits.size:
+            g = int(fits[0])
+            groups[g].append(item)
+            np.minimum(weakest[g], sim[item], out=weakest[g])
         else:
+            weakest[len(groups)] = sim[item]
             groups.append([item])
     return groups
 
@@ -418,43 +435,48 @@ class _TaskBatch:
             raise ValueError(f"pairwise() returned shape {full.shape}, expected ({size}, {size})")
         if size and (full.min() < 0.0 or full.max() > 1.0 or np.isnan(full).any()):
             raise ValueError("pairwise() similarities must lie in [0, 1]")
-        # One extra zero row/column is the padding symbol.
-        self.table = np.zeros((size + 1, size + 1), dtype=np.float64)
+        # One extra zero row/column is the padding symbol. float32 halves the batched DP's
+        # memory traffic; the sums it takes are of at most a few hundred values in [0, 1].
+        self.table = np.zeros((size + 1, size + 1), dtype=np.float32)
         self.table[:size, :size] = full
         self.pad = size
 
     def encode(self, seq: Sequence[StepSignature]) -> np.ndarray:
         return np.array([self.index[s] for s in seq], dtype=np.int64)
 
+    def _pad(self, seqs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        lengths = np.fromiter((len(q) for q in seqs), np.int64, len(seqs))
+        width = max(1, int(lengths.max(initial=0)))
+        padded = np.full((len(seqs), width), self.pad, dtype=np.int64)
+        if lengths.sum():
+            padded[np.arange(width)[None, :] < lengths[:, None]] = np.concatenate(seqs)
+        return padded, lengths
+
     def run(
         self,
         left: Sequence[np.ndarray],
         right: Sequence[np.ndarray],
-        pairs: Sequence[tuple[int, int]],
+        pairs: Sequence[tuple[int, int]] | np.ndarray,
         return_pairs: bool = False,
     ) -> tuple[np.ndarray, list[tuple[tuple[int, int], ...]]]:
         """Soft LCS of ``left[i]`` with ``right[j]`` for each ``(i, j)`` in ``pairs``."""
-        scores = np.zeros(len(pairs), dtype=np.float64)
+        index = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        scores = np.zeros(len(index), dtype=np.float64)
         matched: list[tuple[tuple[int, int], ...]] = []
-        if not pairs:
+        if not len(index):
             return scores, matched
-        n_max = max(1, max(len(left[i]) for i, _ in pairs))
-        m_max = max(1, max(len(right[j]) for _, j in pairs))
+        left_padded, left_lengths = self._pad(left)
+        right_padded, right_lengths = self._pad(right)
+        n_max, m_max = left_padded.shape[1], right_padded.shape[1]
         chunk = max(1, _MAX_BATCH_CELLS // (n_max * m_max))
-        for start in range(0, len(pairs), chunk):
-            part = pairs[start : start + chunk]
-            a = np.full((len(part), n_max), self.pad, dtype=np.int64)
-            b = np.full((len(part), m_max), self.pad, dtype=np.int64)
-            la = np.empty(len(part), dtype=np.int64)
-            lb = np.empty(len(part), dtype=np.int64)
-            for row, (i, j) in enumerate(part):
-                la[row] = len(left[i])
-                lb[row] = len(right[j])
-                a[row, : la[row]] = left[i]
-                b[row, : lb[row]] = right[j]
+        for start in range(0, len(index), chunk):
+            rows, cols = index[start : start + chunk, 0], index[start : start + chunk, 1]
+            a, b = left_padded[rows], right_padded[cols]
             sims = self.table[a[:, :, None], b[:, None, :]]
-            part_scores, part_pairs = soft_lcs_batch(sims, la, lb, return_pairs=return_pairs)
-            scores[start : start + len(part)] = part_scores
+            part_scores, part_pairs = soft_lcs_batch(
+                sims, left_lengths[rows], right_lengths[cols], return_pairs=return_pairs
+            )
+            scores[start : start + len(rows)] = part_scores
             if return_pairs and part_pairs is not None:
                 matched.extend(part_pairs)
         return scores, matched
@@ -615,11 +637,14 @@ def label_lcs(
         lengths = np.array([len(r) for r in recipes], dtype=np.float64)
         ratios = scores / np.maximum(lengths, 1.0)
         # Highest CR (Eq. 4); ties: the recipe of the larger group, then the shorter recipe.
-        rank = [(len(r.members), -len(r), -r.index) for r in recipes]
-        chosen = [
-            max(range(len(recipes)), key=lambda j, i=i: (round(float(ratios[i, j]), 9), *rank[j]))
-            for i in range(count)
-        ]
+        preference = sorted(
+            range(len(recipes)), key=lambda j: (-len(recipes[j].members), len(recipes[j]), j)
+        )
+        rank = np.empty(len(recipes), dtype=np.int64)
+        rank[preference] = np.arange(len(recipes))
+        rounded = np.round(ratios, 9)
+        best = rounded == rounded.max(axis=1, keepdims=True)
+        chosen = np.where(best, rank[None, :], len(recipes)).argmin(axis=1).tolist()
         _, matched = batch.run(
             traj_seqs, recipe_seqs, [(i, chosen[i]) for i in range(count)], return_pairs=True
         )

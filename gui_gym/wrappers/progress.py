@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
 from gui_gym.models.progress_model import ProgressModel, ProgressQuery
-from gui_gym.rewards.progress import progress_reward
+from gui_gym.rewards.progress import progress_gain
 
 __all__ = ["ProgressRewardVectorWrapper", "ProgressRewardWrapper"]
 
@@ -83,10 +83,31 @@ class ProgressRewardWrapper(
         self.model = model
         self.k = k
         self.weight = weight
+        # A model that reads only the milestone count (MilestoneProgress) is asked for that
+        # count directly: no query to build, no history to keep.
+        self._by_milestones = getattr(model, "milestone_progress", None)
         self._values: deque[float] | None = None
         self._actions: list[str] = []
         self._task_id = ""
         self._total: int | None = None
+
+    def _score(self, observation: dict[str, Any], info: dict[str, Any]) -> float:
+        """``Prog`` of the current state (the step's hot path is inlined in :meth:`step`)."""
+        by_milestones = self._by_milestones
+        if by_milestones is not None:
+            value = by_milestones(len(info.get("milestones", ())), self._total, self._task_id)
+            if not 0.0 <= value <= 1.0:  # also rejects NaN
+                raise ValueError(f"the progress model returned {value!r}, outside [0, 1]")
+            return value
+        query = ProgressQuery(
+            observation["instruction"],
+            tuple(self._actions),
+            observation["screen"],
+            self._task_id,
+            info.get("milestones", ()),
+            self._total,
+        )
+        return _checked(self.model.predict([query]), 1)[0]
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -96,15 +117,7 @@ class ProgressRewardWrapper(
         self._task_id = info.get("task_id", "")
         task = getattr(self.env.unwrapped, "task", None)
         self._total = len(getattr(task, "milestones", ())) or None
-        query = ProgressQuery(
-            observation["instruction"],
-            (),
-            observation["screen"],
-            self._task_id,
-            info.get("milestones", ()),
-            self._total,
-        )
-        value = _checked(self.model.predict([query]), 1)[0]
+        value = self._score(observation, info)
         self._values = deque([value], maxlen=self.k + 1)
         info["progress"] = {"value": value, "delta": 0.0, "reference": value}
         return observation, info
@@ -114,20 +127,18 @@ class ProgressRewardWrapper(
         if values is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         observation, reward, terminated, truncated, info = self.env.step(action)
-        self._actions.append(_action_text(info, action))
-        query = ProgressQuery(
-            observation["instruction"],
-            tuple(self._actions),
-            observation["screen"],
-            self._task_id,
-            info.get("milestones", ()),
-            self._total,
-        )
-        value = _checked(self.model.predict([query]), 1)[0]
+        by_milestones = self._by_milestones
+        if by_milestones is not None:
+            value = by_milestones(len(info.get("milestones", ())), self._total, self._task_id)
+            if not 0.0 <= value <= 1.0:  # also rejects NaN
+                raise ValueError(f"the progress model returned {value!r}, outside [0, 1]")
+        else:
+            self._actions.append(_action_text(info, action))
+            value = self._score(observation, info)
         values.append(value)
-        delta = progress_reward(values, self.k)  # ProgRM Eq. 2
+        delta = progress_gain(values)  # ProgRM Eq. 2 (values is a deque of k + 1)
         info["progress"] = {"value": value, "delta": delta, "reference": values[0]}
-        return observation, float(reward) + self.weight * delta, terminated, truncated, info
+        return observation, reward + self.weight * delta, terminated, truncated, info
 
 
 class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs):
@@ -250,7 +261,7 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
             if kind == "step":
                 history = self._values[i]
                 history.append(v)
-                deltas[i] = progress_reward(history, self.k)  # ProgRM Eq. 2
+                deltas[i] = progress_gain(history)  # ProgRM Eq. 2 (a deque of k + 1)
                 value[i], reference[i] = v, history[0]
             else:
                 self._values[i] = deque([v], maxlen=self.k + 1)
