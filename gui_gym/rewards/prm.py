@@ -1,0 +1,696 @@
+"""GUI-Shepherd process-reward data and arithmetic, as pure functions (no Gymnasium imports).
+
+GUI-Shepherd (seed 003) casts the process reward model as a binary judge of one step: given
+the instruction ``g``, the state ``s_t`` and the action ``a_t``, is the action correct
+(Sec. 3, Eq. 1)? The label is read from two tokens of a causal LM (Eq. 2), optionally after a
+chain-of-thought rationale. This module holds everything about that judgement that is plain
+data:
+
+* :class:`PRMQuery`, what a PRM scores, and :class:`LabelledStep`, a query with its label;
+* :class:`PromptTemplate`, our own wording of the judge prompt;
+* :func:`perturb_action`, the negatives made by perturbing a correct action (another element,
+  wrong text, wrong direction, premature end);
+* :func:`deduplicate_steps`, :func:`balance_labels` and :func:`split_by_task` for the dataset
+  (the paper keeps positives and negatives balanced, Sec. 5);
+* :func:`binary_auc`, :func:`binary_f1`, :func:`classification_metrics` for evaluation per
+  step position;
+* :func:`prm_step_reward`, the per-step reward ``r_t = r_PRM + r_format`` of GUI-Shepherd's
+  online PPO (Sec. 4.1, Eq. 3), and :func:`select_candidate`, the best-of-N argmax (Eq. 6).
+
+The env-facing collector that produces labelled steps from rollouts lives in
+:mod:`gui_gym.models.prm_training`; the scorers in :mod:`gui_gym.models.prm`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gui_gym.core.actions import Action, ActionType
+from gui_gym.core.ui import UITree
+
+__all__ = [
+    "NEGATIVE_SOURCES",
+    "PERTURBATION_KINDS",
+    "POSITIVE_SOURCES",
+    "DedupReport",
+    "LabelledStep",
+    "PRMQuery",
+    "PRMReward",
+    "PromptTemplate",
+    "balance_labels",
+    "binary_auc",
+    "binary_f1",
+    "classification_metrics",
+    "deduplicate_steps",
+    "perturb_action",
+    "position_bucket",
+    "prm_step_reward",
+    "select_candidate",
+    "source_counts",
+    "split_by_task",
+]
+
+POSITIVE_SOURCES = ("oracle", "milestone")
+"""Where positives come from: the task's expert action, or an action that reached a new env
+milestone (or completed the task)."""
+PERTURBATION_KINDS = ("other_element", "wrong_text", "wrong_direction", "premature_end")
+"""Ways :func:`perturb_action` corrupts a correct action."""
+NEGATIVE_SOURCES = (*(f"perturb:{k}" for k in PERTURBATION_KINDS), "random_failed")
+"""Where negatives come from: a perturbation of a positive, or a step of a failed random
+rollout that the expert disagrees with and that reached no milestone."""
+
+
+# ---------------------------------------------------------------------------------------------
+# What a PRM scores
+
+
+@dataclass(frozen=True)
+class PRMQuery:
+    """One step for a process reward model to judge: ``(instruction, state, action)``.
+
+    Attributes:
+        instruction: The task instruction ``g``.
+        screen: The rendered screen the action was chosen on (the state ``s_t``).
+        action: The action ``a_t`` as text (canonical grammar when it parsed).
+        action_description: Natural-language form of the action on that screen
+            (``click "Search" button``), as ``info["action_description"]`` gives it.
+        history: Descriptions of the earlier actions of the episode, oldest first.
+        step: How many steps were taken before this one (its position in the episode).
+    """
+
+    instruction: str
+    screen: str
+    action: str
+    action_description: str = ""
+    history: tuple[str, ...] = ()
+    step: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("instruction", "screen", "action", "action_description"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TypeError(f"PRMQuery.{name} must be a str, got {type(value).__name__}")
+        if not isinstance(self.history, tuple):
+            object.__setattr__(self, "history", tuple(self.history))
+        if not all(isinstance(h, str) for h in self.history):
+            raise TypeError("PRMQuery.history must hold strings")
+        if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < 0:
+            raise ValueError(f"PRMQuery.step must be a non-negative int, got {self.step!r}")
+
+    def key(self) -> tuple[str, str, str, tuple[str, ...]]:
+        """What makes two queries the same prompt (used to deduplicate)."""
+        return (self.instruction, self.screen, self.action, self.history)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instruction": self.instruction,
+            "screen": self.screen,
+            "action": self.action,
+            "action_description": self.action_description,
+            "history": list(self.history),
+            "step": self.step,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PRMQuery:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ValueError: naming a missing or malformed field.
+        """
+        try:
+            return cls(
+                instruction=data["instruction"],
+                screen=data["screen"],
+                action=data["action"],
+                action_description=data.get("action_description", ""),
+                history=tuple(data.get("history", ())),
+                step=data.get("step", 0),
+            )
+        except KeyError as err:
+            raise ValueError(f"PRM query record is missing {err.args[0]!r}") from None
+        except TypeError as err:
+            raise ValueError(f"malformed PRM query record: {err}") from None
+
+
+@dataclass(frozen=True)
+class LabelledStep:
+    """A :class:`PRMQuery` with its binary correctness label (GUI-Shepherd Eq. 1).
+
+    Attributes:
+        query: The step.
+        label: 1 when the action is correct (positive), 0 when it is not.
+        task_id: The task the step belongs to (datasets are split by it).
+        source: How the label was made: one of :data:`POSITIVE_SOURCES` or
+            :data:`NEGATIVE_SOURCES`.
+        rationale: A short explanation of the label, for training the rationale variant
+            (the paper's GPT-4o rationales; ours are written from the facts behind the label).
+        env_id: The env the step came from.
+    """
+
+    query: PRMQuery
+    label: int
+    task_id: str
+    source: str
+    rationale: str = ""
+    env_id: str = ""
+
+    def __post_init__(self) -> None:
+        if self.label not in (0, 1) or isinstance(self.label, bool):
+            raise ValueError(f"label must be 0 or 1, got {self.label!r}")
+        if self.source not in POSITIVE_SOURCES + NEGATIVE_SOURCES:
+            raise ValueError(
+                f"unknown source {self.source!r}; expected one of "
+                f"{', '.join(POSITIVE_SOURCES + NEGATIVE_SOURCES)}"
+            )
+        positive = self.source in POSITIVE_SOURCES
+        if positive != (self.label == 1):
+            raise ValueError(f"source {self.source!r} cannot carry label {self.label}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.query.to_dict(),
+            "label": self.label,
+            "task_id": self.task_id,
+            "source": self.source,
+            "rationale": self.rationale,
+            "env_id": self.env_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LabelledStep:
+        """Inverse of :meth:`to_dict` (one JSONL record of a PRM dataset).
+
+        Raises:
+            ValueError: naming a missing or malformed field.
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a labelled step must be a JSON object, got {type(data).__name__}")
+        try:
+            return cls(
+                query=PRMQuery.from_dict(data),
+                label=data["label"],
+                task_id=str(data["task_id"]),
+                source=str(data["source"]),
+                rationale=str(data.get("rationale", "")),
+                env_id=str(data.get("env_id", "")),
+            )
+        except KeyError as err:
+            raise ValueError(f"labelled step record is missing {err.args[0]!r}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The judge prompt
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """The text a PRM reads: our wording of a step-correctness question.
+
+    GUI-Shepherd asks whether an action, in a given state, contributes positively to the
+    instruction, and reads the answer from a positive and a negative token (Sec. 3, App. A.2).
+    The prompt is split in three parts so a tokenizer can cut the screen, the only part that
+    can be long, and keep the question and the label position intact.
+
+    Attributes:
+        max_screen_chars: Screens longer than this are cut (with a note) before rendering.
+        max_history: How many earlier actions are listed (the most recent ones).
+        rationale_marker: Line that opens the rationale in the rationale variant.
+        verdict_marker: Text right before the label token.
+    """
+
+    max_screen_chars: int = 6000
+    max_history: int = 4
+    rationale_marker: str = "Reasoning:"
+    verdict_marker: str = "Verdict:"
+
+    def __post_init__(self) -> None:
+        if self.max_screen_chars < 1:
+            raise ValueError(f"max_screen_chars must be >= 1, got {self.max_screen_chars}")
+        if self.max_history < 0:
+            raise ValueError(f"max_history must be >= 0, got {self.max_history}")
+        if not self.verdict_marker.strip():
+            raise ValueError("verdict_marker must not be blank")
+
+    def parts(
+        self, query: PRMQuery, positive: str, negative: str, rationale: bool = False
+    ) -> tuple[str, str, str]:
+        """``(head, screen, tail)``: their concatenation is the prompt, ending right before
+        the rationale (``rationale=True``) or right before the label token."""
+        history = query.history[-self.max_history :] if self.max_history else ()
+        earlier = "\n".join(f"- {h}" for h in history) if history else "- (none yet)"
+        screen = query.screen
+        if len(screen) > self.max_screen_chars:
+            screen = screen[: self.max_screen_chars] + "\n<!-- screen cut -->"
+        head = (
+            "You check one step of an assistant that operates an app for a user.\n"
+            f"Goal: {query.instruction}\n"
+            f"Earlier actions:\n{earlier}\n"
+            "Screen, one element per line with its index:\n"
+        )
+        described = f" ({query.action_description})" if query.action_description else ""
+        yes, no = positive.strip(), negative.strip()
+        how = "Think it over briefly, then answer" if rationale else "Answer"
+        tail = (
+            f"\nProposed action: {query.action}{described}\n"
+            "Is this the right next action toward the goal on this screen? "
+            f"{how} {yes} if it is and {no} if it is not.\n"
+        )
+        tail += f"{self.rationale_marker}" if rationale else f"{self.verdict_marker}"
+        return head, screen, tail
+
+    def render(self, query: PRMQuery, positive: str, negative: str, rationale: bool = False) -> str:
+        """The whole prompt as one string (for HTTP servers)."""
+        return "".join(self.parts(query, positive, negative, rationale))
+
+    def verdict_suffix(self) -> str:
+        """What follows a rationale, right before the label token."""
+        return f"\n{self.verdict_marker}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_screen_chars": self.max_screen_chars,
+            "max_history": self.max_history,
+            "rationale_marker": self.rationale_marker,
+            "verdict_marker": self.verdict_marker,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PromptTemplate:
+        unknown = set(data) - {
+            "max_screen_chars",
+            "max_history",
+            "rationale_marker",
+            "verdict_marker",
+        }
+        if unknown:
+            raise ValueError(f"unknown PromptTemplate field(s) {sorted(unknown)}")
+        return cls(**dict(data))
+
+
+# ---------------------------------------------------------------------------------------------
+# Negatives by perturbation
+
+_OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+
+
+def _distractor_texts(action_text: str, tree: UITree, texts: Sequence[str]) -> list[str]:
+    """Texts unlike ``action_text``: given distractors, then words seen on the screen."""
+    target = action_text.strip().lower()
+    pool: list[str] = [t for t in texts if t.strip() and t.strip().lower() != target]
+    words = {w.lower() for e in tree.elements for w in _WORD.findall(e.text or "")}
+    words -= set(target.split())
+    pool.extend(sorted(words))
+    return list(dict.fromkeys(pool))
+
+
+def _wrong_text(text: str, tree: UITree, texts: Sequence[str], rng: np.random.Generator) -> str:
+    """A text that should not satisfy the step: a distractor, else a corrupted copy."""
+    pool = _distractor_texts(text, tree, texts)
+    if pool:
+        return pool[int(rng.integers(len(pool)))]
+    stripped = text.strip()
+    number = re.fullmatch(r"[+-]?\d+", stripped)
+    if number:
+        return str(int(stripped) + int(rng.choice([-2, -1, 1, 2])))
+    words = stripped.split()
+    if len(words) > 1:
+        return " ".join(words[:-1])
+    return stripped[::-1] + "x" if stripped else "x"
+
+
+def perturb_action(
+    action: Action,
+    tree: UITree,
+    rng: np.random.Generator,
+    *,
+    texts: Sequence[str] = (),
+    kinds: Iterable[str] = PERTURBATION_KINDS,
+) -> list[tuple[str, Action]]:
+    """Corrupted versions of a correct action on the same screen: candidate negatives.
+
+    At most one per kind, each differing from ``action``:
+
+    * ``other_element``: the same click/long-click/typing aimed at another element that
+      accepts it;
+    * ``wrong_text``: typing or answering another text (a distractor from ``texts``, a word
+      from the screen, or a corrupted copy);
+    * ``wrong_direction``: scrolling the opposite way;
+    * ``premature_end``: ending the episode early with ``DONE()`` or an ``ANSWER`` of a
+      screen word (only the answer when ``DONE()`` itself was due; none for an ``ANSWER``,
+      whose wrong text is ``wrong_text``).
+
+    A perturbation can happen to be correct too (two links to the same page); the collector
+    checks each on a copy of the env before labelling it negative.
+
+    Args:
+        action: The correct action.
+        tree: The screen it is correct on.
+        rng: Source of the random choices.
+        texts: Distractor texts for typing and answering.
+        kinds: Which kinds to make (subset of :data:`PERTURBATION_KINDS`).
+
+    Returns:
+        ``(kind, action)`` pairs.
+
+    Raises:
+        ValueError: for an unknown kind.
+    """
+    kinds = tuple(kinds)
+    unknown = set(kinds) - set(PERTURBATION_KINDS)
+    if unknown:
+        raise ValueError(
+            f"unknown perturbation kind(s) {sorted(unknown)}; choose from {PERTURBATION_KINDS}"
+        )
+    out: list[tuple[str, Action]] = []
+    t = action.type
+    if "other_element" in kinds and action.index is not None:
+        if t in (ActionType.CLICK, ActionType.DOUBLE_CLICK):
+            ok = [e.index for e in tree.elements if e.clickable and e.enabled]
+        elif t is ActionType.LONG_CLICK:
+            ok = [e.index for e in tree.elements if (e.long_clickable or e.clickable) and e.enabled]
+        elif t is ActionType.INPUT:
+            ok = [e.index for e in tree.elements if e.editable and e.enabled]
+        elif t is ActionType.SCROLL:
+            ok = [e.index for e in tree.elements if e.scrollable and e.enabled]
+        else:
+            ok = []
+        others = [i for i in ok if i != action.index]
+        if others:
+            index = others[int(rng.integers(len(others)))]
+            out.append(
+                (
+                    "other_element",
+                    Action(t, index=index, text=action.text, direction=action.direction),
+                )
+            )
+    if "wrong_text" in kinds and t in (ActionType.INPUT, ActionType.ANSWER) and action.text:
+        wrong = _wrong_text(action.text, tree, texts, rng)
+        if wrong.strip().lower() != action.text.strip().lower():
+            out.append(("wrong_text", Action(t, index=action.index, text=wrong)))
+    if "wrong_direction" in kinds and t is ActionType.SCROLL:
+        direction = _OPPOSITE[action.direction or "down"]
+        out.append(("wrong_direction", Action(t, index=action.index, direction=direction)))
+    if "premature_end" in kinds and t is not ActionType.ANSWER:
+        # DONE() or an ANSWER with a screen word, instead of the step that was due; when
+        # DONE() itself was due, only the answer is premature (it ends the task wrongly).
+        pool = _distractor_texts("", tree, texts)
+        answer_it = bool(pool) and (t is ActionType.DONE or rng.random() < 0.5)
+        if answer_it:
+            word = pool[int(rng.integers(len(pool)))]
+            out.append(("premature_end", Action(ActionType.ANSWER, text=word)))
+        elif t is not ActionType.DONE:
+            out.append(("premature_end", Action(ActionType.DONE)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Dataset hygiene
+
+
+@dataclass(frozen=True)
+class DedupReport:
+    """What :func:`deduplicate_steps` removed."""
+
+    kept: int
+    duplicates: int
+    conflicts: int
+    """Queries seen with both labels; every copy of them is dropped (an ambiguous prompt
+    teaches the PRM nothing)."""
+
+
+def deduplicate_steps(steps: Sequence[LabelledStep]) -> tuple[list[LabelledStep], DedupReport]:
+    """Keep the first copy of each distinct query (instruction, screen, action, history).
+
+    Queries that occur with both labels are dropped entirely.
+
+    Returns:
+        The kept steps, in their original order, and a :class:`DedupReport`.
+    """
+    labels: dict[tuple[Any, ...], set[int]] = defaultdict(set)
+    for s in steps:
+        labels[s.query.key()].add(s.label)
+    seen: set[tuple[Any, ...]] = set()
+    kept: list[LabelledStep] = []
+    duplicates = 0
+    for s in steps:
+        key = s.query.key()
+        if len(labels[key]) > 1:
+            continue
+        if key in seen:
+            duplicates += 1
+            continue
+        seen.add(key)
+        kept.append(s)
+    conflicts = sum(1 for v in labels.values() if len(v) > 1)
+    return kept, DedupReport(kept=len(kept), duplicates=duplicates, conflicts=conflicts)
+
+
+def balance_labels(steps: Sequence[LabelledStep], rng: np.random.Generator) -> list[LabelledStep]:
+    """Downsample the larger class to the size of the smaller one, uniformly at random.
+
+    GUI-Shepherd trains on a balanced ratio of positives to negatives (Sec. 5). The kept
+    steps stay in their original order.
+    """
+    positives = [i for i, s in enumerate(steps) if s.label == 1]
+    negatives = [i for i, s in enumerate(steps) if s.label == 0]
+    n = min(len(positives), len(negatives))
+    chosen = set(rng.choice(positives, size=n, replace=False).tolist()) if positives else set()
+    chosen |= set(rng.choice(negatives, size=n, replace=False).tolist()) if negatives else set()
+    return [s for i, s in enumerate(steps) if i in chosen]
+
+
+def split_by_task(
+    steps: Sequence[LabelledStep], eval_fraction: float, seed: int = 0
+) -> tuple[list[LabelledStep], list[LabelledStep]]:
+    """Split steps into train and eval so that no task has steps on both sides.
+
+    Tasks are keyed by ``(env_id, task_id)``, shuffled with ``seed``, and
+    ``round(eval_fraction * n_tasks)`` of them (at least one when the fraction is positive
+    and there are two or more tasks) go to eval.
+
+    Raises:
+        ValueError: when ``eval_fraction`` is outside [0, 1).
+    """
+    if not 0.0 <= eval_fraction < 1.0:
+        raise ValueError(f"eval_fraction must be in [0, 1), got {eval_fraction!r}")
+    tasks = sorted({(s.env_id, s.task_id) for s in steps})
+    n_eval = round(eval_fraction * len(tasks))
+    if eval_fraction > 0 and n_eval == 0 and len(tasks) >= 2:
+        n_eval = 1
+    order = np.random.default_rng(seed).permutation(len(tasks))
+    eval_tasks = {tasks[i] for i in order[:n_eval]}
+    train = [s for s in steps if (s.env_id, s.task_id) not in eval_tasks]
+    held = [s for s in steps if (s.env_id, s.task_id) in eval_tasks]
+    return train, held
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics
+
+
+def binary_auc(labels: Sequence[int] | np.ndarray, scores: Sequence[float] | np.ndarray) -> float:
+    """Area under the ROC curve: the probability that a random positive scores above a
+    random negative, ties counting one half (the Mann-Whitney U statistic over n+ * n-).
+
+    Returns:
+        The AUC, or NaN when one class is absent.
+
+    Raises:
+        ValueError: when the lengths differ or a label is not 0/1.
+    """
+    y = np.asarray(labels)
+    s = np.asarray(scores, dtype=np.float64)
+    if y.shape != s.shape or y.ndim != 1:
+        raise ValueError(
+            f"labels and scores must be 1-D of one length, got {y.shape} and {s.shape}"
+        )
+    if not np.isin(y, (0, 1)).all():
+        raise ValueError("labels must be 0 or 1")
+    n_pos = int((y == 1).sum())
+    n_neg = len(y) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    # Average ranks (1-based) with ties sharing the mean of their positions.
+    order = np.argsort(s, kind="mergesort")
+    sorted_scores = s[order]
+    ranks = np.empty(len(s), dtype=np.float64)
+    i = 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and sorted_scores[j + 1] == sorted_scores[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    rank_sum = float(ranks[y == 1].sum())
+    return (rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
+
+
+def binary_f1(labels: Sequence[int] | np.ndarray, predictions: Sequence[int] | np.ndarray) -> float:
+    """F1 of the positive class: ``2 TP / (2 TP + FP + FN)``; 0.0 when there is no positive
+    label and no positive prediction (nothing to find, nothing found)."""
+    y = np.asarray(labels).astype(bool)
+    p = np.asarray(predictions).astype(bool)
+    if y.shape != p.shape:
+        raise ValueError(f"labels and predictions differ in shape: {y.shape} vs {p.shape}")
+    tp = int((y & p).sum())
+    fp = int((~y & p).sum())
+    fn = int((y & ~p).sum())
+    denominator = 2 * tp + fp + fn
+    return 0.0 if denominator == 0 else 2 * tp / denominator
+
+
+def position_bucket(step: int, last: int = 5) -> str:
+    """The step-position group a step is reported under: ``"0"`` .. ``"4"``, then ``"5+"``."""
+    return str(step) if step < last else f"{last}+"
+
+
+def classification_metrics(
+    labels: Sequence[int] | np.ndarray,
+    scores: Sequence[float] | np.ndarray,
+    positions: Sequence[int] | None = None,
+    threshold: float = 0.5,
+) -> dict[str, Any]:
+    """Accuracy, AUC and F1 of PRM scores, overall and per step position.
+
+    Args:
+        labels: True labels (0/1).
+        scores: PRM scores in [0, 1]; a score >= ``threshold`` predicts positive.
+        positions: Step index of each example; grouped by :func:`position_bucket`.
+        threshold: Decision threshold.
+
+    Returns:
+        ``{"n", "accuracy", "auc", "f1", "positive_rate", "by_position": {bucket: {...}}}``
+        (AUC is NaN in a group with one class only).
+    """
+    y = np.asarray(labels, dtype=np.int64)
+    s = np.asarray(scores, dtype=np.float64)
+    if y.shape != s.shape:
+        raise ValueError(f"labels and scores differ in shape: {y.shape} vs {s.shape}")
+
+    def group(mask: np.ndarray) -> dict[str, Any]:
+        yy, ss = y[mask], s[mask]
+        pred = (ss >= threshold).astype(np.int64)
+        return {
+            "n": len(yy),
+            "accuracy": float((pred == yy).mean()) if len(yy) else math.nan,
+            "auc": binary_auc(yy, ss) if len(yy) else math.nan,
+            "f1": binary_f1(yy, pred),
+            "positive_rate": float(yy.mean()) if len(yy) else math.nan,
+        }
+
+    report = group(np.ones(len(y), dtype=bool))
+    if positions is not None:
+        pos = np.asarray(positions)
+        if pos.shape != y.shape:
+            raise ValueError(f"positions differ in shape from labels: {pos.shape} vs {y.shape}")
+        buckets = [position_bucket(int(p)) for p in pos]
+        names = sorted(set(buckets), key=lambda b: int(b.rstrip("+")))
+        arr = np.asarray(buckets)
+        report["by_position"] = {b: group(arr == b) for b in names}
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# Rewards and selection
+
+
+@dataclass(frozen=True)
+class PRMReward:
+    """The parts of the PRM step reward (see :func:`prm_step_reward`)."""
+
+    total: float
+    prm: float
+    format: float
+    invalid: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "total": self.total,
+            "prm": self.prm,
+            "format": self.format,
+            "invalid": self.invalid,
+        }
+
+
+def prm_step_reward(
+    score: float | None,
+    *,
+    parsed: bool,
+    valid: bool,
+    weight: float = 1.0,
+    format_weight: float = 0.1,
+    invalid_penalty: float = -0.1,
+) -> PRMReward:
+    """GUI-Shepherd's dense step reward ``r_t = r_PRM + r_format`` (Sec. 4.1, Eq. 3).
+
+    * ``prm = weight * score`` for an action the env accepted (the PRM's probability that the
+      action is correct); 0 for an action that did not parse or that the env rejected, which
+      is not judged at all;
+    * ``format = format_weight`` when the action parsed in the action grammar, else 0 (the
+      paper's format reward penalises unparsable actions, App. B.2);
+    * ``invalid = invalid_penalty`` when the action did not parse or the env rejected it
+      (an index not on screen), else 0.
+
+    So with the defaults: a valid action earns ``0.1 + score``, a well-formed impossible one
+    ``0.1 - 0.1 = 0``, garbage ``-0.1``.
+
+    Args:
+        score: The PRM score in [0, 1]; None (or anything) is ignored when not ``valid``.
+        parsed: Whether the action parsed.
+        valid: Whether the env accepted it (implies ``parsed``).
+        weight: Scale of the PRM term.
+        format_weight: Reward for a well-formed action.
+        invalid_penalty: Added for an action that did not parse or was rejected (<= 0 to
+            penalise).
+
+    Raises:
+        ValueError: when a valid action has no score, or a score outside [0, 1].
+    """
+    if valid and not parsed:
+        raise ValueError("an action the env accepted must have parsed (valid implies parsed)")
+    prm = 0.0
+    if valid:
+        if score is None or not (0.0 <= float(score) <= 1.0):
+            raise ValueError(f"a valid action needs a PRM score in [0, 1], got {score!r}")
+        prm = float(weight) * float(score)
+    fmt = float(format_weight) if parsed else 0.0
+    invalid = 0.0 if valid else float(invalid_penalty)
+    return PRMReward(total=prm + fmt + invalid, prm=prm, format=fmt, invalid=invalid)
+
+
+def select_candidate(
+    scores: Sequence[float] | np.ndarray, counts: Sequence[int] | None = None
+) -> int:
+    """Index of the candidate to act with: the highest PRM score (GUI-Shepherd Eq. 6).
+
+    Ties go to the candidate the policy proposed most often (``counts``), then to the
+    earliest one, so with a flat scorer best-of-N falls back to the policy's own mode.
+
+    Raises:
+        ValueError: for no candidates, NaN scores or mismatched counts.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim != 1 or len(s) == 0:
+        raise ValueError("select_candidate needs a non-empty 1-D sequence of scores")
+    if np.isnan(s).any():
+        raise ValueError(f"NaN among candidate scores {s.tolist()}")
+    c = np.ones(len(s)) if counts is None else np.asarray(counts, dtype=np.float64)
+    if c.shape != s.shape:
+        raise ValueError(f"counts {c.shape} do not match scores {s.shape}")
+    best = s.max()
+    tied = np.flatnonzero(s == best)
+    return int(tied[np.argmax(c[tied])])  # argmax returns the first of equal counts
+
+
+def source_counts(steps: Iterable[LabelledStep]) -> dict[str, int]:
+    """How many steps came from each source (for dataset reports)."""
+    return dict(sorted(Counter(s.source for s in steps).items()))

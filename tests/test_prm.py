@@ -1,0 +1,424 @@
+"""GUI-Shepherd without torch: PRM data, metrics, reward arithmetic, RulePRM, the wrappers
+and best-of-N."""
+
+from __future__ import annotations
+
+import itertools
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import gui_gym  # noqa: F401
+from gui_gym.agents import BestOfNAgent, LLMPolicy, NoisyOraclePolicy, run_episode
+from gui_gym.core.actions import Action, ActionType, parse_action
+from gui_gym.models.prm import PRMOutputError, RulePRM
+from gui_gym.models.prm_training import (
+    build_prm_dataset,
+    collect_prm_steps,
+    collect_task_steps,
+    read_labelled_steps,
+    write_labelled_steps,
+)
+from gui_gym.rewards.prm import (
+    NEGATIVE_SOURCES,
+    LabelledStep,
+    PRMQuery,
+    PromptTemplate,
+    balance_labels,
+    binary_auc,
+    binary_f1,
+    classification_metrics,
+    deduplicate_steps,
+    perturb_action,
+    prm_step_reward,
+    select_candidate,
+    split_by_task,
+)
+from gui_gym.wrappers import PRMVectorWrapper, PRMWrapper
+
+WIKIHOW = "GuiGym/WikiHow-v0"
+
+
+def _query(
+    action: str = "CLICK(1)", screen: str = "<button id=1 clickable>Go</button>"
+) -> PRMQuery:
+    return PRMQuery("Open the thing", screen, action, "click the thing", ("type x",), 1)
+
+
+def _step(label: int, task: str = "t", action: str = "CLICK(1)", screen: str = "s") -> LabelledStep:
+    source = "oracle" if label else "random_failed"
+    return LabelledStep(_query(action, screen), label, task, source, "why", "E")
+
+
+class ConstantPRM:
+    """A text PRM that scores every action the same and records its calls."""
+
+    requires_env = False
+
+    def __init__(self, value: float = 0.7):
+        self.value = value
+        self.calls: list[list[PRMQuery]] = []
+
+    def score(self, queries, envs=None):
+        self.calls.append(list(queries))
+        return np.full(len(queries), self.value)
+
+
+# ------------------------------------------------------------------------------ pure math
+
+
+def test_step_reward_is_prm_plus_format_with_penalty_for_invalid_actions() -> None:
+    valid = prm_step_reward(0.8, parsed=True, valid=True, weight=2.0, format_weight=0.1)
+    assert (valid.prm, valid.format, valid.invalid) == (1.6, 0.1, 0.0)
+    assert valid.total == pytest.approx(1.7)
+    rejected = prm_step_reward(None, parsed=True, valid=False, invalid_penalty=-0.3)
+    assert (rejected.prm, rejected.format, rejected.invalid) == (0.0, 0.1, -0.3)
+    garbage = prm_step_reward(None, parsed=False, valid=False, invalid_penalty=-0.3)
+    assert garbage.total == pytest.approx(-0.3) and garbage.format == 0.0
+    with pytest.raises(ValueError, match="score in"):
+        prm_step_reward(1.5, parsed=True, valid=True)
+    with pytest.raises(ValueError, match="score in"):
+        prm_step_reward(None, parsed=True, valid=True)
+    with pytest.raises(ValueError, match="implies parsed"):
+        prm_step_reward(0.5, parsed=False, valid=True)
+
+
+def test_select_candidate_takes_the_argmax_then_the_most_proposed_then_the_first() -> None:
+    assert select_candidate([0.1, 0.9, 0.3]) == 1
+    assert select_candidate([0.5, 0.5, 0.5], counts=[1, 3, 3]) == 1
+    assert select_candidate([0.0, 0.0]) == 0
+    with pytest.raises(ValueError, match="non-empty"):
+        select_candidate([])
+    with pytest.raises(ValueError, match="NaN"):
+        select_candidate([0.1, float("nan")])
+
+
+def test_auc_matches_pairwise_counting_with_ties() -> None:
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 60)
+    scores = rng.integers(0, 5, 60) / 4.0  # many ties
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    pairs = [(p > n) + 0.5 * (p == n) for p, n in itertools.product(pos, neg)]
+    assert binary_auc(labels, scores) == pytest.approx(np.mean(pairs))
+    assert binary_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]) == pytest.approx(0.75)
+    assert np.isnan(binary_auc([1, 1], [0.2, 0.3]))
+    with pytest.raises(ValueError, match="0 or 1"):
+        binary_auc([0, 2], [0.1, 0.2])
+
+
+def test_f1_and_metrics_per_step_position() -> None:
+    assert binary_f1([1, 1, 0, 0], [1, 0, 1, 0]) == pytest.approx(0.5)
+    assert binary_f1([0, 0], [0, 0]) == 0.0
+    report = classification_metrics(
+        [1, 0, 1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6, 0.8, 0.1], positions=[0, 0, 1, 1, 7, 9]
+    )
+    assert report["n"] == 6 and report["accuracy"] == pytest.approx(4 / 6)
+    assert list(report["by_position"]) == ["0", "1", "5+"]
+    assert report["by_position"]["0"]["accuracy"] == 1.0
+    assert report["by_position"]["1"]["accuracy"] == 0.0
+    assert report["by_position"]["5+"]["n"] == 2
+
+
+# ------------------------------------------------------------------------------ records
+
+
+def test_queries_and_labelled_steps_validate_and_round_trip(tmp_path) -> None:
+    step = _step(1)
+    assert LabelledStep.from_dict(step.to_dict()) == step
+    with pytest.raises(TypeError, match="action must be a str"):
+        PRMQuery("g", "s", 3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="non-negative"):
+        PRMQuery("g", "s", "CLICK(1)", step=-1)
+    with pytest.raises(ValueError, match="label must be 0 or 1"):
+        LabelledStep(_query(), 2, "t", "oracle")
+    with pytest.raises(ValueError, match="cannot carry label"):
+        LabelledStep(_query(), 0, "t", "oracle")
+    with pytest.raises(ValueError, match="unknown source"):
+        LabelledStep(_query(), 1, "t", "annotator")
+    with pytest.raises(ValueError, match="missing 'label'"):
+        LabelledStep.from_dict({k: v for k, v in step.to_dict().items() if k != "label"})
+    path = tmp_path / "steps.jsonl"
+    write_labelled_steps(path, [step, _step(0)])
+    assert read_labelled_steps(path) == [step, _step(0)]
+    path.write_text('{"instruction": "g"}\n')
+    with pytest.raises(ValueError, match="record 1"):
+        read_labelled_steps(path)
+
+
+def test_prompt_keeps_the_question_and_label_position_and_cuts_long_screens() -> None:
+    template = PromptTemplate(max_screen_chars=50, max_history=1)
+    query = PRMQuery("Find X", "y" * 500, "CLICK(2)", "click X", ("first", "second"), 2)
+    head, screen, tail = template.parts(query, " True", " False")
+    assert "Find X" in head and "second" in head and "first" not in head
+    assert len(screen) < 80 and "screen cut" in screen
+    assert "CLICK(2) (click X)" in tail and "True" in tail and tail.endswith("Verdict:")
+    assert template.render(query, " True", " False", rationale=True).endswith("Reasoning:")
+
+
+def test_perturbations_differ_from_the_action_and_cover_each_kind() -> None:
+    env = gym.make(WIKIHOW, split="train")
+    env.reset(seed=0)
+    base = env.unwrapped
+    rng = np.random.default_rng(0)
+    first = base.oracle_action()  # INPUT into the search box
+    kinds = dict(perturb_action(first, base.ui_tree, rng, texts=("pasta", "lobster")))
+    assert set(kinds) == {"wrong_text", "premature_end"}
+    assert kinds["wrong_text"].type is ActionType.INPUT and kinds["wrong_text"].text != first.text
+    click = Action(ActionType.CLICK, index=3)
+    other = dict(perturb_action(click, base.ui_tree, rng))["other_element"]
+    assert other.type is ActionType.CLICK and other.index != 3
+    assert base.ui_tree.elements[other.index].clickable
+    scroll = dict(perturb_action(Action(ActionType.SCROLL, direction="down"), base.ui_tree, rng))
+    assert scroll["wrong_direction"].direction == "up"
+    done = dict(perturb_action(Action(ActionType.DONE), base.ui_tree, rng))
+    assert done["premature_end"].type is ActionType.ANSWER
+    with pytest.raises(ValueError, match="unknown perturbation"):
+        perturb_action(click, base.ui_tree, rng, kinds=["swap"])
+
+
+def test_deduplication_keeps_first_copies_and_drops_conflicting_queries() -> None:
+    steps = [_step(1, screen="a"), _step(1, screen="a"), _step(0, screen="b"), _step(1, screen="b")]
+    kept, report = deduplicate_steps(steps)
+    assert kept == [steps[0]]
+    assert (report.kept, report.duplicates, report.conflicts) == (1, 1, 1)
+
+
+def test_balance_and_task_split() -> None:
+    steps = [_step(1, task=f"t{i % 5}", screen=str(i)) for i in range(30)]
+    steps += [_step(0, task=f"t{i % 5}", screen=str(i)) for i in range(12)]
+    balanced = balance_labels(steps, np.random.default_rng(0))
+    assert sum(s.label for s in balanced) == 12 and len(balanced) == 24
+    train, held = split_by_task(steps, 0.4, seed=1)
+    train_tasks, held_tasks = {s.task_id for s in train}, {s.task_id for s in held}
+    assert len(held_tasks) == 2 and not train_tasks & held_tasks
+    assert len(train) + len(held) == len(steps)
+    with pytest.raises(ValueError, match="eval_fraction"):
+        split_by_task(steps, 1.0)
+
+
+# ------------------------------------------------------------------------------ env-backed
+
+
+def test_rule_prm_agrees_with_the_oracle_along_expert_and_random_rollouts() -> None:
+    env = gym.make(WIKIHOW, split="test")
+    base = env.unwrapped
+    prm = RulePRM()
+    rng = np.random.default_rng(0)
+    for seed in range(4):
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            expert = base.oracle_action()
+            candidates = base.candidate_actions()
+            queries = [PRMQuery("", "", str(a)) for a in [expert, *candidates]]
+            scores = prm.score(queries, envs=[base] * len(queries))
+            assert scores[0] == 1.0 and prm.last_reasons[0] == "expert"
+            for action, score, reason in zip(candidates, scores[1:], prm.last_reasons[1:]):
+                if str(action) != str(expert):
+                    assert (score == 1.0) == (reason in ("milestone", "success"))
+            # a random detour first, sometimes: the expert must still be recognised after it
+            action = (
+                candidates[int(rng.integers(len(candidates)))] if rng.random() < 0.3 else expert
+            )
+            _, _, terminated, truncated, _ = env.step(action)
+            done = terminated or truncated
+    assert prm.score([PRMQuery("", "", "not an action")], envs=[base])[0] == 0.0
+    with pytest.raises(ValueError, match="pass envs"):
+        prm.score([PRMQuery("", "", "CLICK(1)")])
+    with pytest.raises(TypeError, match="wrap a single query"):
+        prm.score(PRMQuery("", "", "CLICK(1)"), envs=[base])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="must be in"):
+        RulePRM(milestone_score=2.0)
+
+
+def test_collected_steps_are_labelled_as_the_rule_prm_judges_them() -> None:
+    env = gym.make(WIKIHOW, split="train", max_steps=12)
+    rng = np.random.default_rng(3)
+    steps = collect_task_steps(
+        env, "measure_your_bra_size-tips_count", seed=0, rng=rng, env_id=WIKIHOW
+    )
+    sources = {s.source for s in steps}
+    assert "oracle" in sources and "random_failed" in sources
+    assert any(s.startswith("perturb:") for s in sources)
+    assert all(s.label == (s.source in ("oracle", "milestone")) for s in steps)
+    # Replaying the expert path, every label there matches the rule-based judge.
+    base = env.unwrapped
+    base.reset(seed=0, options={"task": "measure_your_bra_size-tips_count"})
+    prm = RulePRM()
+    on_path = [s for s in steps if s.query.step == 0 and s.query.history == ()]
+    scores = prm.score([s.query for s in on_path], envs=[base] * len(on_path))
+    assert [int(v) for v in scores] == [s.label for s in on_path]
+    assert {s.source for s in on_path if s.label == 0} <= set(NEGATIVE_SOURCES)
+
+
+def test_dataset_builder_balances_dedups_and_splits_by_task() -> None:
+    steps = collect_prm_steps(WIKIHOW, split="train", max_tasks=6, random_rollouts=1, seed=1)
+    dataset = build_prm_dataset(steps, eval_fraction=0.34, seed=0)
+    for part in (dataset.train, dataset.eval):
+        assert part and sum(s.label for s in part) * 2 == len(part)
+        keys = [s.query.key() for s in part]
+        assert len(keys) == len(set(keys))
+    assert not {s.task_id for s in dataset.train} & {s.task_id for s in dataset.eval}
+    assert dataset.report["eval_tasks"] == 2 and dataset.report["train_tasks"] == 4
+    assert dataset.report["collected"] == len(steps)
+
+
+def test_wrapper_adds_prm_and_format_rewards_and_reports_components() -> None:
+    prm = ConstantPRM(0.7)
+    env = PRMWrapper(
+        gym.make(WIKIHOW, split="test"), prm, weight=2.0, format_weight=0.1, invalid_penalty=-0.5
+    )
+    obs, _ = env.reset(seed=0)
+    expert = env.unwrapped.oracle_action()
+    _, reward, _, _, info = env.step(expert)
+    assert reward == pytest.approx(2.0 * 0.7 + 0.1)
+    assert info["prm"]["score"] == 0.7
+    assert info["prm"]["components"] == pytest.approx({"prm": 1.4, "format": 0.1, "invalid": 0.0})
+    query = prm.calls[-1][0]
+    assert query.screen == obs["screen"] and query.instruction == obs["instruction"]
+    assert query.action == str(expert) and query.action_description.startswith("type")
+    assert query.step == 0 and query.history == ()
+    _, reward, _, _, info = env.step("CLICK(999)")  # parses, but no such element
+    assert reward == pytest.approx(0.1 - 0.5) and info["prm"]["score"] is None
+    _, reward, _, _, info = env.step("make me a sandwich")
+    assert reward == pytest.approx(-0.5) and info["prm"]["components"]["format"] == 0.0
+    assert len(prm.calls) == 1  # rejected actions are never judged
+    env.step(env.unwrapped.oracle_action())
+    assert prm.calls[-1][0].history == (query.action_description,)
+    assert env.spec is not None and env.spec.kwargs  # the inner env spec survives
+    with pytest.raises(ValueError, match="weight must be a finite"):
+        PRMWrapper(gym.make(WIKIHOW), prm, weight=float("nan"))
+    with pytest.raises(TypeError, match="score"):
+        PRMWrapper(gym.make(WIKIHOW), object())  # type: ignore[arg-type]
+
+
+def test_wrapper_keeps_the_task_reward_and_pays_the_rule_prm_for_expert_steps() -> None:
+    env = PRMWrapper(gym.make(WIKIHOW, split="test"), RulePRM(), weight=1.0, format_weight=0.1)
+    env.reset(seed=1)
+    done = False
+    rewards = []
+    while not done:
+        _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        rewards.append(reward - info["task_reward"])
+        done = terminated or truncated
+    assert info["success"] and info["task_reward"] == 1.0
+    assert rewards == pytest.approx([1.1] * len(rewards))
+
+
+class BadPRM(ConstantPRM):
+    def score(self, queries, envs=None):
+        return np.full(len(queries), 1.7)
+
+
+def test_wrapper_rejects_scores_outside_the_unit_interval() -> None:
+    env = PRMWrapper(gym.make(WIKIHOW), BadPRM())
+    env.reset(seed=0)
+    with pytest.raises(PRMOutputError, match=r"outside \[0, 1\]"):
+        env.step(env.unwrapped.oracle_action())
+
+
+def test_vector_wrapper_scores_all_envs_in_one_call_and_matches_the_single_wrapper() -> None:
+    prm = ConstantPRM(0.25)
+    vec = PRMVectorWrapper(
+        gym.make_vec(WIKIHOW, num_envs=3, vectorization_mode="sync", split="test", max_steps=2), prm
+    )
+    vec.reset(seed=0)
+    _, reward, terminated, truncated, info = vec.step(['INPUT(0, "x")', "CLICK(999)", "gibberish"])
+    assert len(prm.calls) == 1 and len(prm.calls[0]) == 1
+    assert reward == pytest.approx([0.35, 0.0, -0.1])
+    assert info["_prm"].all() and np.isnan(info["prm"]["score"][1:]).all()
+    _, reward, terminated, truncated, info = vec.step(["SCROLL(down)"] * 3)
+    assert truncated.all() and len(prm.calls[-1]) == 3
+    assert prm.calls[-1][0].history == ('type "x" into "Search wikiHow" input',)
+    # next-step autoreset: this step only resets, and earns nothing
+    calls = len(prm.calls)
+    _, reward, _, _, info = vec.step(["SCROLL(down)"] * 3)
+    assert len(prm.calls) == calls and (reward == 0).all() and not info["_prm"].any()
+    _, reward, _, _, info = vec.step(["SCROLL(down)"] * 3)
+    assert prm.calls[-1][0].history == () and prm.calls[-1][0].step == 0
+
+    single = PRMWrapper(gym.make(WIKIHOW, split="test"), RulePRM())
+    vec_rule = PRMVectorWrapper(
+        gym.make_vec(WIKIHOW, num_envs=2, vectorization_mode="sync", split="test"), RulePRM()
+    )
+    single.reset(seed=5)
+    observations, _ = vec_rule.reset(seed=[5, 6])
+    assert observations["instruction"][0] == single.unwrapped.task.instruction
+    for _ in range(3):
+        action = single.unwrapped.oracle_action()
+        _, r_single, *_ = single.step(action)
+        _, r_vec, *_ = vec_rule.step([action, "GOBACK()"])
+        assert r_vec[0] == pytest.approx(r_single) == pytest.approx(1.1)
+        assert r_vec[1] == pytest.approx(0.1)
+
+
+def test_vector_wrapper_refuses_env_judges_on_async_envs() -> None:
+    vec = gym.make_vec(WIKIHOW, num_envs=2, vectorization_mode="async")
+    try:
+        with pytest.raises(TypeError, match="SyncVectorEnv"):
+            PRMVectorWrapper(vec, RulePRM())
+    finally:
+        vec.close()
+
+
+# ------------------------------------------------------------------------------ best-of-N
+
+
+def _success_rate(n: int, prm, seeds: range, p: float = 0.4) -> float:
+    env = gym.make(WIKIHOW, split="test", max_steps=10)
+    wins = 0
+    for seed in seeds:
+        policy = NoisyOraclePolicy(env, p=p, seed=seed)
+        agent = BestOfNAgent(policy, prm, n, env=env)
+        wins += run_episode(env, agent, seed=seed).success
+    return wins / len(seeds)
+
+
+def test_best_of_n_with_rule_prm_beats_the_noisy_policy_alone() -> None:
+    seeds = range(12)
+    alone = _success_rate(1, RulePRM(), seeds)
+    best = _success_rate(4, RulePRM(), seeds)
+    assert best > alone
+    assert best >= 0.9
+
+
+def test_best_of_n_reports_candidates_scores_and_counts() -> None:
+    env = gym.make(WIKIHOW, split="test")
+    obs, info = env.reset(seed=0)
+
+    class Scripted:
+        def sample(self, observation, info, n):
+            return ["CLICK(3)", "click(3)", env.unwrapped.oracle_action(), "nonsense"][:n]
+
+    agent = BestOfNAgent(Scripted(), RulePRM(), 4, env=env)
+    agent.reset(obs, info)
+    action = agent.act(obs, info)
+    assert action == env.unwrapped.oracle_action()
+    assert agent.last_info["counts"] == [2, 1, 1]
+    assert agent.last_info["scores"][2] == 0.0  # unparsable: not judged
+    assert agent.last_info["candidates"][agent.last_info["chosen"]] == str(action)
+    with pytest.raises(ValueError, match="pass env"):
+        BestOfNAgent(Scripted(), RulePRM(), 2)
+    with pytest.raises(ValueError, match="positive int"):
+        BestOfNAgent(Scripted(), RulePRM(), 0, env=env)
+    with pytest.raises(TypeError, match="sample"):
+        BestOfNAgent(object(), RulePRM(), 2, env=env)  # type: ignore[arg-type]
+
+
+def test_best_of_n_over_an_llm_policy_picks_the_verified_completion() -> None:
+    from gui_gym.models.llm import ScriptedLLM
+
+    env = gym.make(WIKIHOW, split="test")
+    obs, info = env.reset(seed=0)
+    expert = str(env.unwrapped.oracle_action())
+    completions = iter(["<action>GOBACK()</action>", f"I will search. <action>{expert}</action>"])
+
+    class TwoAnswers(ScriptedLLM):
+        def generate(self, prompts, max_new_tokens=256, temperature=0.0, n=1):
+            return [[next(completions) for _ in range(n)] for _ in prompts]
+
+    agent = BestOfNAgent(LLMPolicy(TwoAnswers(lambda text: "")), RulePRM(), 2, env=env)
+    agent.reset(obs, info)
+    assert parse_action(agent.act(obs, info)) == parse_action(expert)
+    assert agent.last_info["scores"] == [0.0, 1.0]
