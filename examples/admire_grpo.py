@@ -1,0 +1,374 @@
+"""Step-level GRPO with ADMIRE's adaptive milestone reward, in one file.
+
+ADMIRE (Adaptive Milestone Reward for GUI Agents) trains a GUI agent with GRPO at the step
+level (Sec. 3.3, Algorithm 1):
+
+1. roll out a group of episodes per task with the current policy;
+2. successes initialise or refine the task's milestones (``MilestoneWrapper`` does this, and
+   keeps them in a JSON store that survives the run);
+3. every step gets ``R_total = R_outcome + eta * R_format + lambda0 * gamma**epoch * R_mil``,
+   with the asymmetric milestone reward (Eq. 10 for successes, Eq. 11 for failures); the
+   wrapper hands these over at the end of each episode (``info["milestone"]``);
+4. advantages are step rewards normalised over all steps of the group (Eq. 13);
+5. a PPO-clipped update (Eq. 12, clip 0.2, no KL, no entropy bonus, as in App. A.1.2).
+
+The policy here ranks the env's candidate actions (``env.unwrapped.candidate_actions()``): it
+scores each candidate's description by its mean token log-likelihood under a causal LM after
+a prompt with the instruction, the screen and the history, and samples from the softmax over
+candidates. Every sampled action is valid, so even a random tiny model can explore; the
+paper's agent writes free-form actions instead (Figures 17-19).
+
+On CPU without ``--model`` a tiny random GPT-2 with a character tokenizer is built from a
+config (no download), so the loop runs in about a minute. With ``--model`` a local Hugging
+Face causal LM is trained (bfloat16 on CUDA), e.g.::
+
+    python examples/admire_grpo.py                      # tiny, CPU, a minute
+    python examples/admire_grpo.py --model /models/Qwen2.5-0.5B-Instruct \\
+        --iterations 200 --tasks-per-iteration 4 --group-size 8 --max-steps 20
+
+Milestones come from the LLM-free trajectory generator by default; ``--generator llm`` asks
+an OpenAI-compatible server (``--llm-base-url``, ``--llm-model``) with the appendix's prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+import torch
+import tyro
+
+import gui_gym  # noqa: F401  (registers the ids)
+from gui_gym.agents import OracleAgent
+from gui_gym.core.actions import describe
+from gui_gym.models.embed import default_embedder
+from gui_gym.models.llm import OpenAICompatLLM
+from gui_gym.models.milestones import (
+    CosineMatcher,
+    LLMMilestoneGenerator,
+    TrajectoryMilestoneGenerator,
+)
+from gui_gym.rewards.milestones import step_grpo_advantages
+from gui_gym.wrappers import MilestoneWrapper
+
+
+@dataclass
+class Args:
+    env_id: str = "GuiGym/WikiHow-v0"
+    """the env to train on"""
+    split: str = "train"
+    """task split"""
+    category: str | None = "Cross-Page"
+    """task category (None: all); the ranking policy cannot answer QA questions"""
+    num_tasks: int = 4
+    """distinct training tasks (the first N of the split and category)"""
+    tasks_per_iteration: int = 2
+    """tasks sampled per iteration (4 in the paper)"""
+    group_size: int = 4
+    """episodes per task: the GRPO group (8 in the paper)"""
+    iterations: int = 3
+    """training iterations; the milestone weight decays once per iteration"""
+    max_steps: int = 6
+    """step budget of an episode (20 in the paper)"""
+    model: str | None = None
+    """a local causal LM folder; None builds a tiny random GPT-2"""
+    device: str | None = None
+    """cpu or cuda (None: cuda when available)"""
+    learning_rate: float | None = None
+    """None: 1e-6 for a real model (the paper's), 1e-3 for the tiny one"""
+    clip: float = 0.2
+    """PPO clip ratio epsilon"""
+    update_epochs: int = 2
+    """passes over each iteration's steps"""
+    minibatch_size: int = 32
+    """steps per optimiser step"""
+    max_prompt_tokens: int = 256
+    """the prompt is cut from the left to this many tokens (raise it for a real model)"""
+    temperature: float = 1.0
+    """softmax temperature over candidate scores"""
+    store: str = "runs/admire/milestones.json"
+    """the milestone store (kept across runs: milestones keep adapting)"""
+    generator: Literal["trajectory", "llm"] = "trajectory"
+    """milestone generator: LLM-free key steps + Soft-LCS, or an LLM with the paper's prompts"""
+    llm_base_url: str = "http://localhost:8000/v1"
+    """OpenAI-compatible server for --generator llm"""
+    llm_model: str = "gpt-4o"
+    """model name on that server"""
+    embedder: Literal["minilm", "hashing"] = "minilm"
+    """sentence embedder for matching (MiniLM as in the paper; hashing is not semantic)"""
+    seed_with_oracle: bool = True
+    """run the task's expert once per task first, so milestones exist from the start (the
+    paper warms its model up instead; a random tiny model rarely succeeds on its own)"""
+    delta: float = 0.75
+    zeta: float = 0.5
+    lambda0: float = 0.3
+    decay: float = 0.99
+    eta: float = 0.5
+    seed: int = 0
+    log: str | None = None
+    """write one JSON line of metrics per iteration here"""
+
+
+@dataclass
+class StepRecord:
+    prompt: str
+    candidates: list[str]
+    chosen: int
+    old_logprob: float
+    advantage: float = 0.0
+
+
+@dataclass
+class Episode:
+    steps: list[StepRecord] = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+    success: bool = False
+    progress: float = 0.0
+
+
+def char_tokenizer():
+    """A character-level tokenizer for the tiny model (printable ASCII and newline)."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    chars = [chr(c) for c in range(32, 127)] + ["\n"]
+    vocab = {"<pad>": 0, "<eos>": 1, "<unk>": 2} | {c: i + 3 for i, c in enumerate(chars)}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>"
+    )
+
+
+def load_model(args: Args, device: str):
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    if args.model is None:
+        tokenizer = char_tokenizer()
+        config = GPT2Config(
+            vocab_size=len(tokenizer),
+            n_positions=args.max_prompt_tokens + 128,
+            n_embd=64,
+            n_layer=2,
+            n_head=2,
+            bos_token_id=1,
+            eos_token_id=1,
+            pad_token_id=0,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+        )
+        return GPT2LMHeadModel(config).to(device).eval(), tokenizer
+    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    # eval mode throughout: no dropout, so PPO's ratio compares the same function twice
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=dtype).to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+class CandidatePolicy:
+    """pi(a | h): a softmax over candidate actions of their mean token log-likelihood."""
+
+    def __init__(self, model, tokenizer, device: str, max_prompt_tokens: int, temperature: float):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = device
+        self.max_prompt_tokens = max_prompt_tokens
+        self.temperature = temperature
+
+    @staticmethod
+    def prompt(observation: dict[str, Any], history: list[str]) -> str:
+        done = "; ".join(history[-5:]) or "nothing yet"
+        # the screen first: a prompt cut from the left keeps the instruction and history
+        return (
+            f"Screen:\n{observation['screen']}\n"
+            f"Instruction: {observation['instruction']}\n"
+            f"Done so far: {done}\n"
+            f"Next action:"
+        )
+
+    def logprobs(self, prompt: str, candidates: list[str]) -> torch.Tensor:
+        """Log-probabilities over ``candidates`` (differentiable).
+
+        The prompt is run once; its key/value cache is repeated for the candidates, which
+        are scored in one right-padded batch (far cheaper than prompt + candidate per row).
+        """
+        tok, device = self.tokenizer, self.device
+        prompt_ids = tok(prompt, add_special_tokens=False)["input_ids"][-self.max_prompt_tokens :]
+        rows = [
+            tok(" " + c, add_special_tokens=False)["input_ids"] or [tok.pad_token_id]
+            for c in candidates
+        ]
+        prefix = self.model(input_ids=torch.tensor([prompt_ids], device=device), use_cache=True)
+        cache = prefix.past_key_values
+        cache.batch_repeat_interleave(len(rows))
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), tok.pad_token_id, dtype=torch.long)
+        valid = torch.zeros((len(rows), width), dtype=torch.bool)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = torch.tensor(row)
+            valid[i, : len(row)] = True
+        ids, valid = ids.to(device), valid.to(device)
+        mask = torch.cat(
+            [
+                torch.ones((len(rows), len(prompt_ids)), dtype=torch.long, device=device),
+                valid.long(),
+            ],
+            dim=1,
+        )
+        logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache).logits
+        # token j of a candidate is predicted by the prompt's last position (j = 0) or by
+        # candidate position j - 1
+        first = prefix.logits[:, -1:].expand(len(rows), 1, -1)
+        logits = torch.cat([first, logits[:, :-1]], dim=1).float()
+        token_logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[..., None]).squeeze(-1)
+        weights = valid.float()
+        scores = (token_logp * weights).sum(-1) / weights.sum(-1)
+        return torch.log_softmax(scores / self.temperature, dim=-1)
+
+
+def make_env(args: Args, embedder) -> MilestoneWrapper:
+    env = gym.make(args.env_id, split=args.split, category=args.category, max_steps=args.max_steps)
+    if args.generator == "llm":
+        generator = LLMMilestoneGenerator(OpenAICompatLLM(args.llm_model, args.llm_base_url))
+    else:
+        generator = TrajectoryMilestoneGenerator(embedder)
+    return MilestoneWrapper(
+        env,
+        store=args.store,
+        generator=generator,
+        matcher=CosineMatcher(embedder),
+        delta=args.delta,
+        zeta=args.zeta,
+        lambda0=args.lambda0,
+        decay=args.decay,
+        eta=args.eta,
+        credit="deferred",
+    )
+
+
+def rollout(env: MilestoneWrapper, policy: CandidatePolicy, task_id: str, seed: int) -> Episode:
+    observation, info = env.reset(seed=seed, options={"task": task_id})
+    episode, history = Episode(), []
+    while True:
+        base = env.unwrapped
+        actions = base.candidate_actions()
+        screen = base.ui_tree
+        texts = [describe(a, screen) for a in actions]
+        prompt = policy.prompt(observation, history)
+        with torch.no_grad():
+            logp = policy.logprobs(prompt, texts)
+        choice = int(torch.multinomial(logp.exp(), 1))
+        observation, _, terminated, truncated, info = env.step(actions[choice])
+        episode.steps.append(StepRecord(prompt, texts, choice, float(logp[choice])))
+        history.append(texts[choice])
+        if terminated or truncated:
+            break
+    milestone = info["milestone"]
+    episode.rewards = milestone["episode_total_rewards"]  # R_total(t), Algorithm 1 line 35
+    episode.success = bool(milestone["success"])
+    episode.progress = milestone["k"] / milestone["K"] if milestone["K"] else 0.0
+    return episode
+
+
+def ppo_update(policy: CandidatePolicy, optimizer, steps: list[StepRecord], args: Args) -> float:
+    """PPO-clipped step-level objective (Eq. 12), averaged over all steps."""
+    losses = []
+    for _ in range(args.update_epochs):
+        random.shuffle(steps)
+        for start in range(0, len(steps), args.minibatch_size):
+            batch = steps[start : start + args.minibatch_size]
+            optimizer.zero_grad()
+            for step in batch:  # one step at a time: candidate batches can be large
+                new = policy.logprobs(step.prompt, step.candidates)[step.chosen]
+                ratio = torch.exp(new - step.old_logprob)
+                clipped = torch.clamp(ratio, 1 - args.clip, 1 + args.clip)
+                loss = -torch.min(ratio * step.advantage, clipped * step.advantage) / len(batch)
+                loss.backward()
+                losses.append(loss.item() * len(batch))
+            torch.nn.utils.clip_grad_norm_(policy.model.parameters(), 1.0)
+            optimizer.step()
+    return float(np.mean(losses)) if losses else 0.0
+
+
+def main(args: Args) -> list[dict[str, Any]]:
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    model, tokenizer = load_model(args, device)
+    policy = CandidatePolicy(model, tokenizer, device, args.max_prompt_tokens, args.temperature)
+    lr = args.learning_rate or (1e-6 if args.model else 1e-3)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    embedder = default_embedder(args.embedder)
+    env = make_env(args, embedder)
+    tasks = [t.task_id for t in env.unwrapped.suite.select(args.split, args.category)]
+    tasks = tasks[: args.num_tasks]
+    print(f"{len(tasks)} tasks on {args.env_id}, device {device}, store {args.store}")
+
+    if args.seed_with_oracle:  # one expert success per task initialises its milestones
+        for task_id in tasks:
+            observation, info = env.reset(seed=args.seed, options={"task": task_id})
+            oracle, done = OracleAgent(env), False
+            while not done:
+                observation, _, terminated, truncated, info = env.step(
+                    oracle.act(observation, info)
+                )
+                done = terminated or truncated
+            print(f"  {task_id}: {info['milestone']['milestones']}")
+
+    history: list[dict[str, Any]] = []
+    rng = random.Random(args.seed)
+    for iteration in range(args.iterations):
+        started = time.perf_counter()
+        env.set_epoch(iteration)  # lambda0 * gamma**epoch (Algorithm 1 line 4)
+        batch_steps: list[StepRecord] = []
+        episodes: list[Episode] = []
+        for task_id in rng.sample(tasks, min(args.tasks_per_iteration, len(tasks))):
+            group = [
+                rollout(env, policy, task_id, seed=rng.randrange(2**31))
+                for _ in range(args.group_size)
+            ]
+            advantages = step_grpo_advantages([e.rewards for e in group])  # Eq. 13
+            for episode, adv in zip(group, advantages):
+                for step, a in zip(episode.steps, adv):
+                    step.advantage = float(a)
+                batch_steps.extend(episode.steps)
+            episodes.extend(group)
+        loss = ppo_update(policy, optimizer, batch_steps, args)
+        metrics = {
+            "iteration": iteration,
+            "episodes": len(episodes),
+            "steps": len(batch_steps),
+            "success_rate": float(np.mean([e.success for e in episodes])),
+            "milestone_progress": float(np.mean([e.progress for e in episodes])),
+            "mean_step_reward": float(np.mean([r for e in episodes for r in e.rewards])),
+            "milestone_weight": env.weight,
+            "loss": loss,
+            "seconds": round(time.perf_counter() - started, 2),
+        }
+        history.append(metrics)
+        print(
+            f"iter {iteration}: success {metrics['success_rate']:.2f}, "
+            f"k/K {metrics['milestone_progress']:.2f}, "
+            f"R_total/step {metrics['mean_step_reward']:.3f}, "
+            f"weight {metrics['milestone_weight']:.3f}, loss {loss:.4f}, {metrics['seconds']}s"
+        )
+        if args.log:
+            Path(args.log).parent.mkdir(parents=True, exist_ok=True)
+            with open(args.log, "a", encoding="utf-8") as f:
+                f.write(json.dumps(metrics) + "\n")
+    env.close()
+    return history
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
