@@ -33,6 +33,7 @@ import numpy as np
 
 from gui_gym.core.actions import ActionParseError, ActionType, parse_action
 from gui_gym.core.trajectory import Step
+from gui_gym.rewards.lcs import soft_lcs_matrix
 
 __all__ = [
     "DEFAULT_SKIP_TYPES",
@@ -367,45 +368,30 @@ def key_step_descriptions(
 def soft_lcs_alignment(
     similarity: np.ndarray | Sequence[Sequence[float]], threshold: float = 0.8
 ) -> tuple[float, list[tuple[int, int]]]:
-    """A soft longest common subsequence of two sequences (ProgRM App. A, Eq. 8): the usual
-    LCS recursion with the exact-match +1 replaced by a soft match score ``f(a_i, b_j)``,
-    here the similarity when it reaches ``threshold`` and 0 otherwise.
+    """A soft longest common subsequence of two sequences of descriptions (ProgRM App. A,
+    Eq. 8, via :func:`gui_gym.rewards.lcs.soft_lcs_matrix`), with the soft match score
+    ``f(a_i, b_j)`` taken as the similarity when it reaches ``threshold`` and 0 otherwise.
 
     Args:
-        similarity: ``(m, n)`` similarities of the items of ``a`` with those of ``b``.
+        similarity: ``(m, n)`` similarities (e.g. embedding cosines) of the items of ``a``
+            with those of ``b``; clipped to [0, 1].
         threshold: The least similarity that counts as a match.
 
     Returns:
         ``(score, pairs)``: the soft LCS length and the aligned ``(i, j)`` index pairs, in
         order.
+
+    Raises:
+        ValueError: for a similarity that is not 2-D.
     """
-    # A private helper until gui_gym.rewards.lcs (ProgRM's Soft-LCS, another issue) lands;
-    # switch to it then if its interface exposes the alignment.
     sims = np.asarray(similarity, dtype=np.float64)
     if sims.size == 0:
         return 0.0, []
     if sims.ndim != 2:
         raise ValueError(f"similarity must be an (m, n) matrix, got shape {sims.shape}")
-    gain = np.where(sims >= threshold, sims, 0.0)
-    m, n = gain.shape
-    table = np.zeros((m + 1, n + 1))
-    for i in range(1, m + 1):
-        for j in range(1, n + 1):
-            diagonal = table[i - 1, j - 1] + gain[i - 1, j - 1] if gain[i - 1, j - 1] > 0 else 0.0
-            table[i, j] = max(diagonal, table[i - 1, j], table[i, j - 1])
-    pairs: list[tuple[int, int]] = []
-    i, j = m, n
-    while i > 0 and j > 0:
-        g = gain[i - 1, j - 1]
-        if g > 0 and np.isclose(table[i, j], table[i - 1, j - 1] + g):
-            pairs.append((i - 1, j - 1))
-            i, j = i - 1, j - 1
-        elif table[i - 1, j] >= table[i, j - 1]:
-            i -= 1
-        else:
-            j -= 1
-    pairs.reverse()
-    return float(table[m, n]), pairs
+    gain = np.where(sims >= threshold, np.clip(sims, 0.0, 1.0), 0.0)
+    result = soft_lcs_matrix(gain)
+    return result.score, list(result.pairs)
 
 
 def merge_milestones(
