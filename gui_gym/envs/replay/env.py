@@ -6,6 +6,7 @@ import copy
 import logging
 import math
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
@@ -186,6 +187,8 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     max_instruction_length: ClassVar[int] = 4096
     max_screen_length: ClassVar[int] = 65536
     max_history_length: ClassVar[int] = 65536
+    screenshot_cache_size: ClassVar[int] = 64
+    """Screenshots kept in memory (most recently used), so datasets of any size fit."""
 
     def __init__(
         self,
@@ -251,9 +254,14 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         self.history = bool(history)
         self.render_mode = render_mode
         self.screen_size: tuple[int, int] = tuple(screen_size or self.dataset.screen_size)  # type: ignore[assignment]
+        if len(self.screen_size) != 2 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in self.screen_size
+        ):
+            raise ValueError(f"screen_size must be (width, height) in pixels, got {screen_size!r}")
         self._fixed: int | None = (
             self.dataset.index_of(trajectory) if trajectory is not None else None
         )
+        self._shots: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
 
         obs_spaces: dict[str, spaces.Space[Any]] = {
             "instruction": UnicodeText(self.max_instruction_length),
@@ -545,6 +553,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         clone._matched = list(self._matched)
         clone._patched = list(self._patched)
         clone._np_random = copy.deepcopy(self._np_random)
+        clone._shots = OrderedDict(self._shots)
         return clone
 
     # ---------------------------------------------------------------------------------- helpers
@@ -575,21 +584,31 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     def _screenshot(self) -> np.ndarray:
         assert self.trajectory is not None
         t = self.trajectory
+        key = (self.trajectory_index, self._t)
+        cached = self._shots.get(key)
+        if cached is not None:
+            self._shots.move_to_end(key)
+            return cached.copy()
         if self._t < len(t.steps):
             path, tree = t.steps[self._t].screenshot, t.steps[self._t].tree
         else:
             path, tree = t.final_screenshot, t.final_tree
         if path is not None:
-            return load_image(path, self.screen_size)
-        from gui_gym.core.draw import draw_screenshot
+            image = load_image(path, self.screen_size)
+        else:
+            from gui_gym.core.draw import draw_screenshot
 
-        image = draw_screenshot(tree)
-        if (image.shape[1], image.shape[0]) != self.screen_size:
-            from PIL import Image
+            # Draw a copy: the tree would cache its picture, and a dataset keeps every tree.
+            image = draw_screenshot(UITree(tree.elements, tree.width, tree.height, tree.name))
+            if (image.shape[1], image.shape[0]) != self.screen_size:
+                from PIL import Image
 
-            resized = Image.fromarray(image).resize(self.screen_size, Image.Resampling.BILINEAR)
-            image = np.asarray(resized, dtype=np.uint8).copy()
-        return image
+                resized = Image.fromarray(image).resize(self.screen_size, Image.Resampling.BILINEAR)
+                image = np.asarray(resized, dtype=np.uint8).copy()
+        self._shots[key] = image
+        if len(self._shots) > self.screenshot_cache_size:
+            self._shots.popitem(last=False)
+        return image.copy()
 
     def _observation(self) -> dict[str, Any]:
         assert self.trajectory is not None
