@@ -150,3 +150,46 @@ def test_best_of_trials_checks_its_arguments() -> None:
         BestOfTrialsAgent(env, lambda e, i: OracleAgent(e), _ScriptedVerdicts([]), n_trials=0)
     with pytest.raises(TypeError, match="judge_episode"):
         BestOfTrialsAgent(env, lambda e, i: OracleAgent(e), object(), n_trials=2)  # type: ignore[arg-type]
+
+
+def test_judge_accuracy_benchmark_runs_and_writes_json_and_plot(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out, plot = tmp_path / "ja.json", tmp_path / "ja.png"
+    subprocess.run(
+        [
+            sys.executable,
+            str(root / "benchmarks" / "judge_accuracy.py"),
+            "--aw-tasks",
+            "ContactsAddContact",
+            "--aw-seeds",
+            "1",
+            "--wikihow-tasks",
+            "1",
+            "--tts-aw-seeds",
+            "1",
+            "--tts-wikihow-tasks",
+            "1",
+            "--tts-n",
+            "2",
+            "--out",
+            str(out),
+            "--plot",
+            str(plot),
+        ],
+        check=True,
+        cwd=root,
+        capture_output=True,
+    )
+    data = json.loads(out.read_text())
+    assert set(data["accuracy"]["summary"]["all"]["judges"]) == {
+        "trajectory-only",
+        "prore-1",
+        "prore-3-parallel",
+        "prore-3-iterative",
+    }
+    assert data["test_time_scaling"]["n"] == [1, 2]
+    assert plot.stat().st_size > 0

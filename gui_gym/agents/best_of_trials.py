@@ -61,6 +61,9 @@ class BestOfTrialsAgent:
         judge: Any object with ``judge_episode(env, trace) -> JudgeReport`` (e.g. a
             :class:`~gui_gym.models.judge.ProReJudge`).
         n_trials: The trial budget ``N``.
+        run_all: Roll out and judge all ``n_trials`` trials even after a positive one (for
+            measuring the policy's success rate and the judge's accuracy on the same
+            trials); the submitted trial is the same either way.
 
     Attributes:
         trials: The trials of the current episode, in order.
@@ -70,7 +73,12 @@ class BestOfTrialsAgent:
     name = "best-of-trials"
 
     def __init__(
-        self, env: gym.Env, make_policy: PolicyFactory, judge: EpisodeJudge, n_trials: int = 3
+        self,
+        env: gym.Env,
+        make_policy: PolicyFactory,
+        judge: EpisodeJudge,
+        n_trials: int = 3,
+        run_all: bool = False,
     ):
         if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
             raise ValueError(f"n_trials must be a positive int, got {n_trials!r}")
@@ -86,6 +94,7 @@ class BestOfTrialsAgent:
         self.make_policy = make_policy
         self.judge = judge
         self.n_trials = n_trials
+        self.run_all = bool(run_all)
         self.trials: list[Trial] = []
         self.chosen = -1
         self._replay: list[Any] = []
@@ -96,7 +105,7 @@ class BestOfTrialsAgent:
         for i in range(self.n_trials):
             trial = self._rollout(i, observation, info)
             self.trials.append(trial)
-            if trial.positive:
+            if trial.positive and not self.run_all:
                 break
         self.chosen = select_submitted_trial([t.positive for t in self.trials])
         self._replay = list(self.trials[self.chosen].actions)

@@ -449,6 +449,33 @@ def _stored(trace: Trace, screen_index: int, target: str) -> bool:
     return _opened_from_list(trace, screen_index) and _in_field(screen, target)
 
 
+def _launcher_click(trace: Trace) -> int | None:
+    """Screen number right after the agent opened an app from the launcher, if it did."""
+    for i, step in enumerate(trace.steps):
+        action = step.parsed
+        if not step.valid or action is None or action.type is not ActionType.CLICK:
+            continue
+        elements = trace.screens[i].elements
+        index = action.index
+        if index is not None and index < len(elements) and _is_launcher_icon(elements[index]):
+            return i + 1
+    return None
+
+
+def evidence_start(trace: Trace) -> int:
+    """First screen of a probe that counts as evidence of stored state: after the probe
+    reopened the app from the launcher and climbed to its top screen, the screens before
+    (the policy's leftovers: a draft, another folder) no longer count; without a launcher,
+    all of them do."""
+    opened = _launcher_click(trace)
+    if opened is None:
+        return 0
+    start = opened  # the app resumes where the policy left it; climbing up leaves that behind
+    while start < len(trace.steps) and trace.steps[start].target == "Navigate up":
+        start += 1
+    return start
+
+
 def read_toggle(screen: UITree, name: str) -> str | None:
     """The state of setting ``name`` (``wifi``, ``bluetooth``, ``brightness``, ...) shown on
     ``screen``: a switch's checked flag, a slider's percentage (``max``/``min``/``mid``), or a
@@ -701,7 +728,7 @@ class ScriptedReasoner:
             clause = clause.rstrip(". ")
             clause = clause[:1].lower() + clause[1:]
             return [
-                f"Find {head} and check whether the policy did this: {clause}.",
+                f"Find {head} and check: {clause}.",
                 f"Find {head}{also}.",
                 f"Check: {clause}; look for {head}.",
             ]
@@ -726,7 +753,9 @@ class ScriptedReasoner:
         """The next round's goal (Eq. 5): a different phrasing, or the same place asked
         about the targets the previous probe did not confirm."""
         a = analyse_task(instruction)
-        confirmed = {normalize(v) for c in previous_claims if c.kind == "shown" for v in c.values}
+        confirmed = {
+            normalize(v) for c in previous_claims if c.kind in ("shown", "seen") for v in c.values
+        }
         variants = [_limit(g) for g in self._variants(instruction, policy)]
         goal_targets = analyse_task(previous_goal).targets
         missing = [
@@ -757,6 +786,10 @@ def _interleave(goals: list[str], groups: int) -> list[str]:
 
 
 def _destructive(e: UIElement) -> bool:
+    """A control whose label says it changes data. List items and links are content (an
+    event titled "Call with Alice" opens the event), so only controls count."""
+    if e.role in ("listitem", "link", "text", "heading"):
+        return False
     words = set(normalize(e.label).split())
     return bool(words & _DESTRUCTIVE)
 
@@ -824,7 +857,7 @@ class ScriptedEvaluator:
 
     @staticmethod
     def _pending(st: _ProbeState, session: ProbeSession) -> list[str]:
-        screens = session.trace.screens
+        screens = session.trace.screens[evidence_start(session.trace) :]
         return [t for t in st.targets if not any(_found(s, t, st.question) for s in screens)]
 
     @staticmethod
@@ -845,7 +878,10 @@ class ScriptedEvaluator:
             for t in st.targets:
                 if t not in pending and text_contains(e.label, t):
                     score += 6  # a found item whose details may hold what is still missing
-        score += 2 * len(_stems(e.label) & st.keywords)
+        keyword_hits = len(_stems(e.label) & st.keywords)
+        if e.role == "link" and score == 0 and keyword_hits < 2:
+            return 0  # a link sharing one word with the goal leads to other content, not a place
+        score += 2 * keyword_hits
         compact = _compact(e.label)
         for name, _ in st.toggles:
             if name.replace(" ", "") in compact:
@@ -951,9 +987,6 @@ class ScriptedEvaluator:
             screen = session.screen
             if session.steps_left <= 2:
                 return
-            pending = self._pending(st, session)
-            if pending and any(_displayed(screen, t) for t in pending):
-                return
             up = next(
                 (e for e in screen.elements if e.label == "Navigate up" and e.clickable), None
             )
@@ -986,6 +1019,18 @@ class ScriptedEvaluator:
 
 
 # ----------------------------------------------------------------------------- claims
+
+
+def _is_choice(action: Action, screen: UITree) -> bool:
+    """A tap that picks a value: an option, radio button or checkable list entry."""
+    if action.type is not ActionType.CLICK or action.index is None:
+        return False
+    if action.index >= len(screen.elements):
+        return False
+    e = screen.elements[action.index]
+    return bool(e.label) and (
+        e.role in ("radio", "option") or (e.checkable and e.role == "listitem")
+    )
 
 
 def _fmt(values: Iterable[str]) -> str:
@@ -1123,6 +1168,9 @@ class RuleClaimExtractor:
             if action.type is ActionType.INPUT and action.text:
                 typed.append(action.text)
                 typed_steps.append(i)
+            elif _is_choice(action, trace.screens[i - 1]):
+                typed.append(step.target)  # picking "Food" from a category list enters it
+                typed_steps.append(i)
             elif (
                 action.type in (ActionType.CLICK, ActionType.LONG_CLICK)
                 and step.target
@@ -1137,9 +1185,9 @@ class RuleClaimExtractor:
             claims.append(
                 Claim(
                     src,
-                    f"The policy typed {_fmt(typed)}.",
+                    f"The policy entered {_fmt(typed)}.",
                     tuple(typed_steps),
-                    "its INPUT actions",
+                    "its INPUT actions and the options it picked",
                     "entered",
                     tuple(typed),
                 )
@@ -1165,8 +1213,8 @@ class RuleClaimExtractor:
         for t in task.targets:
             if len(targets) < 8 and not any(normalize(t) == normalize(x) for x in targets):
                 targets.append(t)
-        every = list(range(len(trace.screens)))
-        own = every[1:] or every
+        every = list(range(evidence_start(trace), len(trace.screens)))
+        own = [i for i in every if i > 0] or every
         claims: list[Claim] = []
         shown: list[str] = []
         shown_steps: set[int] = set()
@@ -1176,13 +1224,21 @@ class RuleClaimExtractor:
                 shown.append(t)
                 shown_steps.update(hits[:2])
         if shown:
+            # After reopening the app from the launcher the probe sees stored state
+            # ("shown"); without one it sees pages that exist whatever the policy did
+            # ("seen": it found them, which proves less).
+            verified = evidence_start(trace) > 0
             claims.append(
                 Claim(
                     src,
-                    f"{_fmt(shown)} are stored: the probe found them displayed.",
+                    f"{_fmt(shown)} are stored: the probe found them displayed."
+                    if verified
+                    else f"The probe found {_fmt(shown)} displayed.",
                     tuple(sorted(shown_steps)),
-                    "seen outside input fields",
-                    "shown",
+                    "seen outside input fields after reopening the app"
+                    if verified
+                    else "seen outside input fields",
+                    "shown" if verified else "seen",
                     tuple(shown),
                 )
             )
@@ -1337,7 +1393,7 @@ class RuleClaimFilter:
             )
         screens = [trace.screens[s] for s in claim.steps]
         kind = claim.kind
-        if kind in ("shown", "final_shown"):
+        if kind in ("shown", "seen", "final_shown"):
             if trace.role == "evaluator":
                 missing = [
                     v for v in claim.values if not any(_stored(trace, s, v) for s in claim.steps)
@@ -1374,15 +1430,7 @@ class RuleClaimFilter:
                     False,
                     f"the probe never reached {_fmt(unvisited)}, where the goal says to look",
                 )
-            opened_app = any(
-                (a := st.parsed) is not None
-                and a.type is ActionType.CLICK
-                and a.index is not None
-                and a.index < len(trace.screens[i].elements)
-                and _is_launcher_icon(trace.screens[i].elements[a.index])
-                for i, st in enumerate(trace.steps)
-                if st.valid
-            )
+            opened_app = _launcher_click(trace) is not None
             if not opened_app and not (_stems(headings) & set(goal.keywords)):
                 return FilterDecision(
                     index, False, "the probe never reached the app or page the goal names"
@@ -1429,6 +1477,19 @@ def _values_of(claims: Sequence[Claim], kind: str) -> list[tuple[int, str]]:
 def _has(pairs: list[tuple[int, str]], target: str) -> int | None:
     for i, v in pairs:
         if text_contains(v, target) or text_contains(target, v):
+            return i
+    return None
+
+
+def _covered(pairs: list[tuple[int, str]], target: str) -> int | None:
+    """The claim whose value covers ``target``: contains it, or is contained in it while
+    carrying at least half its words (typing "block" does not cover "How to Block a Phone
+    Number"; typing "320.10" covers "$320.1")."""
+    words = len(normalize(target).split())
+    for i, v in pairs:
+        if text_contains(v, target):
+            return i
+        if text_contains(target, v) and 2 * len(normalize(v).split()) >= words:
             return i
     return None
 
@@ -1484,6 +1545,7 @@ class RuleJudge:
             )
 
         shown = _values_of(evaluator_claims, "shown")
+        seen = _values_of(evaluator_claims, "seen")
         absent = _values_of(evaluator_claims, "absent")
         drafts = _values_of(evaluator_claims, "draft")
         final_shown = _values_of(policy_claims, "final_shown")
@@ -1524,28 +1586,22 @@ class RuleJudge:
                 )
             reads = [(i, c) for i, c in enumerate(evaluator_claims) if c.kind == "read"]
             items = _answer_items(answer)
-            if reads:
+            if reads and items:
                 i, c = reads[-1]
                 text = " | ".join(c.values)
-                ok = bool(items) and all(text_contains(text, item) for item in items)
-                link(
-                    p_index,
-                    i,
-                    "confirmed" if ok else "contradicted",
-                    "answer against what the probe read",
-                )
-                return self._verdict(
-                    ok,
-                    [
-                        "every part of the answer is on the probe's screens"
-                        if ok
-                        else "part of the answer is not on the probe's screens"
-                    ],
-                    relations,
-                )
+                if all(text_contains(text, item) for item in items):
+                    link(p_index, i, "confirmed", "the probe read the answer")
+                    return self._verdict(
+                        True, ["every part of the answer is on the probe's screens"], relations
+                    )
+                # Not finding the answer's words is weak evidence (answers are reformatted:
+                # "October 21 2023 02:45" for "Sat, Oct 21 2023 · 02:45"), so it does not
+                # contradict; the policy's own screens decide.
+                link(p_index, i, "unsupported", "the probe's reading does not show it verbatim")
             seen = " | ".join(s.all_text for s in policy.screens)
             ok = bool(items) and all(text_contains(seen, item) for item in items)
-            link(p_index, None, "unsupported", "no probe reading")
+            if not reads:
+                link(p_index, None, "unsupported", "no probe reading")
             return self._verdict(
                 ok,
                 [
@@ -1610,7 +1666,7 @@ class RuleJudge:
                 )
             ok_all = True
             for t in a.targets:
-                e_shown, e_absent = _has(shown, t), _has(absent, t)
+                e_shown, e_absent = _has(shown + seen, t), _has(absent, t)
                 if e_shown is not None:
                     notes.append(f"{t!r} still exists (probe)")
                     link(ended, e_shown, "contradicted", f"{t!r} still exists")
@@ -1638,37 +1694,59 @@ class RuleJudge:
                 ok_all, notes or ["the form holds the values and nothing was saved"], relations
             )
 
+        if a.intent == "move" and a.targets:
+            # The probe looked in the destination (the goal names it): finding the item there
+            # settles it, not finding it refutes it; otherwise the policy's last screen and a
+            # moving tap decide.
+            t = a.targets[0]
+            e_shown, e_absent = _has(shown, t), _has(absent, t)
+            if e_shown is not None:
+                link(ended, e_shown, "confirmed", f"{t!r} is in {a.destination}")
+                return self._verdict(True, [f"{t!r} found in {a.destination} (probe)"], relations)
+            if e_absent is not None:
+                link(ended, e_absent, "contradicted", f"{t!r} is not in {a.destination}")
+                return self._verdict(False, [f"{t!r} not in {a.destination} (probe)"], relations)
+            moved = any("move" in normalize(v).split() for _, v in committed)
+            ok = moved and _has(final_shown, t) is not None
+            return self._verdict(
+                ok, [f"moving tap: {moved}; {t!r} on the last screen: {ok}"], relations
+            )
+
         ok_all = True
+        by_policy = 0
         for t in a.targets:
             e_shown, e_absent, e_draft = _has(shown, t), _has(absent, t), _has(drafts, t)
-            p_cover = _has(entered, t)
+            p_cover = _covered(entered, t)
             p_cover = p_cover if p_cover is not None else _has(final_shown, t)
             p_index = _policy_claim_index(policy_claims, t)
-            if e_shown is not None and (p_cover is not None or committed):
-                # a probe finding something confirms the policy's report of making it; found
-                # but never claimed, it may have been there all along (unless the policy at
-                # least committed something, e.g. pasted rather than typed it)
-                notes.append(f"{t!r} confirmed by the probe")
-                link(p_index, e_shown, "confirmed" if p_cover is not None else "complementary", t)
-            elif e_shown is not None:
-                notes.append(f"{t!r} exists, but nothing shows the policy made it")
-                link(p_index, e_shown, "complementary", t)
-                ok_all = False
-            elif e_absent is not None or e_draft is not None:
-                why = "only in an unsaved field" if e_draft is not None else "not found"
+            by_policy += p_cover is not None
+            e_seen = _has(seen, t)
+            if e_shown is None and e_seen is not None and p_cover is not None:
+                e_shown = e_seen  # found while browsing: it confirms what the policy claims
+            if e_absent is not None or (e_draft is not None and e_shown is None):
+                why = "only in an unsaved field" if e_absent is None else "not found"
                 notes.append(f"{t!r} {why} (probe)")
                 link(p_index, e_absent if e_absent is not None else e_draft, "contradicted", t)
                 ok_all = False
+            elif e_shown is not None:
+                notes.append(f"{t!r} confirmed by the probe")
+                # found but never claimed by the policy: it may have been there all along
+                relation = "confirmed" if p_cover is not None else "complementary"
+                link(p_index, e_shown, relation, t)
             elif p_cover is not None:
                 notes.append(f"{t!r} covered by the policy's claims only")
                 link(p_index, None, "unsupported", t)
-                continue
             elif _has(final_draft, t) is not None:
                 notes.append(f"{t!r} only typed into a field")
                 ok_all = False
             else:
                 notes.append(f"nothing shows {t!r}")
                 ok_all = False
+        if a.targets and ok_all and by_policy == 0:
+            # Everything required exists, but the policy's claims touch none of it: the probe
+            # may just have found what was there before the policy started.
+            notes.append("nothing the policy did produced any of the required strings")
+            ok_all = False
         if not a.targets:
             ok_all = self._keywords_met(a, policy, evaluator_claims, notes)
         elif (
