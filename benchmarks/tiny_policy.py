@@ -30,7 +30,27 @@ from gui_gym.envs.replay import ExpertDataset
 DIM = 1 << 14
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
-    ["a", "an", "the", "to", "of", "and", "or", "in", "on", "for", "how", "then", "check", "access", "search", "article", "learn", "my", "is"]
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "and",
+        "or",
+        "in",
+        "on",
+        "for",
+        "how",
+        "then",
+        "check",
+        "access",
+        "search",
+        "article",
+        "learn",
+        "my",
+        "is",
+    ]
 )
 
 
