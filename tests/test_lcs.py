@@ -89,6 +89,21 @@ def test_batch_equals_one_by_one() -> None:
         assert pairs[p] == single.pairs
 
 
+def test_batch_scores_alone_match_the_full_tables_in_float32_too() -> None:
+    rng = np.random.default_rng(1)
+    sims = rng.random((5, 6, 4)) * (rng.random((5, 6, 4)) > 0.5)
+    lengths_a, lengths_b = [6, 2, 6, 0, 3], [4, 4, 1, 2, 3]
+    for p in range(5):
+        sims[p, lengths_a[p] :, :] = 0.0
+        sims[p, :, lengths_b[p] :] = 0.0
+    full, _ = soft_lcs_batch(sims, lengths_a, lengths_b, return_pairs=True)
+    alone, pairs = soft_lcs_batch(sims, lengths_a, lengths_b)
+    single, _ = soft_lcs_batch(sims.astype(np.float32), lengths_a, lengths_b)
+    assert pairs is None
+    assert alone == pytest.approx(full)
+    assert single == pytest.approx(full, abs=1e-5)
+
+
 def test_batch_rejects_bad_shapes() -> None:
     with pytest.raises(ValueError, match="shape"):
         soft_lcs_batch(np.zeros((2, 3)), [1, 1], [1, 1])

@@ -63,6 +63,10 @@ class ProgressRewardWrapper(
     ``info["progress"] = {"value": Prog(s_t), "delta": Prog(s_t) - Prog(s_{t-k}),
     "reference": Prog(s_{t-k})}``; at reset the delta is 0.
 
+    A model that also has ``milestone_progress(reached, total, task_id)`` (as
+    :class:`~gui_gym.models.progress_model.MilestoneProgress` does) is asked that instead of
+    ``predict``: the milestone count is all it reads, so no query is built per step.
+
     Args:
         env: A gui-gym env (its info must carry ``action_description``; ``milestones`` for
             :class:`~gui_gym.models.progress_model.MilestoneProgress`).
