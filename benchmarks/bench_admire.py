@@ -1,4 +1,4 @@
-"""ADMIRE on WikiHow: do learned milestones and the pointer matcher agree with the env's own
+"""ADMIRE on WikiHow (or AndroidWorld): do learned milestones and the pointer matcher agree with the env's own
 milestones, and how long does matching take per step?
 
 For every task of the split:
@@ -24,6 +24,8 @@ run sees), with torch on one thread and on all.
 Usage:
     python benchmarks/bench_admire.py [--out benchmarks/results/bench_admire.json]
         [--tasks N] [--embedder minilm|hashing] [--noise 0.2] [--successes 3]
+    python benchmarks/bench_admire.py --env-id GuiGym/AndroidWorld-v0 --split train \\
+        --out benchmarks/results/bench_admire_androidworld.json
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import platform
 import statistics
 import time
@@ -72,6 +75,14 @@ class NoisyOracle:
         if self.rng.random() < self.noise:
             return self.random.act(observation, info)
         return self.oracle.act(observation, info)
+
+
+def episode(env: gym.Env, agent: Any, seed: int | None, task_id: str) -> Trajectory:
+    """One episode of ``task_id``, with the number of env milestones of the task instance
+    (templates such as AndroidWorld's draw their parameters per seed) in its metadata."""
+    trajectory = run_episode(env, agent, seed=seed, options={"task": task_id})
+    trajectory.metadata["env_milestones"] = len(env.unwrapped.task.milestones)
+    return trajectory
 
 
 def ground_truth_steps(trajectory: Trajectory) -> set[int]:
@@ -128,6 +139,7 @@ def _summary(t: dict[str, float]) -> dict[str, Any]:
 
 
 def run(
+    env_id: str = "GuiGym/WikiHow-v0",
     split: str = "test",
     tasks: int | None = None,
     embedder_kind: str = "minilm",
@@ -137,8 +149,11 @@ def run(
     delta: float = 0.75,
     seed: int = 0,
     threads: int = 1,
+    quality: bool = True,
+    latency: bool = True,
 ) -> dict[str, Any]:
-    """Run the benchmark; returns the JSON-ready report."""
+    """Run the benchmark; returns the JSON-ready report. ``quality=False`` measures latency
+    only, over the descriptions of one oracle and one random episode per task."""
     if embedder_kind == "minilm":
         import torch
 
@@ -147,7 +162,7 @@ def run(
     embedder = default_embedder(embedder_kind)
     generator = TrajectoryMilestoneGenerator(embedder)
     matcher = CosineMatcher(embedder)
-    env = gym.make("GuiGym/WikiHow-v0", split=split)
+    env = gym.make(env_id, split=split)
     suite = env.unwrapped.suite.select(split)
     if tasks is not None and tasks < len(suite):  # evenly spaced, so every category is in
         suite = [suite[int(i * len(suite) / tasks)] for i in range(tasks)]
@@ -158,18 +173,21 @@ def run(
     evaluated: list[Trajectory] = []
     examples: dict[str, Any] = {}
     started = time.perf_counter()
+    if not quality:
+        for n, task in enumerate(suite):
+            evaluated.append(episode(env, OracleAgent(env), None, task.task_id))
+            evaluated.append(episode(env, RandomAgent(env, seed=n), n, task.task_id))
+        suite = []
     for n, task in enumerate(suite):
         task_seed = seed + 1000 * n
         wins: list[Trajectory] = []
         attempt = 0
         while len(wins) < successes + held_out and attempt < 4 * (successes + held_out):
             agent = NoisyOracle(env, noise, task_seed + attempt)
-            episode = run_episode(
-                env, agent, seed=task_seed + attempt, options={"task": task.task_id}
-            )
+            trajectory = episode(env, agent, task_seed + attempt, task.task_id)
             attempt += 1
-            if episode.success:
-                wins.append(episode)
+            if trajectory.success:
+                wins.append(trajectory)
         if len(wins) < successes + 1:
             no_milestones += 1
             continue
@@ -182,34 +200,30 @@ def run(
             continue
         matcher.prepare(milestones)
         milestone_counts.append(len(milestones))
-        env_counts.append(len(task.milestones))
         if task.category not in {e["category"] for e in examples.values()}:
             examples[task.task_id] = {"category": task.category, "milestones": milestones}
         held = {
             "noisy_success": wins[successes:],
-            "oracle": [run_episode(env, OracleAgent(env), options={"task": task.task_id})],
+            "oracle": [episode(env, OracleAgent(env), None, task.task_id)],
             "partial": [],
             "random": [
-                run_episode(
+                episode(
                     env,
                     RandomAgent(env, seed=task_seed + 500 + i),
-                    seed=task_seed + 500 + i,
-                    options={"task": task.task_id},
+                    task_seed + 500 + i,
+                    task.task_id,
                 )
                 for i in range(held_out)
             ],
         }
-        cut_env = gym.make("GuiGym/WikiHow-v0", split=split, max_steps=2)
+        cut_env = gym.make(env_id, split=split, max_steps=2)
         for i in range(held_out):
-            partial = run_episode(
-                cut_env,
-                NoisyOracle(cut_env, noise, task_seed + 700 + i),
-                seed=task_seed + 700 + i,
-                options={"task": task.task_id},
-            )
+            agent = NoisyOracle(cut_env, noise, task_seed + 700 + i)
+            partial = episode(cut_env, agent, task_seed + 700 + i, task.task_id)
             if not partial.success:
                 held["partial"].append(partial)
         cut_env.close()
+        env_counts.append(held["oracle"][0].metadata["env_milestones"])
         for group, trajectories in held.items():
             for trajectory in trajectories:
                 evaluated.append(trajectory)
@@ -226,14 +240,16 @@ def run(
                     t["gt_scroll_steps"] += len(scrolls)
                     t["gt_hit_not_scroll"] += len((truth - scrolls) & hits)
                     t["hit_rate"] += len(hits) / len(milestones)
-                    if not trajectory.success:
+                    total = trajectory.metadata["env_milestones"]
+                    if not trajectory.success and total:
                         reached = len(trajectory.steps[-1].milestones) if trajectory.steps else 0
-                        t["env_progress"] += reached / len(task.milestones)
+                        t["env_progress"] += reached / total
                         t["env_progress_n"] += 1
     quality_seconds = time.perf_counter() - started
     env.close()
     report: dict[str, Any] = {
-        "benchmark": "admire-wikihow",
+        "benchmark": "admire-milestones",
+        "env_id": env_id,
         "split": split,
         "tasks": len(suite),
         "tasks_without_milestones": no_milestones,
@@ -248,47 +264,50 @@ def run(
                 "min_overlap": generator.min_overlap,
                 "skip_types": sorted(str(t) for t in generator.skip_types),
                 "drop_detours": generator.drop_detours,
+                "erase_loops": generator.erase_loops,
             },
         },
         "milestones_per_task": {
-            "generated_mean": round(float(np.mean(milestone_counts)), 3),
-            "env_mean": round(float(np.mean(env_counts)), 3),
+            "generated_mean": round(float(np.mean(milestone_counts)), 3) if suite else None,
+            "env_mean": round(float(np.mean(env_counts)), 3) if suite else None,
         },
         "matching": {g: _summary(t) for g, t in totals.items()},
         "by_category": {k: _summary(v) for k, v in sorted(by_category.items())},
         "examples": examples,
         "quality_seconds": round(quality_seconds, 1),
     }
-    report["latency"] = bench_latency(
-        embedder_kind, evaluated, [threads, all_threads] if embedder_kind == "minilm" else [None]
-    )
+    if latency:
+        counts = [threads, all_threads] if embedder_kind == "minilm" else [None]
+        report["latency"] = bench_latency(embedder_kind, evaluated, counts)
     report["machine"] = {
         "platform": platform.platform(),
         "python": platform.python_version(),
         "cpus": _cpu_count(),
+        "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
     }
     return report
 
 
 def _cpu_count() -> int:
-    import os
-
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _timings(fn, items) -> dict[str, float]:
-    samples = []
+    """Wall time and process CPU time per call. On a shared machine the wall time includes
+    waiting for a core; with torch on one thread the CPU time is the work itself."""
+    wall, cpu = [], []
     for item in items:
-        t0 = time.perf_counter()
+        w0, c0 = time.perf_counter(), time.process_time()
         fn(item)
-        samples.append((time.perf_counter() - t0) * 1000.0)
-    samples.sort()
-    return {
-        "calls": len(samples),
-        "median_ms": round(statistics.median(samples), 4),
-        "p90_ms": round(samples[int(0.9 * (len(samples) - 1))], 4),
-        "mean_ms": round(statistics.fmean(samples), 4),
-    }
+        cpu.append((time.process_time() - c0) * 1000.0)
+        wall.append((time.perf_counter() - w0) * 1000.0)
+    out: dict[str, float] = {"calls": len(wall)}
+    for name, samples in (("wall", wall), ("cpu", cpu)):
+        samples.sort()
+        out[f"{name}_median_ms"] = round(statistics.median(samples), 4)
+        out[f"{name}_p90_ms"] = round(samples[int(0.9 * (len(samples) - 1))], 4)
+        out[f"{name}_mean_ms"] = round(statistics.fmean(samples), 4)
+    return out
 
 
 def bench_latency(
@@ -331,7 +350,7 @@ def bench_latency(
 
 def format_report(report: dict[str, Any]) -> str:
     lines = [
-        f"ADMIRE on WikiHow/{report['split']}: {report['tasks']} tasks, "
+        f"ADMIRE on {report['env_id']} ({report['split']}): {report['tasks']} tasks, "
         f"embedder {report['settings']['embedder']}, delta {report['settings']['delta']}",
         f"milestones per task: generated {report['milestones_per_task']['generated_mean']}, "
         f"env {report['milestones_per_task']['env_mean']}",
@@ -343,11 +362,13 @@ def format_report(report: dict[str, Any]) -> str:
             f"{group:<14}{s['trajectories']:>6}{_fmt(s['precision']):>11}{_fmt(s['recall']):>8}"
             f"{_fmt(s['recall_without_scroll_steps']):>11}{_fmt(s['hit_rate']):>7}{_fmt(s.get('env_progress')):>10}"
         )
-    for key, row in report["latency"].items():
+    for key, row in report.get("latency", {}).items():
         lines.append(
-            f"latency {key}: uncached median {row['uncached']['median_ms']} ms, cached "
-            f"{row['cached']['median_ms']} ms, benchmark mix mean "
-            f"{row['benchmark_trajectories']['mean_ms']} ms/step"
+            f"latency {key} (wall / cpu ms): uncached median "
+            f"{row['uncached']['wall_median_ms']} / {row['uncached']['cpu_median_ms']}, cached "
+            f"{row['cached']['wall_median_ms']} / {row['cached']['cpu_median_ms']}, "
+            f"benchmark mix mean {row['benchmark_trajectories']['wall_mean_ms']} / "
+            f"{row['benchmark_trajectories']['cpu_mean_ms']}"
         )
     return "\n".join(lines)
 
@@ -361,6 +382,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--out", default="benchmarks/results/bench_admire.json")
+    parser.add_argument("--env-id", default="GuiGym/WikiHow-v0")
     parser.add_argument("--split", default="test")
     parser.add_argument("--tasks", type=int, default=None, help="first N tasks (default all)")
     parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
@@ -370,8 +392,11 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=0.75)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (MiniLM)")
+    parser.add_argument("--latency-only", action="store_true", help="skip the quality part")
+    parser.add_argument("--quality-only", action="store_true", help="skip the latency part")
     args = parser.parse_args()
     report = run(
+        args.env_id,
         args.split,
         args.tasks,
         args.embedder,
@@ -381,6 +406,8 @@ def main() -> None:
         args.delta,
         args.seed,
         args.threads,
+        quality=not args.latency_only,
+        latency=not args.quality_only,
     )
     atomic_write_text(args.out, json.dumps(report, indent=2) + "\n")
     print(format_report(report))

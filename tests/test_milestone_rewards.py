@@ -12,6 +12,8 @@ import pytest
 from gui_gym.core.trajectory import Step
 from gui_gym.rewards.milestones import (
     advance_pointer,
+    alignment_text,
+    erase_loops,
     format_reward,
     key_step_descriptions,
     match_milestones,
@@ -166,9 +168,9 @@ def test_eq13_equal_rewards_give_zero_advantages() -> None:
 # ------------------------------------------------------------- key steps and Soft-LCS
 
 
-def _step(action: str, description: str, valid: bool = True) -> Step:
+def _step(action: str, description: str, valid: bool = True, screen: str = "") -> Step:
     return Step(
-        index=0, screen="", action=action, action_valid=valid, action_description=description
+        index=0, screen=screen, action=action, action_valid=valid, action_description=description
     )
 
 
@@ -192,6 +194,30 @@ def test_key_steps_drop_invalid_scroll_done_repeats_and_detours() -> None:
     ]
     kept = key_step_descriptions(steps, skip_types=(), drop_detours=False)
     assert "go back" in kept and "scroll down" in kept
+
+
+def test_loops_through_a_screen_seen_before_are_cut() -> None:
+    search = _step('INPUT(0, "lobster")', 'type "lobster" into "Search" input', screen="home")
+    open_ = _step("CLICK(4)", 'click "Bake Lobster" link', screen="results")
+    home = _step("CLICK(9)", 'click "Home" tab', screen="article")
+    again = _step('INPUT(0, "lobster")', 'type "lobster" into "Search" input', screen="home")
+    open_again = _step("CLICK(4)", 'click "Bake Lobster" link', screen="results")
+    bookmark = _step("CLICK(2)", 'click "Bookmark" button', screen="article")
+    steps = [search, open_, home, again, open_again, bookmark]
+    assert erase_loops(steps) == [again, open_again, bookmark]
+    assert key_step_descriptions(steps) == [
+        'type "lobster" into "Search" input',
+        'click "Bake Lobster" link',
+        'click "Bookmark" button',
+    ]
+    assert 'click "Home" tab' in key_step_descriptions(steps, loops=False)
+    unrecorded = [_step("CLICK(1)", "click a"), _step("CLICK(1)", "click b")]
+    assert erase_loops(unrecorded) == unrecorded  # no screens, nothing to compare
+
+
+def test_alignment_text_leaves_out_what_was_typed() -> None:
+    assert alignment_text('type "bake lobster" into "Search" input') == 'type into "Search" input'
+    assert alignment_text('click "Search" button') == 'click "Search" button'
 
 
 def test_a_goback_with_nothing_to_undo_is_kept() -> None:

@@ -37,6 +37,7 @@ from gui_gym.models.embed import Embedder, cosine_matrix, default_embedder
 from gui_gym.models.llm import LLM
 from gui_gym.rewards.milestones import (
     DEFAULT_SKIP_TYPES,
+    alignment_text,
     key_step_descriptions,
     merge_milestones,
 )
@@ -288,10 +289,11 @@ class TrajectoryMilestoneGenerator:
 
     Initialisation keeps the action descriptions of the key steps of one success
     (:func:`~gui_gym.rewards.milestones.key_step_descriptions`: valid actions that are not
-    scrolls, waits or ``DONE``, detours undone by ``GOBACK`` removed). Refinement aligns the
-    current milestones with a new success's key steps by a soft longest common subsequence
-    over embedding cosine (:func:`~gui_gym.rewards.milestones.merge_milestones`): what both
-    needed stays; a clearly different and shorter route replaces the list.
+    scrolls, waits or ``DONE``, with loops through a repeated screen and detours undone by
+    ``GOBACK`` removed). Refinement aligns the current milestones with a new success's key
+    steps by a soft longest common subsequence over embedding cosine, typed text left out of
+    the comparison (:func:`~gui_gym.rewards.milestones.merge_milestones`): what both needed
+    stays, in the current wording; a clearly different and shorter route replaces the list.
 
     Args:
         embedder: Embeds descriptions for the soft match; None uses the shared MiniLM.
@@ -299,6 +301,7 @@ class TrajectoryMilestoneGenerator:
         min_overlap: Least soft-LCS overlap for two successes to count as one strategy.
         skip_types: Action types that are never milestones.
         drop_detours: Remove ``action, GOBACK`` pairs.
+        erase_loops: Cut loops through a screen seen before (needs recorded screens).
     """
 
     name = "trajectory"
@@ -311,6 +314,7 @@ class TrajectoryMilestoneGenerator:
         min_overlap: float = 0.5,
         skip_types: Collection[ActionType] = DEFAULT_SKIP_TYPES,
         drop_detours: bool = True,
+        erase_loops: bool = True,
     ):
         if not 0.0 <= match_threshold <= 1.0 or not 0.0 <= min_overlap <= 1.0:
             raise ValueError(
@@ -322,10 +326,13 @@ class TrajectoryMilestoneGenerator:
         self.min_overlap = min_overlap
         self.skip_types = frozenset(skip_types)
         self.drop_detours = drop_detours
+        self.erase_loops = erase_loops
 
     def key_steps(self, trajectory: Trajectory) -> list[str]:
         """The key-step descriptions of ``trajectory``."""
-        return key_step_descriptions(trajectory.steps, self.skip_types, self.drop_detours)
+        return key_step_descriptions(
+            trajectory.steps, self.skip_types, self.drop_detours, self.erase_loops
+        )
 
     def initialize(self, trajectory: Trajectory) -> list[str]:
         """The key steps of ``trajectory`` as milestones."""
@@ -344,7 +351,10 @@ class TrajectoryMilestoneGenerator:
             return self.initialize(trajectory)
         if not steps:
             return list(milestones)
-        sims = cosine_matrix(self.embedder.encode(list(milestones)), self.embedder.encode(steps))
+        sims = cosine_matrix(
+            self.embedder.encode([alignment_text(m) for m in milestones]),
+            self.embedder.encode([alignment_text(d) for d in steps]),
+        )
         return merge_milestones(milestones, steps, sims, self.match_threshold, self.min_overlap)
 
 

@@ -26,6 +26,7 @@ across successes with a soft longest common subsequence (as ProgRM's Soft-LCS do
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -39,6 +40,8 @@ __all__ = [
     "DEFAULT_SKIP_TYPES",
     "MilestoneMatch",
     "advance_pointer",
+    "alignment_text",
+    "erase_loops",
     "format_reward",
     "key_step_descriptions",
     "match_milestones",
@@ -324,29 +327,58 @@ def _action_type(step: Step) -> ActionType | None:
         return None
 
 
+def erase_loops(steps: Sequence[Step]) -> list[Step]:
+    """The steps with every loop cut out: when an action is chosen on a screen seen before in
+    the episode, the steps taken since that screen's earlier visit changed nothing that shows,
+    so they are dropped (the later visit is kept). Steps without a recorded screen are never
+    cut. Invalid steps are left out.
+    """
+    path: list[Step] = []
+    seen: dict[str, int] = {}  # screen -> its position in path
+    for step in steps:
+        if not step.action_valid:
+            continue
+        if step.screen and step.screen in seen:
+            cut = seen[step.screen]
+            for dropped in path[cut:]:
+                if seen.get(dropped.screen) is not None and seen[dropped.screen] >= cut:
+                    del seen[dropped.screen]
+            del path[cut:]
+        if step.screen:
+            seen[step.screen] = len(path)
+        path.append(step)
+    return path
+
+
 def key_step_descriptions(
     steps: Sequence[Step],
     skip_types: Collection[ActionType] = DEFAULT_SKIP_TYPES,
     drop_detours: bool = True,
+    loops: bool = True,
 ) -> list[str]:
     """The action descriptions of the essential steps of a (successful) trajectory.
 
     Kept: valid actions whose type is not in ``skip_types``. Dropped: invalid actions, those
     types, repeats of the previous kept description, and, when ``drop_detours`` is set,
     *detours*: an action immediately undone by ``GOBACK`` (both go; skipped types in between
-    do not count). A ``GOBACK`` with nothing to undo is kept.
+    do not count; a ``GOBACK`` with nothing to undo is kept). With ``loops``, loops through a
+    screen seen before are cut first (:func:`erase_loops`): a wander that ends where it began
+    is not part of the route. An action whose only effect is invisible on screen would be
+    cut with its loop; pass ``loops=False`` for apps where that happens.
 
     Args:
-        steps: The trajectory's steps (``action``, ``action_valid``, ``action_description``).
+        steps: The trajectory's steps (``action``, ``action_valid``, ``action_description``,
+            and ``screen`` for loop erasure).
         skip_types: Action types that are never key steps.
         drop_detours: Remove ``action, GOBACK`` pairs.
+        loops: Cut loops through repeated screens.
 
     Returns:
         The kept descriptions, in order.
     """
     kept: list[str] = []
     undoable = False  # the last kept description came from the last counted action
-    for step in steps:
+    for step in erase_loops(steps) if loops else steps:
         if not step.action_valid or not step.action_description:
             continue
         kind = _action_type(step)
@@ -363,6 +395,15 @@ def key_step_descriptions(
         kept.append(description)
         undoable = True
     return kept
+
+
+_TYPED_TEXT = re.compile(r'^type ".*" into ', re.DOTALL)
+
+
+def alignment_text(description: str) -> str:
+    """``description`` with the typed text of a ``type "..." into <field>`` action left out:
+    two successes that typed different words into the same field took the same step."""
+    return _TYPED_TEXT.sub("type into ", description)
 
 
 def soft_lcs_alignment(

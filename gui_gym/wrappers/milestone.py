@@ -161,6 +161,7 @@ class MilestoneWrapper(
         self._pointer = 0
         self._trajectory: Trajectory | None = None
         self._seed: int | None = None
+        self._screen = ""
 
     # ------------------------------------------------------------------------------ public
 
@@ -199,6 +200,7 @@ class MilestoneWrapper(
             instruction=instruction,
             seed=seed,
         )
+        self._screen = str(observation.get("screen", ""))  # generators cut loops by screen
         info["milestone"] = self._step_info(similarity=None, hit=False, r_mil=0.0)
         return observation, info
 
@@ -208,8 +210,9 @@ class MilestoneWrapper(
         observation, reward, terminated, truncated, info = self.env.step(action)
         trajectory = self._trajectory
         step = Step.from_transition(
-            len(trajectory.steps), "", action, reward, terminated, truncated, info
+            len(trajectory.steps), self._screen, action, reward, terminated, truncated, info
         )
+        self._screen = str(observation.get("screen", ""))
         trajectory.steps.append(step)
         similarity: float | None = None
         r_mil = 0.0
