@@ -160,21 +160,36 @@ def test_perturbations_differ_from_the_action_and_cover_each_kind() -> None:
     env = gym.make(WIKIHOW, split="train")
     env.reset(seed=0)
     base = env.unwrapped
+    tree = base.ui_tree
     rng = np.random.default_rng(0)
     first = base.oracle_action()  # INPUT into the search box
-    kinds = dict(perturb_action(first, base.ui_tree, rng, texts=("pasta", "lobster")))
-    assert set(kinds) == {"wrong_text", "premature_end"}
-    assert kinds["wrong_text"].type is ActionType.INPUT and kinds["wrong_text"].text != first.text
+    out = perturb_action(first, tree, rng, texts=("pasta", "lobster"), per_kind=2)
+    kinds = [kind for kind, _ in out]
+    assert set(kinds) == {"other_element", "wrong_text", "premature_end", "detour"}
+    assert kinds.count("wrong_text") == 2 and kinds.count("other_element") == 2
+    assert all(str(a) != str(first) for _, a in out)
+    texts = {a.text for kind, a in out if kind == "wrong_text"}
+    assert all(a.type is ActionType.INPUT for kind, a in out if kind == "wrong_text")
+    assert first.text not in texts
+    taps = [a for kind, a in out if kind == "other_element"]
+    assert all(a.type is ActionType.CLICK and tree.elements[a.index].clickable for a in taps)
+    detour = next(a for kind, a in out if kind == "detour")
+    assert detour.type in (ActionType.GOBACK, ActionType.SCROLL)
     click = Action(ActionType.CLICK, index=3)
-    other = dict(perturb_action(click, base.ui_tree, rng))["other_element"]
-    assert other.type is ActionType.CLICK and other.index != 3
-    assert base.ui_tree.elements[other.index].clickable
-    scroll = dict(perturb_action(Action(ActionType.SCROLL, direction="down"), base.ui_tree, rng))
+    other = dict(perturb_action(click, tree, rng))["other_element"]
+    assert (
+        other.type is ActionType.CLICK and other.index != 3 and tree.elements[other.index].clickable
+    )
+    scroll = dict(perturb_action(Action(ActionType.SCROLL, direction="down"), tree, rng))
     assert scroll["wrong_direction"].direction == "up"
-    done = dict(perturb_action(Action(ActionType.DONE), base.ui_tree, rng))
+    done = dict(perturb_action(Action(ActionType.DONE), tree, rng))
     assert done["premature_end"].type is ActionType.ANSWER
+    answer = dict(perturb_action(Action(ActionType.ANSWER, text="3"), tree, rng))
+    assert "premature_end" not in answer and answer["wrong_text"].text != "3"
     with pytest.raises(ValueError, match="unknown perturbation"):
-        perturb_action(click, base.ui_tree, rng, kinds=["swap"])
+        perturb_action(click, tree, rng, kinds=["swap"])
+    with pytest.raises(ValueError, match="per_kind"):
+        perturb_action(click, tree, rng, per_kind=0)
 
 
 def test_deduplication_keeps_first_copies_and_drops_conflicting_queries() -> None:
@@ -182,6 +197,23 @@ def test_deduplication_keeps_first_copies_and_drops_conflicting_queries() -> Non
     kept, report = deduplicate_steps(steps)
     assert kept == [steps[0]]
     assert (report.kept, report.duplicates, report.conflicts) == (1, 1, 1)
+
+
+def test_balance_within_action_types_before_pairing_leftovers() -> None:
+    steps = [_step(1, action="GOBACK()", screen=f"g{i}") for i in range(10)]
+    steps += [_step(0, action="GOBACK()", screen=f"h{i}") for i in range(2)]
+    steps += [_step(1, action="CLICK(1)", screen=f"c{i}") for i in range(3)]
+    steps += [_step(0, action="CLICK(2)", screen=f"d{i}") for i in range(9)]
+    balanced = balance_labels(steps, np.random.default_rng(0))
+    counts = {
+        (t, label): sum(1 for s in balanced if s.query.action.startswith(t) and s.label == label)
+        for t in ("GOBACK", "CLICK")
+        for label in (0, 1)
+    }
+    # 2+2 GOBACK and 3+3 CLICK first, then 6 leftover GOBACK positives paired with 6 clicks
+    assert counts == {("GOBACK", 0): 2, ("GOBACK", 1): 8, ("CLICK", 0): 9, ("CLICK", 1): 3}
+    plain = balance_labels(steps, np.random.default_rng(0), group=None)
+    assert sum(s.label for s in plain) == 11 and len(plain) == 22
 
 
 def test_balance_and_task_split() -> None:

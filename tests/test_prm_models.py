@@ -148,6 +148,17 @@ def test_long_screens_are_cut_to_fit_and_keep_the_label_position(tiny_prm) -> No
     assert len(enc.ids) == 599  # room for the label position
     assert tiny_prm.tokenizer.decode(enc.ids).endswith("Verdict:")
     assert 0 < prm.score([long])[0] < 1
+    crowded = PRMQuery(
+        "Find bread",
+        SCREEN,
+        "CLICK(2)",
+        "click bread",
+        tuple(f"did thing {i}. " * 12 for i in range(6)),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # dropping earlier actions is enough: no cut, no warning
+        text = tiny_prm.tokenizer.decode(prm.encode(crowded).ids)
+    assert "Goal: Find bread" in text and "did thing 5" in text and "did thing 2" not in text
 
 
 def test_non_finite_logits_are_a_clear_error(tiny_prm) -> None:
@@ -209,8 +220,10 @@ def one_thread() -> Iterator[None]:
 def wikihow_dataset() -> Any:
     from gui_gym.models.prm_training import build_prm_dataset, collect_prm_steps
 
-    steps = collect_prm_steps(WIKIHOW, max_tasks=20, random_rollouts=1, seed=0, max_steps=10)
-    return build_prm_dataset(steps, eval_fraction=0.25, seed=0)
+    steps = collect_prm_steps(WIKIHOW, max_tasks=40, random_rollouts=2, seed=0, max_steps=10)
+    # Balanced in total only: the action type then carries some of the signal, which lets a
+    # model this small learn within a test's budget (the benchmark balances per type).
+    return build_prm_dataset(steps, eval_fraction=0.25, seed=0, balance_by=None)
 
 
 def _small_prm(dataset, seed: int = 0) -> Any:
@@ -233,15 +246,15 @@ def test_tiny_prm_trains_above_chance_on_generated_steps(wikihow_dataset, one_th
         prm,
         wikihow_dataset.train,
         wikihow_dataset.eval,
-        config=PRMTrainConfig(epochs=6, batch_size=16, lr=3e-3),
+        config=PRMTrainConfig(epochs=4, batch_size=16, lr=3e-3),
         progress=False,
     )
     after = report["eval"]
-    assert report["finished"] and report["updates"] == 6 * -(-len(wikihow_dataset.train) // 16)
+    assert report["finished"] and report["updates"] == 4 * -(-len(wikihow_dataset.train) // 16)
     assert after["accuracy"] > 0.6 and after["auc"] > 0.65  # held-out tasks; chance is 0.5
     assert after["auc"] > before["auc"]
     assert set(after["by_position"]) >= {"0", "1"}
-    assert len(report["history"]) == 6
+    assert len(report["history"]) == 4
 
 
 def test_training_resumes_from_a_checkpoint_exactly(wikihow_dataset, tmp_path, one_thread) -> None:

@@ -33,7 +33,7 @@ import tempfile
 import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -305,7 +305,8 @@ class TransformersPRM:
     verdict marker is appended and the label read after it (the paper's Score + CoT variant).
 
     Long screens are cut in token space so the question and label position always fit in
-    ``max_length``. Batches are padded on ``padding_side`` with explicit position ids, so a
+    ``max_length``; when even that is not enough, the oldest earlier actions go next, and only
+    then the beginning of the prompt (with a warning). Batches are padded on ``padding_side`` with explicit position ids, so a
     query's score is the same alone or in any batch.
 
     Args:
@@ -451,12 +452,6 @@ class TransformersPRM:
         ``rationale_text=None`` the ids end where the rationale is to be generated and room
         is kept for it.
         """
-        head, screen, tail = self.template.parts(
-            query, self.positive_token, self.negative_token, rationale=self.rationale
-        )
-        head_ids = list(self.tokenizer.encode(head, add_special_tokens=True))
-        screen_ids = self._ids(screen)
-        tail_ids = self._ids(tail)
         suffix: list[int] = []
         reserve = 1  # the label position
         if self.rationale:
@@ -466,6 +461,22 @@ class TransformersPRM:
             else:
                 suffix = self._ids(" " + rationale_text.strip()) + verdict
                 reserve += len(suffix)
+        # The screen is cut first; if the rest still does not fit, earlier actions are
+        # dropped, oldest first, before anything else is cut.
+        history = query.history
+        while True:
+            head, screen, tail = self.template.parts(
+                replace(query, history=history),
+                self.positive_token,
+                self.negative_token,
+                rationale=self.rationale,
+            )
+            head_ids = list(self.tokenizer.encode(head, add_special_tokens=True))
+            tail_ids = self._ids(tail)
+            if not history or len(head_ids) + len(tail_ids) + reserve <= self.max_length:
+                break
+            history = history[1:]
+        screen_ids = self._ids(screen)
         budget = self.max_length - reserve - len(head_ids) - len(tail_ids)
         if len(screen_ids) > budget:
             screen_ids = screen_ids[: max(budget, 0)]
@@ -607,11 +618,14 @@ class TransformersPRM:
 
     # -- training --------------------------------------------------------------------------
 
-    def training_batch(self, steps: Sequence[LabelledStep], rationale_loss: bool = True) -> dict:
+    def training_batch(
+        self, steps: Sequence[LabelledStep], rationale_loss: bool = True, prompt_loss: bool = False
+    ) -> dict:
         """Tensors for one supervised step: left-padded prompts (with rationales when the PRM
         uses them), so every row's label position is the last column; the labels; and
-        language-model targets on the rationale and verdict tokens (``-100`` elsewhere) when
-        the PRM uses rationales and ``rationale_loss`` is set.
+        next-token targets (``-100`` elsewhere) on the rationale and verdict tokens
+        (``lm_targets``, when the PRM uses rationales and ``rationale_loss`` is set) and on
+        the prompt tokens (``prompt_targets``, when ``prompt_loss`` is set).
 
         Raises:
             ValueError: when the PRM uses rationales and a step has none.
@@ -632,21 +646,35 @@ class TransformersPRM:
             sequences.append(enc.ids)
             spans.append(len(enc.ids) - enc.lm_start)  # rationale + verdict tokens at the end
         batch = self._batch(sequences, "left")
-        lm_targets = torch.full_like(batch["input_ids"], -100)
-        if self.rationale and rationale_loss:
-            for row, span in enumerate(spans):
-                if span:
-                    lm_targets[row, -span:] = batch["input_ids"][row, -span:]
-        device = batch["input_ids"].device
-        batch["labels"] = torch.tensor([s.label for s in steps], dtype=torch.long, device=device)
+        ids = batch["input_ids"]
+        lm_targets = torch.full_like(ids, -100)
+        prompt_targets = torch.full_like(ids, -100)
+        width = ids.shape[1]
+        for row, (seq, span) in enumerate(zip(sequences, spans)):
+            if self.rationale and rationale_loss and span:
+                lm_targets[row, width - span :] = ids[row, width - span :]
+            if prompt_loss:  # every prompt token but the first, which nothing predicts
+                first = width - len(seq) + 1
+                prompt_targets[row, first : width - span] = ids[row, first : width - span]
+        batch["labels"] = torch.tensor(
+            [s.label for s in steps], dtype=torch.long, device=ids.device
+        )
         batch["lm_targets"] = lm_targets
-        batch["keep"] = 1 + (max(spans) if self.rationale and rationale_loss else 0)
+        batch["prompt_targets"] = prompt_targets
+        if prompt_loss:
+            batch["keep"] = width
+        else:
+            batch["keep"] = 1 + (max(spans) if self.rationale and rationale_loss else 0)
         return batch
 
-    def loss(self, batch: dict, rationale_weight: float = 1.0) -> tuple[Any, Any]:
+    def loss(
+        self, batch: dict, rationale_weight: float = 1.0, prompt_weight: float = 0.0
+    ) -> tuple[Any, Any]:
         """Cross-entropy over the two label tokens at the label position (GUI-Shepherd
         Eq. 2), plus ``rationale_weight`` times the next-token loss on the rationale and
-        verdict tokens when the batch has targets for them.
+        verdict tokens, plus ``prompt_weight`` times the next-token loss on the prompt (a
+        stand-in for pretraining when the model starts from random weights), for the targets
+        the batch has.
 
         Returns:
             ``(loss, label_logits)`` with ``label_logits`` of shape ``(batch, 2)``
@@ -658,15 +686,19 @@ class TransformersPRM:
         logits = self._logits(inputs, keep=keep)
         pair = logits[:, -1][:, [self.negative_id, self.positive_id]]
         loss = torch.nn.functional.cross_entropy(pair.float(), batch["labels"])
-        if rationale_weight and keep > 1:
+        for weight, name in ((rationale_weight, "lm_targets"), (prompt_weight, "prompt_targets")):
+            targets = batch.get(name)
+            if not weight or keep < 2 or targets is None:
+                continue
             # the logits at column c predict the token at column c + 1
-            targets = batch["lm_targets"][:, -keep + 1 :]
-            lm = torch.nn.functional.cross_entropy(
-                logits[:, :-1].reshape(-1, logits.shape[-1]).float(),
-                targets.reshape(-1),
-                ignore_index=-100,
-            )
-            loss = loss + rationale_weight * lm
+            targets = targets[:, -keep + 1 :]
+            if bool((targets != -100).any()):
+                lm = torch.nn.functional.cross_entropy(
+                    logits[:, :-1].reshape(-1, logits.shape[-1]).float(),
+                    targets.reshape(-1),
+                    ignore_index=-100,
+                )
+                loss = loss + weight * lm
         return loss, pair.detach()
 
     # -- checkpoints -----------------------------------------------------------------------

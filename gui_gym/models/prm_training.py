@@ -39,6 +39,7 @@ from gui_gym.rewards.prm import (
     DedupReport,
     LabelledStep,
     PRMQuery,
+    action_type_of,
     balance_labels,
     classification_metrics,
     deduplicate_steps,
@@ -76,6 +77,7 @@ _PERTURBATION_RATIONALE = {
     "wrong_text": "The text it uses is wrong.",
     "wrong_direction": "It scrolls the wrong way.",
     "premature_end": "It ends the task before the goal is reached.",
+    "detour": "It wanders away from the task.",
 }
 
 
@@ -88,6 +90,8 @@ def collect_task_steps(
     random_rollouts: int = 2,
     random_max_steps: int | None = None,
     history_length: int = 4,
+    perturbations_per_kind: int = 2,
+    offpath_positive_steps: int = 3,
     env_id: str = "",
 ) -> list[LabelledStep]:
     """Labelled steps of one task: an expert rollout with perturbed negatives, and
@@ -103,6 +107,12 @@ def collect_task_steps(
         random_max_steps: Cut random rollouts after this many steps (default: the env's
             own ``max_steps``).
         history_length: Earlier action descriptions kept in each query.
+        perturbations_per_kind: Perturbed negatives of each kind per expert action
+            (:func:`gui_gym.rewards.prm.perturb_action`).
+        offpath_positive_steps: In random rollouts, label the expert's action (and its
+            perturbations) at the states after the first this-many random steps only: near
+            the expert's path, the expert's move varies; far from it, it is almost always
+            ``GOBACK()``, which would flood the positives with one action.
         env_id: Recorded in each step.
 
     Returns:
@@ -130,6 +140,24 @@ def collect_task_steps(
     def add(q: PRMQuery, label: int, source: str, rationale: str) -> None:
         out.append(LabelledStep(q, label, task_id, source, rationale, env_id))
 
+    def add_perturbations(
+        observation: dict[str, Any],
+        expert: Action,
+        expert_q: PRMQuery,
+        history: list[str],
+        step: int,
+    ) -> None:
+        bad_ones = perturb_action(
+            expert, base.ui_tree, rng, texts=texts, per_kind=perturbations_per_kind
+        )
+        for kind, bad in bad_ones:
+            q = query(observation, bad, history, step)
+            _, reason = rule.judge(q, base)
+            if reason in _POSITIVE_REASONS:  # the perturbation happens to be right too
+                continue
+            due = _rationale_due(expert_q.action_description)
+            add(q, 0, f"perturb:{kind}", f"{due} {_PERTURBATION_RATIONALE[kind]}")
+
     # Expert rollout: every expert action is a positive; its perturbations are negatives when
     # the rules confirm they are wrong.
     observation, info = base.reset(seed=seed, options={"task": task_id})
@@ -139,18 +167,9 @@ def collect_task_steps(
     done = False
     while not done:
         expert = base.oracle_action()
-        tree = base.ui_tree
         expert_q = query(observation, expert, history, step)
         add(expert_q, 1, "oracle", f"{_rationale_due(expert_q.action_description)} This is it.")
-        for kind, bad in perturb_action(expert, tree, rng, texts=texts):
-            q = query(observation, bad, history, step)
-            _, reason = rule.judge(q, base)
-            if reason in _POSITIVE_REASONS:
-                continue
-            rationale = (
-                f"{_rationale_due(expert_q.action_description)} {_PERTURBATION_RATIONALE[kind]}"
-            )
-            add(q, 0, f"perturb:{kind}", rationale)
+        add_perturbations(observation, expert, expert_q, history, step)
         observation, _, terminated, truncated, info = base.step(expert)
         if info["action_valid"]:
             history.append(info["action_description"])
@@ -158,8 +177,8 @@ def collect_task_steps(
         done = terminated or truncated
 
     # Random rollouts: milestone-reaching and expert-agreeing steps are positives; in failed
-    # rollouts the other accepted steps are negatives; at each state the expert's action is a
-    # positive as well (states off the expert's path).
+    # rollouts the other accepted steps are negatives; in the first states off the expert's
+    # path the expert's action is a positive as well, with its perturbations.
     for k in range(random_rollouts):
         observation, info = base.reset(seed=seed + 1 + k, options={"task": task_id})
         history = []
@@ -172,13 +191,14 @@ def collect_task_steps(
             action = candidates[int(rng.integers(len(candidates)))]
             expert_q = query(observation, expert, history, step)
             q = query(observation, action, history, step)
-            if step > 0:
+            if 0 < step <= offpath_positive_steps:
                 add(
                     expert_q,
                     1,
                     "oracle",
                     f"{_rationale_due(expert_q.action_description)} This is it.",
                 )
+                add_perturbations(observation, expert, expert_q, history, step)
             before = set(base.milestones)
             observation, _, terminated, truncated, info = base.step(action)
             new = [m for m in info["milestones"] if m not in before]
@@ -214,6 +234,7 @@ def collect_prm_steps(
     random_rollouts: int = 2,
     max_steps: int = 15,
     history_length: int = 4,
+    perturbations_per_kind: int = 2,
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = False,
@@ -229,6 +250,7 @@ def collect_prm_steps(
         random_rollouts: Random rollouts per task.
         max_steps: Step budget of every rollout (GUI-Shepherd caps trajectories at 15).
         history_length: Earlier actions kept in each query.
+        perturbations_per_kind: Perturbed negatives of each kind per expert action.
         seed: Seeds task order, resets and random actions.
         env_kwargs: More ``gym.make`` arguments.
         progress: Show a progress bar over tasks.
@@ -258,6 +280,7 @@ def collect_prm_steps(
                     rng=rng,
                     random_rollouts=random_rollouts,
                     history_length=history_length,
+                    perturbations_per_kind=perturbations_per_kind,
                     env_id=env_id,
                 )
             )
@@ -276,19 +299,33 @@ class PRMDataset:
 
 
 def build_prm_dataset(
-    steps: Sequence[LabelledStep], *, eval_fraction: float = 0.2, seed: int = 0
+    steps: Sequence[LabelledStep],
+    *,
+    eval_fraction: float = 0.2,
+    seed: int = 0,
+    balance_by: str | None = "action_type",
 ) -> PRMDataset:
     """Deduplicate, split by task, then balance each side (GUI-Shepherd keeps a balanced
     positive:negative ratio, Sec. 5).
+
+    Args:
+        steps: Collected steps.
+        eval_fraction: Share of tasks held out.
+        seed: Seeds the split and the balancing.
+        balance_by: ``"action_type"`` balances within each action type first (see
+            :func:`gui_gym.rewards.prm.balance_labels`); None balances the totals only.
 
     Returns:
         The dataset; ``report`` gives counts before/after and per source.
     """
     kept, dedup = deduplicate_steps(steps)
     train, held = split_by_task(kept, eval_fraction, seed)
+    if balance_by not in ("action_type", None):
+        raise ValueError(f"balance_by must be 'action_type' or None, got {balance_by!r}")
+    group = action_type_of if balance_by == "action_type" else None
     rng = np.random.default_rng(seed)
-    train = balance_labels(train, rng)
-    held = balance_labels(held, rng)
+    train = balance_labels(train, rng, group)
+    held = balance_labels(held, rng, group)
     report = {
         "collected": len(steps),
         "dedup": asdict(dedup) if isinstance(dedup, DedupReport) else dedup,
@@ -336,6 +373,9 @@ class PRMTrainConfig:
         lr: AdamW learning rate (constant, as in App. A.3).
         weight_decay: AdamW weight decay.
         rationale_weight: Weight of the next-token loss on rationale tokens (rationale PRMs).
+        prompt_lm_weight: Weight of a next-token loss on the prompt tokens. 0 for a pretrained
+            model; a tiny model trained from scratch needs it to learn to read the prompt at
+            all (it stands in for the pretraining GUI-Shepherd's UI-TARS base brings).
         max_grad_norm: Gradient clipping (0 disables it).
         checkpoint_every: Save a resumable checkpoint every this many updates (0: only at the
             end of each epoch).
@@ -348,6 +388,7 @@ class PRMTrainConfig:
     lr: float = 5e-4
     weight_decay: float = 0.0
     rationale_weight: float = 0.5
+    prompt_lm_weight: float = 0.0
     max_grad_norm: float = 1.0
     checkpoint_every: int = 200
     eval_batch_size: int = 32
@@ -533,8 +574,8 @@ def train_prm(
                 batch_steps = [
                     train[i] for i in order[b * config.batch_size : (b + 1) * config.batch_size]
                 ]
-                batch = prm.training_batch(batch_steps)
-                loss, pair = prm.loss(batch, config.rationale_weight)
+                batch = prm.training_batch(batch_steps, prompt_loss=config.prompt_lm_weight > 0)
+                loss, pair = prm.loss(batch, config.rationale_weight, config.prompt_lm_weight)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if config.max_grad_norm:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ __all__ = [
     "PRMQuery",
     "PRMReward",
     "PromptTemplate",
+    "action_type_of",
     "balance_labels",
     "binary_auc",
     "binary_f1",
@@ -60,7 +61,7 @@ __all__ = [
 POSITIVE_SOURCES = ("oracle", "milestone")
 """Where positives come from: the task's expert action, or an action that reached a new env
 milestone (or completed the task)."""
-PERTURBATION_KINDS = ("other_element", "wrong_text", "wrong_direction", "premature_end")
+PERTURBATION_KINDS = ("other_element", "wrong_text", "wrong_direction", "premature_end", "detour")
 """Ways :func:`perturb_action` corrupts a correct action."""
 NEGATIVE_SOURCES = (*(f"perturb:{k}" for k in PERTURBATION_KINDS), "random_failed")
 """Where negatives come from: a perturbation of a positive, or a step of a failed random
@@ -327,6 +328,14 @@ def _wrong_text(text: str, tree: UITree, texts: Sequence[str], rng: np.random.Ge
     return stripped[::-1] + "x" if stripped else "x"
 
 
+def _pick(items: Sequence[Any], k: int, rng: np.random.Generator) -> list[Any]:
+    """Up to ``k`` distinct items, uniformly without replacement, in a random order."""
+    if not items:
+        return []
+    chosen = rng.choice(len(items), size=min(k, len(items)), replace=False)
+    return [items[int(i)] for i in chosen]
+
+
 def perturb_action(
     action: Action,
     tree: UITree,
@@ -334,16 +343,20 @@ def perturb_action(
     *,
     texts: Sequence[str] = (),
     kinds: Iterable[str] = PERTURBATION_KINDS,
+    per_kind: int = 1,
 ) -> list[tuple[str, Action]]:
     """Corrupted versions of a correct action on the same screen: candidate negatives.
 
-    At most one per kind, each differing from ``action``:
+    Up to ``per_kind`` of each kind, each differing from ``action``:
 
     * ``other_element``: the same click/long-click/typing aimed at another element that
-      accepts it;
+      accepts it, or, for an action that is not a click, a click on some other element;
     * ``wrong_text``: typing or answering another text (a distractor from ``texts``, a word
       from the screen, or a corrupted copy);
     * ``wrong_direction``: scrolling the opposite way;
+    * ``detour``: going back, or scrolling, when something else is due (the moves an agent
+      makes when it is lost; without them a learned PRM sees ``GOBACK()`` mostly as the
+      expert's recovery move and learns to like it everywhere);
     * ``premature_end``: ending the episode early with ``DONE()`` or an ``ANSWER`` of a
       screen word (only the answer when ``DONE()`` itself was due; none for an ``ANSWER``,
       whose wrong text is ``wrong_text``).
@@ -357,6 +370,8 @@ def perturb_action(
         rng: Source of the random choices.
         texts: Distractor texts for typing and answering.
         kinds: Which kinds to make (subset of :data:`PERTURBATION_KINDS`).
+        per_kind: Most perturbations of one kind (``other_element`` and ``wrong_text``
+            can have several; the others have at most one).
 
     Returns:
         ``(kind, action)`` pairs.
@@ -365,6 +380,8 @@ def perturb_action(
         ValueError: for an unknown kind.
     """
     kinds = tuple(kinds)
+    if per_kind < 1:
+        raise ValueError(f"per_kind must be >= 1, got {per_kind}")
     unknown = set(kinds) - set(PERTURBATION_KINDS)
     if unknown:
         raise ValueError(
@@ -372,33 +389,57 @@ def perturb_action(
         )
     out: list[tuple[str, Action]] = []
     t = action.type
-    if "other_element" in kinds and action.index is not None:
-        if t in (ActionType.CLICK, ActionType.DOUBLE_CLICK):
-            ok = [e.index for e in tree.elements if e.clickable and e.enabled]
-        elif t is ActionType.LONG_CLICK:
-            ok = [e.index for e in tree.elements if (e.long_clickable or e.clickable) and e.enabled]
-        elif t is ActionType.INPUT:
-            ok = [e.index for e in tree.elements if e.editable and e.enabled]
-        elif t is ActionType.SCROLL:
-            ok = [e.index for e in tree.elements if e.scrollable and e.enabled]
-        else:
-            ok = []
-        others = [i for i in ok if i != action.index]
-        if others:
-            index = others[int(rng.integers(len(others)))]
-            out.append(
-                (
-                    "other_element",
-                    Action(t, index=index, text=action.text, direction=action.direction),
-                )
-            )
+    if "other_element" in kinds:
+        alternatives: list[Action] = []
+        if action.index is not None:
+            if t in (ActionType.CLICK, ActionType.DOUBLE_CLICK):
+                ok = [e.index for e in tree.elements if e.clickable and e.enabled]
+            elif t is ActionType.LONG_CLICK:
+                ok = [
+                    e.index
+                    for e in tree.elements
+                    if (e.long_clickable or e.clickable) and e.enabled
+                ]
+            elif t is ActionType.INPUT:
+                ok = [e.index for e in tree.elements if e.editable and e.enabled]
+            elif t is ActionType.SCROLL:
+                ok = [e.index for e in tree.elements if e.scrollable and e.enabled]
+            else:
+                ok = []
+            alternatives = [
+                Action(t, index=i, text=action.text, direction=action.direction)
+                for i in ok
+                if i != action.index
+            ]
+        if t not in (ActionType.CLICK, ActionType.DOUBLE_CLICK):
+            # a tap somewhere else instead of the due typing, scrolling, ending, ...
+            alternatives += [
+                Action(ActionType.CLICK, index=e.index)
+                for e in tree.elements
+                if e.clickable and e.enabled and e.index != action.index
+            ]
+        for alternative in _pick(alternatives, per_kind, rng):
+            out.append(("other_element", alternative))
     if "wrong_text" in kinds and t in (ActionType.INPUT, ActionType.ANSWER) and action.text:
-        wrong = _wrong_text(action.text, tree, texts, rng)
-        if wrong.strip().lower() != action.text.strip().lower():
-            out.append(("wrong_text", Action(t, index=action.index, text=wrong)))
+        pool = _distractor_texts(action.text, tree, texts)
+        wrongs = _pick(pool, per_kind, rng) if pool else [_wrong_text(action.text, tree, (), rng)]
+        for wrong in wrongs:
+            if wrong.strip().lower() != action.text.strip().lower():
+                out.append(("wrong_text", Action(t, index=action.index, text=wrong)))
     if "wrong_direction" in kinds and t is ActionType.SCROLL:
         direction = _OPPOSITE[action.direction or "down"]
         out.append(("wrong_direction", Action(t, index=action.index, direction=direction)))
+    if "detour" in kinds:
+        detours: list[Action] = []
+        if t is not ActionType.GOBACK:
+            detours.append(Action(ActionType.GOBACK))
+        if t is not ActionType.SCROLL:
+            if tree.can_scroll_down:
+                detours.append(Action(ActionType.SCROLL, direction="down"))
+            if tree.can_scroll_up:
+                detours.append(Action(ActionType.SCROLL, direction="up"))
+        for detour in _pick(detours, 1, rng):
+            out.append(("detour", detour))
     if "premature_end" in kinds and t is not ActionType.ANSWER:
         # DONE() or an ANSWER with a screen word, instead of the step that was due; when
         # DONE() itself was due, only the answer is premature (it ends the task wrongly).
@@ -454,17 +495,46 @@ def deduplicate_steps(steps: Sequence[LabelledStep]) -> tuple[list[LabelledStep]
     return kept, DedupReport(kept=len(kept), duplicates=duplicates, conflicts=conflicts)
 
 
-def balance_labels(steps: Sequence[LabelledStep], rng: np.random.Generator) -> list[LabelledStep]:
-    """Downsample the larger class to the size of the smaller one, uniformly at random.
+def action_type_of(step: LabelledStep) -> str:
+    """The action type of a step (``CLICK``, ``GOBACK``, ...; ``"?"`` when it does not parse):
+    the default group of :func:`balance_labels`."""
+    head = step.query.action.split("(", 1)[0].strip().upper()
+    return head or "?"
 
-    GUI-Shepherd trains on a balanced ratio of positives to negatives (Sec. 5). The kept
-    steps stay in their original order.
+
+def balance_labels(
+    steps: Sequence[LabelledStep],
+    rng: np.random.Generator,
+    group: Callable[[LabelledStep], Any] | None = action_type_of,
+) -> list[LabelledStep]:
+    """Equal numbers of positives and negatives, as equal as the data allows within groups.
+
+    GUI-Shepherd trains on a balanced ratio of positives to negatives (Sec. 5). Balancing
+    within groups (by default the action type) keeps a cheap shortcut out of the data: in
+    env-labelled steps, most ``GOBACK()`` steps are the expert recovering (positive) and most
+    clicks are random (negative), so a PRM could score the action type instead of the step.
+
+    1. In each group, keep ``min(positives, negatives)`` of each class, chosen at random.
+    2. Pair up the leftovers of both classes across groups, at random, until one runs out.
+
+    With ``group=None`` this is plain downsampling of the larger class. The kept steps stay
+    in their original order.
     """
-    positives = [i for i, s in enumerate(steps) if s.label == 1]
-    negatives = [i for i, s in enumerate(steps) if s.label == 0]
-    n = min(len(positives), len(negatives))
-    chosen = set(rng.choice(positives, size=n, replace=False).tolist()) if positives else set()
-    chosen |= set(rng.choice(negatives, size=n, replace=False).tolist()) if negatives else set()
+    keys = [group(s) if group is not None else None for s in steps]
+    chosen: set[int] = set()
+    left_pos: list[int] = []
+    left_neg: list[int] = []
+    for key in dict.fromkeys(keys):
+        pos = [i for i, s in enumerate(steps) if keys[i] == key and s.label == 1]
+        neg = [i for i, s in enumerate(steps) if keys[i] == key and s.label == 0]
+        n = min(len(pos), len(neg))
+        pos_order, neg_order = rng.permutation(pos).tolist(), rng.permutation(neg).tolist()
+        chosen.update(pos_order[:n] + neg_order[:n])
+        left_pos += pos_order[n:]
+        left_neg += neg_order[n:]
+    n = min(len(left_pos), len(left_neg))
+    chosen.update(rng.permutation(left_pos).tolist()[:n])
+    chosen.update(rng.permutation(left_neg).tolist()[:n])
     return [s for i, s in enumerate(steps) if i in chosen]
 
 
