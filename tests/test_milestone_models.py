@@ -137,12 +137,14 @@ def test_trajectory_generator_refines_by_soft_lcs(hashing_generator) -> None:
     ]
 
 
-def test_trajectory_generator_aligns_typing_of_different_words(hashing_generator) -> None:
+def test_trajectory_generator_generalises_text_typed_differently(hashing_generator) -> None:
     milestones = [SEARCH[1], OPEN[1], BOOKMARK[1]]
     other_words = ('INPUT(0, "lobster tails")', 'type "lobster tails" into "Search" input')
-    assert hashing_generator.refine(_trajectory(other_words, OPEN, BOOKMARK), milestones) == (
-        milestones
-    )
+    refined = hashing_generator.refine(_trajectory(other_words, OPEN, BOOKMARK), milestones)
+    assert refined == ['type "<Text>" into "Search" input', OPEN[1], BOOKMARK[1]]
+    matcher = CosineMatcher(HashingEmbedder(dim=64))
+    assert matcher.score('type "grilled lobster" into "Search" input', refined[0]) == 1.0
+    assert matcher.score('type "grilled lobster" into "Name" input', refined[0]) < 1.0
 
 
 def test_trajectory_generator_prefers_a_shorter_different_route(hashing_generator) -> None:

@@ -15,11 +15,13 @@ from gui_gym.rewards.milestones import (
     alignment_text,
     erase_loops,
     format_reward,
+    generalize_typed_text,
     key_step_descriptions,
     match_milestones,
     merge_milestones,
     milestone_step_rewards,
     milestone_weight,
+    placeholder_pattern,
     soft_lcs_alignment,
     step_grpo_advantages,
     total_step_rewards,
@@ -211,6 +213,19 @@ def test_loops_through_a_screen_seen_before_are_cut() -> None:
         'click "Bookmark" button',
     ]
     assert 'click "Home" tab' in key_step_descriptions(steps, loops=False)
+    # the same action on a lookalike screen with a different outcome is work, not a loop
+    delete_a = [
+        _step("CLICK(3)", 'click "Recipe A" listitem', screen="list of A, B"),
+        _step("CLICK(5)", 'click "Delete" button', screen="recipe A"),
+        _step("CLICK(4)", 'click "Delete" button', screen="confirm dialog"),
+    ]
+    delete_b = [
+        _step("CLICK(3)", 'click "Recipe B" listitem', screen="list of B"),
+        _step("CLICK(5)", 'click "Delete" button', screen="recipe B"),
+        _step("CLICK(4)", 'click "Delete" button', screen="confirm dialog"),
+        _step("DONE()", "declare the task complete", screen="empty list"),
+    ]
+    assert erase_loops(delete_a + delete_b) == delete_a + delete_b
     unrecorded = [_step("CLICK(1)", "click a"), _step("CLICK(1)", "click b")]
     assert erase_loops(unrecorded) == unrecorded  # no screens, nothing to compare
 
@@ -218,6 +233,27 @@ def test_loops_through_a_screen_seen_before_are_cut() -> None:
 def test_alignment_text_leaves_out_what_was_typed() -> None:
     assert alignment_text('type "bake lobster" into "Search" input') == 'type into "Search" input'
     assert alignment_text('click "Search" button') == 'click "Search" button'
+
+
+def test_placeholders_match_any_text_and_the_rest_verbatim() -> None:
+    pattern = placeholder_pattern('type "<Text>" into "<Field>" input')
+    assert pattern is not None
+    assert pattern.fullmatch('type "Sofia Lopez" into "Name" input')
+    assert not pattern.fullmatch('click "Sofia Lopez" button')
+    assert placeholder_pattern('click "Save" button') is None
+    assert placeholder_pattern("Open the (a+) <App>.").fullmatch("Open the (a+) Markor.")
+
+
+def test_generalize_typed_text_only_for_the_same_field() -> None:
+    a = 'type "Sofia" into "Name" input'
+    assert generalize_typed_text(a, 'type "John" into "Name" input') == (
+        'type "<Text>" into "Name" input'
+    )
+    assert generalize_typed_text(a, 'type "John" into "Phone" input') == a
+    assert generalize_typed_text(a, a) == a
+    assert generalize_typed_text('click "Save" button', 'click "Save" button') == (
+        'click "Save" button'
+    )
 
 
 def test_a_goback_with_nothing_to_undo_is_kept() -> None:

@@ -38,8 +38,10 @@ from gui_gym.models.llm import LLM
 from gui_gym.rewards.milestones import (
     DEFAULT_SKIP_TYPES,
     alignment_text,
+    generalize_typed_text,
     key_step_descriptions,
     merge_milestones,
+    placeholder_pattern,
 )
 
 __all__ = [
@@ -293,7 +295,9 @@ class TrajectoryMilestoneGenerator:
     ``GOBACK`` removed). Refinement aligns the current milestones with a new success's key
     steps by a soft longest common subsequence over embedding cosine, typed text left out of
     the comparison (:func:`~gui_gym.rewards.milestones.merge_milestones`): what both needed
-    stays, in the current wording; a clearly different and shorter route replaces the list.
+    stays, in the current wording, except that text typed differently into the same field
+    becomes the placeholder ``<Text>``; a clearly different and shorter route replaces the
+    list.
 
     Args:
         embedder: Embeds descriptions for the soft match; None uses the shared MiniLM.
@@ -355,7 +359,14 @@ class TrajectoryMilestoneGenerator:
             self.embedder.encode([alignment_text(m) for m in milestones]),
             self.embedder.encode([alignment_text(d) for d in steps]),
         )
-        return merge_milestones(milestones, steps, sims, self.match_threshold, self.min_overlap)
+        return merge_milestones(
+            milestones,
+            steps,
+            sims,
+            self.match_threshold,
+            self.min_overlap,
+            combine=generalize_typed_text,
+        )
 
 
 # -------------------------------------------------------------------------------- matchers
@@ -365,7 +376,10 @@ class CosineMatcher:
     """Cosine similarity of sentence embeddings (ADMIRE Eq. 8), all-MiniLM-L6-v2 by default.
 
     Milestone embeddings are kept in a dict (a task's few milestones are compared at every
-    step); descriptions go through the embedder's own per-text cache.
+    step); descriptions go through the embedder's own per-text cache. A milestone with
+    placeholders (``type "<Text>" into "Name" input``) scores 1.0 against a description that
+    matches it word for word with any text in place of each placeholder (the appendix's judge
+    rule: a placeholder matches any value); otherwise the cosine decides.
 
     Args:
         embedder: Any :class:`~gui_gym.models.embed.Embedder`; None uses the shared offline
@@ -377,7 +391,16 @@ class CosineMatcher:
         self.embedder = embedder if embedder is not None else default_embedder("minilm")
         self.cache_size = cache_size
         self._milestones: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._patterns: dict[str, re.Pattern[str] | None] = {}
         self._lock = threading.Lock()
+
+    def _template_match(self, description: str, milestone: str) -> bool:
+        if milestone not in self._patterns:
+            if len(self._patterns) >= self.cache_size:
+                self._patterns.clear()
+            self._patterns[milestone] = placeholder_pattern(milestone)
+        pattern = self._patterns[milestone]
+        return pattern is not None and pattern.fullmatch(description) is not None
 
     def _milestone_vector(self, milestone: str) -> np.ndarray:
         with self._lock:
@@ -402,18 +425,26 @@ class CosineMatcher:
                     self._milestones[m] = v
 
     def score(self, description: str, milestone: str) -> float:
-        """Cosine of the two texts' embeddings."""
+        """Cosine of the two texts' embeddings (1.0 for a placeholder template match)."""
+        if self._template_match(description, milestone):
+            return 1.0
         a = self.embedder.encode([description])[0]
         b = self._milestone_vector(milestone)
         return float(a @ b)  # embedders return L2-normalised rows
 
     def score_matrix(self, descriptions: Sequence[str], milestones: Sequence[str]) -> np.ndarray:
-        """``(len(descriptions), len(milestones))`` cosines, in two batches."""
+        """``(len(descriptions), len(milestones))`` scores as :meth:`score` gives them, with
+        the embeddings computed in two batches."""
         if not descriptions or not milestones:
             return np.zeros((len(descriptions), len(milestones)), dtype=np.float32)
         self.prepare(milestones)
         b = np.stack([self._milestone_vector(m) for m in milestones])
-        return cosine_matrix(self.embedder.encode(list(descriptions)), b)
+        out = cosine_matrix(self.embedder.encode(list(descriptions)), b)
+        for i, d in enumerate(descriptions):
+            for j, m in enumerate(milestones):
+                if self._template_match(d, m):
+                    out[i, j] = 1.0
+        return out
 
 
 JUDGE_PROMPT = """You judge whether an agent's action reached a milestone of its task.

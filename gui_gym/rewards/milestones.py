@@ -27,7 +27,7 @@ across successes with a soft longest common subsequence (as ProgRM's Soft-LCS do
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,16 +38,19 @@ from gui_gym.rewards.lcs import soft_lcs_matrix
 
 __all__ = [
     "DEFAULT_SKIP_TYPES",
+    "PLACEHOLDER",
     "MilestoneMatch",
     "advance_pointer",
     "alignment_text",
     "erase_loops",
     "format_reward",
+    "generalize_typed_text",
     "key_step_descriptions",
     "match_milestones",
     "merge_milestones",
     "milestone_step_rewards",
     "milestone_weight",
+    "placeholder_pattern",
     "soft_lcs_alignment",
     "step_grpo_advantages",
     "total_step_rewards",
@@ -328,25 +331,34 @@ def _action_type(step: Step) -> ActionType | None:
 
 
 def erase_loops(steps: Sequence[Step]) -> list[Step]:
-    """The steps with every loop cut out: when an action is chosen on a screen seen before in
-    the episode, the steps taken since that screen's earlier visit changed nothing that shows,
-    so they are dropped (the later visit is kept). Steps without a recorded screen are never
-    cut. Invalid steps are left out.
+    """The steps with every loop cut out. A loop ends when a transition repeats: the same
+    action (same description) taken on the same screen leads to the same next screen as
+    earlier in the episode. The earlier occurrence and everything after it up to the repeat
+    came back to where they started, so they go and the repeat stays.
+
+    Requiring the whole transition, not just the screen, keeps repeated work on screens that
+    look alike but are not (a second expense through the same empty form, a second recipe
+    deleted through the same confirmation dialog: what follows differs). Steps whose screens
+    were not recorded are never cut; invalid steps are left out.
     """
+    valid = [s for s in steps if s.action_valid]
     path: list[Step] = []
-    seen: dict[str, int] = {}  # screen -> its position in path
-    for step in steps:
-        if not step.action_valid:
-            continue
-        if step.screen and step.screen in seen:
-            cut = seen[step.screen]
-            for dropped in path[cut:]:
-                if seen.get(dropped.screen) is not None and seen[dropped.screen] >= cut:
-                    del seen[dropped.screen]
+    seen: dict[tuple[str, str, str], int] = {}  # transition -> its position in path
+    keys: list[tuple[str, str, str] | None] = []
+    for i, step in enumerate(valid):
+        after = valid[i + 1].screen if i + 1 < len(valid) else ""
+        key = (step.screen, step.action_description, after) if step.screen and after else None
+        if key is not None and key in seen:
+            cut = seen[key]
+            for dropped in keys[cut:]:
+                if dropped is not None:
+                    seen.pop(dropped, None)
             del path[cut:]
-        if step.screen:
-            seen[step.screen] = len(path)
+            del keys[cut:]
+        if key is not None:
+            seen[key] = len(path)
         path.append(step)
+        keys.append(key)
     return path
 
 
@@ -361,17 +373,16 @@ def key_step_descriptions(
     Kept: valid actions whose type is not in ``skip_types``. Dropped: invalid actions, those
     types, repeats of the previous kept description, and, when ``drop_detours`` is set,
     *detours*: an action immediately undone by ``GOBACK`` (both go; skipped types in between
-    do not count; a ``GOBACK`` with nothing to undo is kept). With ``loops``, loops through a
-    screen seen before are cut first (:func:`erase_loops`): a wander that ends where it began
-    is not part of the route. An action whose only effect is invisible on screen would be
-    cut with its loop; pass ``loops=False`` for apps where that happens.
+    do not count; a ``GOBACK`` with nothing to undo is kept). With ``loops``, loops are cut
+    first (:func:`erase_loops`): a wander that ends by repeating an earlier transition is not
+    part of the route.
 
     Args:
         steps: The trajectory's steps (``action``, ``action_valid``, ``action_description``,
             and ``screen`` for loop erasure).
         skip_types: Action types that are never key steps.
         drop_detours: Remove ``action, GOBACK`` pairs.
-        loops: Cut loops through repeated screens.
+        loops: Cut loops (an earlier transition repeated).
 
     Returns:
         The kept descriptions, in order.
@@ -441,6 +452,7 @@ def merge_milestones(
     similarity: np.ndarray | Sequence[Sequence[float]],
     threshold: float = 0.8,
     min_overlap: float = 0.5,
+    combine: Callable[[str, str], str] | None = None,
 ) -> list[str]:
     """Refine milestones with the key steps of a new success (ADMIRE Eq. 7, without an LLM).
 
@@ -456,6 +468,8 @@ def merge_milestones(
         similarity: ``(len(existing), len(candidate))`` similarities.
         threshold: Soft-match threshold of the alignment.
         min_overlap: Least overlap for the two to count as the same strategy.
+        combine: ``(existing item, aligned candidate item) -> merged item``; None keeps the
+            existing item (see :func:`generalize_typed_text`).
 
     Returns:
         The refined milestones (``existing`` unchanged when nothing is to be gained; never
@@ -470,5 +484,35 @@ def merge_milestones(
     overlap = score / min(len(existing), len(candidate))
     if overlap < min_overlap:
         return list(candidate) if len(candidate) < len(existing) else list(existing)
-    merged = [existing[i] for i, _ in pairs]
+    if combine is None:
+        merged = [existing[i] for i, _ in pairs]
+    else:
+        merged = [combine(existing[i], candidate[j]) for i, j in pairs]
     return merged or list(existing)
+
+
+PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9_ ]{0,30}>")
+"""A placeholder in a milestone, such as ``<Name>`` or ``<Text>`` (ADMIRE's prompts)."""
+
+_TYPING = re.compile(r'^type "(.*)" into (.+)$', re.DOTALL)
+
+
+def generalize_typed_text(existing: str, candidate: str) -> str:
+    """Merge two aligned key steps: when both type into the same field but different text,
+    the typed text becomes the placeholder ``<Text>`` (so the milestone no longer depends on
+    one episode's values); otherwise the existing wording stays."""
+    a, b = _TYPING.match(existing), _TYPING.match(candidate)
+    if a and b and a.group(2) == b.group(2) and a.group(1) != b.group(1):
+        return f'type "<Text>" into {a.group(2)}'
+    return existing
+
+
+def placeholder_pattern(milestone: str) -> re.Pattern[str] | None:
+    """A regular expression that matches the texts ``milestone`` describes when each of its
+    placeholders stands for any text (ADMIRE's judge prompt: a placeholder matches any
+    value), or None when it has no placeholder. The rest of the milestone must match
+    verbatim."""
+    parts = PLACEHOLDER.split(milestone)
+    if len(parts) == 1:
+        return None
+    return re.compile(".+?".join(re.escape(p) for p in parts), re.DOTALL)
