@@ -80,6 +80,8 @@ class Args:
     """a local causal LM folder; None builds a tiny random GPT-2"""
     device: str | None = None
     """cpu or cuda (None: cuda when available)"""
+    cpu_threads: int = 1
+    """torch threads on CPU (one is fastest for the tiny model and MiniLM's single sentences)"""
     learning_rate: float | None = None
     """None: 1e-6 for a real model (the paper's), 1e-3 for the tiny one"""
     clip: float = 0.2
@@ -304,6 +306,8 @@ def main(args: Args) -> list[dict[str, Any]]:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cpu":
+        torch.set_num_threads(args.cpu_threads)
     model, tokenizer = load_model(args, device)
     policy = CandidatePolicy(model, tokenizer, device, args.max_prompt_tokens, args.temperature)
     lr = args.learning_rate or (1e-6 if args.model else 1e-3)

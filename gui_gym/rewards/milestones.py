@@ -19,9 +19,11 @@ The pieces, in the order a trainer uses them:
 4. **Step-level GRPO advantages** (Eq. 13): every step's total reward normalised by the mean
    and standard deviation over all steps of all trajectories in the group.
 
-The key-step and merge helpers at the end serve the LLM-free milestone generator: they keep
-the essential action descriptions of a successful trajectory and intersect milestone lists
-across successes with a soft longest common subsequence (as ProgRM's Soft-LCS does).
+The helpers at the end serve the LLM-free milestone generator: they keep the essential
+action descriptions of a successful trajectory (loops and detours cut), intersect milestone
+lists across successes with a soft longest common subsequence (ProgRM's Soft-LCS from
+:mod:`gui_gym.rewards.lcs`), turn text typed differently into the same field into the
+placeholder ``<Text>``, and match placeholder templates.
 """
 
 from __future__ import annotations
