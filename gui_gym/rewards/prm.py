@@ -328,6 +328,14 @@ def _wrong_text(text: str, tree: UITree, texts: Sequence[str], rng: np.random.Ge
     return stripped[::-1] + "x" if stripped else "x"
 
 
+def _on_screen(action: Action, tree: UITree) -> bool:
+    return action.index is not None and 0 <= action.index < len(tree.elements)
+
+
+def _role(action: Action, tree: UITree) -> str | None:
+    return tree.elements[action.index].role if _on_screen(action, tree) else None
+
+
 def _pick(items: Sequence[Any], k: int, rng: np.random.Generator) -> list[Any]:
     """Up to ``k`` distinct items, uniformly without replacement, in a random order."""
     if not items:
@@ -351,6 +359,8 @@ def perturb_action(
 
     * ``other_element``: the same click/long-click/typing aimed at another element that
       accepts it, or, for an action that is not a click, a click on some other element;
+      half of them (rounded up) on elements of the target's role when there are such
+      (another search result for a search result: the hard negatives);
     * ``wrong_text``: typing or answering another text (a distractor from ``texts``, a word
       from the screen, or a corrupted copy);
     * ``wrong_direction``: scrolling the opposite way;
@@ -418,7 +428,15 @@ def perturb_action(
                 for e in tree.elements
                 if e.clickable and e.enabled and e.index != action.index
             ]
-        for alternative in _pick(alternatives, per_kind, rng):
+        # Hard negatives first: elements of the same role as the target (another search
+        # result, another list row) are the plausible-but-wrong choices a verifier must tell
+        # apart (GUI-Shepherd Sec. 5.1); the rest come from anywhere on the screen.
+        role = tree.elements[action.index].role if _on_screen(action, tree) else None
+        alike = [a for a in alternatives if role is not None and _role(a, tree) == role]
+        picked = _pick(alike, (per_kind + 1) // 2, rng)
+        rest = [a for a in alternatives if a not in picked]
+        picked += _pick(rest, per_kind - len(picked), rng)
+        for alternative in picked:
             out.append(("other_element", alternative))
     if "wrong_text" in kinds and t in (ActionType.INPUT, ActionType.ANSWER) and action.text:
         pool = _distractor_texts(action.text, tree, texts)
