@@ -443,10 +443,21 @@ def train_prm_cmd(
     vocab_size: Annotated[int, typer.Option(help="tiny model: BPE vocabulary size")] = 1024,
     n_layer: Annotated[int, typer.Option(help="tiny model: layers")] = 2,
     n_embd: Annotated[int, typer.Option(help="tiny model: width")] = 64,
-    max_length: Annotated[int, typer.Option(help="tokens per example")] = 768,
+    max_length: Annotated[
+        int | None, typer.Option(help="tokens per example (default: 384 tiny model, 2048 --model)")
+    ] = None,
     epochs: Annotated[int, typer.Option(help="passes over the data")] = 2,
     batch_size: Annotated[int, typer.Option(help="steps per update")] = 16,
-    lr: Annotated[float, typer.Option(help="AdamW learning rate")] = 5e-4,
+    lr: Annotated[
+        float | None,
+        typer.Option(help="AdamW learning rate (default: 2e-3 tiny model, 1e-5 --model)"),
+    ] = None,
+    prompt_lm_weight: Annotated[
+        float | None,
+        typer.Option(
+            help="next-token loss on the prompt (default: 0.5 for the tiny model, else 0)"
+        ),
+    ] = None,
     device: Annotated[str | None, typer.Option(help="cpu, cuda, ... (default: cpu)")] = None,
     seed: Annotated[int, typer.Option(help="seed of data, split and init")] = 0,
     resume: Annotated[bool, typer.Option(help="continue from out/checkpoint")] = True,
@@ -479,9 +490,18 @@ def train_prm_cmd(
         vocab_size=vocab_size,
         n_layer=n_layer,
         n_embd=n_embd,
-        max_length=max_length,
+        max_length=max_length or (384 if model is None else 2048),
         device=device,
-        config=PRMTrainConfig(epochs=epochs, batch_size=batch_size, lr=lr, seed=seed),
+        config=PRMTrainConfig(
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr or (2e-3 if model is None else 1e-5),
+            seed=seed,
+            # a model trained from scratch must also learn to read (docs/prm.md)
+            prompt_lm_weight=(0.5 if model is None else 0.0)
+            if prompt_lm_weight is None
+            else prompt_lm_weight,
+        ),
         resume=resume,
         progress=not no_progress,
     )
