@@ -73,6 +73,7 @@ class BestOfNAgent:
         self.last_info: dict[str, Any] = {}
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        """Start an episode: clear the history and reset the policy if it can."""
         self.history = []
         self.last_info = {}
         reset = getattr(self.policy, "reset", None)

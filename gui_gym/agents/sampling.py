@@ -85,9 +85,10 @@ class NoisyOraclePolicy:
         return out
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
-        pass
+        """Nothing to reset (call :meth:`seed` to restart the random stream)."""
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Action:
+        """Act with one proposal: the noisy policy alone."""
         return self.sample(observation, info, 1)[0]
 
 
@@ -152,6 +153,7 @@ class LLMPolicy:
         self._history: list[str] = []
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        """Start an episode: clear the action history."""
         self._history = []
 
     def prompt(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
@@ -187,4 +189,5 @@ class LLMPolicy:
         return [str(text) for text in out[0]]
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        """Act with one completion (the LLM agent alone)."""
         return self.sample(observation, info, 1)[0]

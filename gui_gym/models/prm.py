@@ -306,8 +306,8 @@ class TransformersPRM:
 
     Long screens are cut in token space so the question and label position always fit in
     ``max_length``; when even that is not enough, the oldest earlier actions go next, and only
-    then the beginning of the prompt (with a warning). Batches are padded on ``padding_side`` with explicit position ids, so a
-    query's score is the same alone or in any batch.
+    then the beginning of the prompt (with a warning). Batches are padded on ``padding_side``
+    with explicit position ids, so a query's score is the same alone or in any batch.
 
     Args:
         model: A ``transformers`` causal LM.

@@ -142,6 +142,7 @@ class PRMWrapper(
         self._step = 0
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset the env and the PRM history."""
         observation, info = self.env.reset(seed=seed, options=options)
         self._observation = observation
         self._history = []
@@ -160,6 +161,7 @@ class PRMWrapper(
         )
 
     def step(self, action: Any):
+        """Step the env and add the PRM and format rewards (see the class docstring)."""
         action_text = _try_parse(action)
         parsed = action_text is not None
         score: float | None = None
@@ -263,6 +265,7 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
         self._screens = [str(x) for x in observation["screen"]]
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
+        """Reset every sub-env and the PRM histories."""
         observation, info = self.env.reset(seed=seed, options=options)
         self._remember(observation)
         self._histories = [[] for _ in range(self.num_envs)]
@@ -282,6 +285,7 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
         )
 
     def step(self, actions: Any):
+        """Step all sub-envs and add the rewards of one batched PRM call."""
         n = self.num_envs
         if len(actions) != n:
             raise ValueError(f"expected {n} actions, got {len(actions)}")
