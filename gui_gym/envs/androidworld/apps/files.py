@@ -207,6 +207,7 @@ def _icon(description: str, handler: str, resource_id: str, arg: str = "") -> Bl
 
 
 _BROWSER_SCREENS = ("main", "folder")
+_ROW_BLOCKS: dict[tuple[str, Any, bool, bool], Block] = {}
 
 
 class FolderBrowserApp(PhoneApp):
@@ -225,8 +226,36 @@ class FolderBrowserApp(PhoneApp):
         """The app's item list (mutated in place)."""
         raise NotImplementedError
 
-    def item_block(self, item: Any, selecting: bool, selected: bool) -> Block:
+    row_resource_id: ClassVar[str] = "item_row"
+    """Resource id of an item's row."""
+
+    def row_description(self, item: Any) -> str:
+        """Second line of an item's row (size and date, modification date, ...)."""
         raise NotImplementedError
+
+    def item_block(self, item: Any, selecting: bool, selected: bool) -> Block:
+        """An item's row; rows are immutable, so they are cached per (app, item, flags)."""
+        cache_key = (self.key, item, selecting, selected)
+        block = _ROW_BLOCKS.get(cache_key)
+        if block is None:
+            if len(_ROW_BLOCKS) > 4096:
+                _ROW_BLOCKS.clear()
+            block = Block(
+                "listitem",
+                basename(item.path),
+                description=self.row_description(item),
+                resource_id=self.row_resource_id,
+                clickable=True,
+                long_clickable=True,
+                checkable=selecting,
+                checked=selected,
+                selected=selected,
+                handler=f"{self.key}.entry",
+                handler_arg=item.path,
+                gap=2,
+            )
+            _ROW_BLOCKS[cache_key] = block
+        return block
 
     def ordered(self, data: Any, items: list[Any]) -> list[Any]:
         return sorted(items, key=lambda i: basename(i.path).lower())
@@ -656,9 +685,6 @@ def long_date(stamp: str) -> str:
     return f"{when}, {clock}" if clock else when
 
 
-_FILE_ROWS: dict[tuple[StoredFile, bool, bool], Block] = {}
-
-
 class FilesApp(FolderBrowserApp):
     key = "files"
     title = "Files"
@@ -673,28 +699,10 @@ class FilesApp(FolderBrowserApp):
     def entries(self, data: FilesData) -> list[StoredFile]:
         return data.files
 
-    def item_block(self, item: StoredFile, selecting: bool, selected: bool) -> Block:
-        cache_key = (item, selecting, selected)
-        block = _FILE_ROWS.get(cache_key)
-        if block is None:
-            if len(_FILE_ROWS) > 4096:
-                _FILE_ROWS.clear()
-            block = Block(
-                "listitem",
-                item.name,
-                description=f"{size_text(item.size_kb)}, {short_date(item.modified)}",
-                resource_id="file_row",
-                clickable=True,
-                long_clickable=True,
-                checkable=selecting,
-                checked=selected,
-                selected=selected,
-                handler="files.entry",
-                handler_arg=item.path,
-                gap=2,
-            )
-            _FILE_ROWS[cache_key] = block
-        return block
+    row_resource_id = "file_row"
+
+    def row_description(self, item: StoredFile) -> str:
+        return f"{size_text(item.size_kb)}, {short_date(item.modified)}"
 
     def browser_actions(self, phone: PhoneState, folder: str) -> list[Block]:
         return [_icon("New folder", "files.new_folder", "new_folder", folder)]

@@ -90,9 +90,6 @@ class MarkorData:
         return [n for n in self.notes if n.name == name and within(n.path, folder)]
 
 
-_ROWS: dict[tuple[Note, bool, bool], Block] = {}
-
-
 def _icon(description: str, handler: str, resource_id: str, arg: str = "") -> Block:
     return Block(
         "button",
@@ -131,28 +128,10 @@ class MarkorApp(FolderBrowserApp):
             return sorted(items, key=lambda n: (n.modified, n.name.lower()), reverse=True)
         return sorted(items, key=lambda n: n.name.lower())
 
-    def item_block(self, item: Note, selecting: bool, selected: bool) -> Block:
-        cache_key = (item, selecting, selected)
-        block = _ROWS.get(cache_key)
-        if block is None:
-            if len(_ROWS) > 4096:
-                _ROWS.clear()
-            block = Block(
-                "listitem",
-                item.name,
-                description=f"Modified {long_date(item.modified)}",
-                resource_id="note_row",
-                clickable=True,
-                long_clickable=True,
-                checkable=selecting,
-                checked=selected,
-                selected=selected,
-                handler="markor.entry",
-                handler_arg=item.path,
-                gap=2,
-            )
-            _ROWS[cache_key] = block
-        return block
+    row_resource_id = "note_row"
+
+    def row_description(self, item: Note) -> str:
+        return f"Modified {long_date(item.modified)}"
 
     def browser_actions(self, phone: PhoneState, folder: str) -> list[Block]:
         return [_icon("Sort by", "markor.sort", "sort")]
