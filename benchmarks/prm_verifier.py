@@ -12,7 +12,9 @@ state, the argmax executed (Eq. 6). Two verifiers:
 Reported on the *test* split (WikiHow test tasks; AndroidWorld templates with the test
 parameter stream): success rate for N = 1, 2, 4, 8 per env and verifier, and the trained
 PRM's step accuracy (accuracy, AUC, F1, per step position) on labelled steps collected from
-the test split. Writes JSON and a plot of success rate against N.
+the test split, and its per-state ranking (:func:`gui_gym.rewards.prm.ranking_metrics`: how
+often the expert's action is ranked first among every action the noisy policy can propose, in
+states on and off the expert's path; what it prefers when it is wrong). Writes JSON and a plot of success rate against N.
 
 Usage::
 
@@ -42,6 +44,8 @@ from gui_gym.models.prm_training import (
     PRMTrainConfig,
     build_prm_dataset,
     collect_prm_steps,
+    collect_ranking_states,
+    evaluate_ranking,
     train_prm,
 )
 from gui_gym.rewards.prm import PromptTemplate, classification_metrics, source_counts
@@ -120,6 +124,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--screen-chars", type=int, default=800, help="screen cut for the PRM")
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--prompt-lm-weight", type=float, default=0.5)
+    parser.add_argument(
+        "--ranking-tasks", type=int, default=30, help="test tasks per env for the ranking metric"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="a few tasks, for a smoke run")
@@ -236,7 +243,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
     report["step_accuracy"]["all"] = classification_metrics(labels_all, scores_all, positions_all)
 
-    # 3. Best-of-N on the test split.
+    # 3. Per-state ranking: what best-of-N needs (the expert's action against every action
+    # the noisy policy can propose, in the states a noisy expert visits).
+    report["ranking"] = {}
+    for env_id in ENVS:
+        t = time.perf_counter()
+        states = collect_ranking_states(
+            env_id,
+            split="test",
+            max_tasks=limit or args.ranking_tasks,
+            p=args.p,
+            max_steps=args.max_steps,
+            seed=args.seed + 2,
+        )
+        metrics = evaluate_ranking(prm, states)
+        metrics["seconds"] = time.perf_counter() - t
+        report["ranking"][SHORT[env_id]] = metrics
+        print(
+            f"{SHORT[env_id]}: ranking top-1 {metrics['top1']:.3f} (on path "
+            f"{metrics['top1_on_path']:.3f}, off {metrics['top1_off_path']:.3f}), pairwise "
+            f"{metrics['pairwise']:.3f} over {metrics['n_states']} states"
+        )
+
+    # 4. Best-of-N on the test split.
     verifiers = {"RulePRM": RulePRM(), "TransformersPRM": prm}
     report["best_of_n"] = {}
     for env_id in ENVS:

@@ -16,6 +16,7 @@ from gui_gym.models.prm import PRMOutputError, RulePRM
 from gui_gym.models.prm_training import (
     build_prm_dataset,
     collect_prm_steps,
+    collect_ranking_states,
     collect_task_steps,
     read_labelled_steps,
     write_labelled_steps,
@@ -25,6 +26,7 @@ from gui_gym.rewards.prm import (
     LabelledStep,
     PRMQuery,
     PromptTemplate,
+    RankingState,
     balance_labels,
     binary_auc,
     binary_f1,
@@ -32,6 +34,7 @@ from gui_gym.rewards.prm import (
     deduplicate_steps,
     perturb_action,
     prm_step_reward,
+    ranking_metrics,
     select_candidate,
     split_by_task,
 )
@@ -121,6 +124,47 @@ def test_f1_and_metrics_per_step_position() -> None:
 
 
 # ------------------------------------------------------------------------------ records
+
+
+def test_ranking_metrics_count_per_state_top1_and_pairwise_order_with_ties() -> None:
+    def state(actions: list[str], correct: list[bool], on_path: bool = True) -> RankingState:
+        return RankingState(tuple(_query(a) for a in actions), tuple(correct), on_path=on_path)
+
+    states = [
+        state(["CLICK(1)", "CLICK(2)", "GOBACK()"], [True, False, False]),  # right on top
+        state(["GOBACK()", "CLICK(2)", "SCROLL(down)"], [True, False, False], on_path=False),
+        state(["CLICK(1)", "CLICK(2)"], [True, False]),  # tied: half a hit
+    ]
+    scores = [[0.9, 0.2, 0.1], [0.3, 0.8, 0.1], [0.5, 0.5]]
+    m = ranking_metrics(states, scores)
+    assert m["n_states"] == 3 and (m["n_on_path"], m["n_off_path"]) == (2, 1)
+    assert m["top1"] == pytest.approx((1 + 0 + 0.5) / 3)
+    assert m["top1_on_path"] == pytest.approx(0.75) and m["top1_off_path"] == 0.0
+    # per state: 2/2 wrong ones below, 1/2, a tie (1/2)
+    assert m["pairwise"] == pytest.approx((1.0 + 0.5 + 0.5) / 3)
+    assert m["wrong_top_types"] == {"CLICK": 2}
+    assert m["wrong_over"] == {"CLICK over GOBACK": 1, "CLICK over CLICK": 1}
+    with pytest.raises(ValueError, match="at least one correct"):
+        state(["CLICK(1)"], [False])
+    with pytest.raises(ValueError, match="candidates"):
+        ranking_metrics(states[:1], [[0.1, 0.2]])
+
+
+def test_ranking_states_hold_the_expert_first_and_every_proposable_action() -> None:
+    env = gym.make(WIKIHOW, split="test", max_steps=6)
+    states = collect_ranking_states(WIKIHOW, split="test", max_tasks=2, p=0.4, max_steps=6)
+    assert states and all(s.correct[0] for s in states)  # the expert's action leads
+    assert not states[0].queries[0].history and states[0].on_path
+    assert any(not s.on_path for s in states)  # the noisy expert strays off the path
+    for s in states:
+        actions = [q.action for q in s.queries]
+        assert len(set(actions)) == len(actions)
+        assert len({(q.screen, q.history, q.step) for q in s.queries}) == 1
+    # the first state's candidates are the expert's plus everything the env proposes there
+    env.reset(seed=0, options={"task": states[0].task_id})
+    proposable = {str(a) for a in env.unwrapped.candidate_actions()}
+    assert proposable <= {q.action for q in states[0].queries}
+    env.close()
 
 
 def test_queries_and_labelled_steps_validate_and_round_trip(tmp_path) -> None:

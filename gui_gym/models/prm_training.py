@@ -26,7 +26,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +39,13 @@ from gui_gym.rewards.prm import (
     DedupReport,
     LabelledStep,
     PRMQuery,
+    RankingState,
     action_type_of,
     balance_labels,
     classification_metrics,
     deduplicate_steps,
     perturb_action,
+    ranking_metrics,
     source_counts,
     split_by_task,
 )
@@ -53,8 +55,10 @@ __all__ = [
     "PRMTrainConfig",
     "build_prm_dataset",
     "collect_prm_steps",
+    "collect_ranking_states",
     "collect_task_steps",
     "evaluate_prm",
+    "evaluate_ranking",
     "read_labelled_steps",
     "run_training",
     "train_prm",
@@ -92,10 +96,14 @@ def collect_task_steps(
     history_length: int = 4,
     perturbations_per_kind: int = 2,
     offpath_positive_steps: int = 3,
+    noisy_rollouts: int = 0,
+    noisy_p: float = 0.4,
+    proposals_per_state: int = 3,
     env_id: str = "",
 ) -> list[LabelledStep]:
-    """Labelled steps of one task: an expert rollout with perturbed negatives, and
-    ``random_rollouts`` random rollouts (see the module docstring for the rules).
+    """Labelled steps of one task: an expert rollout with perturbed negatives,
+    ``random_rollouts`` random rollouts and ``noisy_rollouts`` noisy-expert rollouts (see the
+    module docstring for the rules).
 
     Args:
         env: A gui-gym env (its ``unwrapped`` must have ``oracle_action``,
@@ -113,6 +121,16 @@ def collect_task_steps(
             perturbations) at the states after the first this-many random steps only: near
             the expert's path, the expert's move varies; far from it, it is almost always
             ``GOBACK()``, which would flood the positives with one action.
+        noisy_rollouts: Rollouts of a noisy expert (the expert's action with probability
+            ``noisy_p``, else a random sensible action, as
+            :class:`~gui_gym.agents.sampling.NoisyOraclePolicy` acts). In every state they
+            visit, on the expert's path and off it, the expert's action is a positive (off
+            the path: the recovery move), other proposable actions that make progress are
+            positives too, and up to ``proposals_per_state`` of the wrong proposable actions,
+            drawn uniformly, are negatives (source ``proposal``): the data matches what a
+            best-of-N verifier ranks at inference.
+        noisy_p: Probability of the expert's action in the noisy rollouts.
+        proposals_per_state: Wrong proposable actions labelled per state of a noisy rollout.
         env_id: Recorded in each step.
 
     Returns:
@@ -222,7 +240,198 @@ def collect_task_steps(
         if not info["success"]:
             for q, rationale in pending:
                 add(q, 0, "random_failed", rationale)
+
+    # Noisy-expert rollouts: the states best-of-N meets, with the candidates it ranks there.
+    for k in range(noisy_rollouts):
+        observation, info = base.reset(
+            seed=seed + 1 + random_rollouts + k, options={"task": task_id}
+        )
+        history = []
+        step = 0
+        done = False
+        while not done:
+            proposals = _proposals(base)
+            reasons = _judge_all(rule, base, proposals)
+            expert_q = query(observation, proposals[0], history, step)
+            due = _rationale_due(expert_q.action_description)
+            add(expert_q, 1, "oracle", f"{due} This is it.")
+            wrong = []
+            for action, reason in zip(proposals[1:], reasons[1:]):
+                if reason in _POSITIVE_REASONS:
+                    add(
+                        query(observation, action, history, step),
+                        1,
+                        "milestone",
+                        f"It makes progress: {reason}.",
+                    )
+                else:
+                    wrong.append(action)
+            for action in _pick_actions(wrong, proposals_per_state, rng):
+                add(query(observation, action, history, step), 0, "proposal", f"{due} Not this.")
+            action = _noisy_choice(rng, noisy_p, base)
+            observation, _, terminated, truncated, info = base.step(action)
+            if info["action_valid"]:
+                history.append(info["action_description"])
+            step += 1
+            done = terminated or truncated
     return out
+
+
+def _pick_actions(actions: Sequence[Action], k: int, rng: np.random.Generator) -> list[Action]:
+    """Up to ``k`` of ``actions``, uniformly without replacement."""
+    if not actions or k < 1:
+        return []
+    chosen = rng.choice(len(actions), size=min(k, len(actions)), replace=False)
+    return [actions[int(i)] for i in chosen]
+
+
+def _proposals(base: Any) -> list[Action]:
+    """The expert's action first, then the distinct other actions a noisy expert can propose
+    (``candidate_actions()``): the candidates a best-of-N verifier sees in this state."""
+    expert = base.oracle_action()
+    out = [expert]
+    seen = {str(expert)}
+    for action in base.candidate_actions():
+        if str(action) not in seen:
+            seen.add(str(action))
+            out.append(action)
+    return out
+
+
+def _judge_all(rule: RulePRM, base: Any, actions: Sequence[Action]) -> list[str]:
+    """RulePRM's reason for each action in the current state (``expert``, ``milestone``,
+    ``success`` are correct)."""
+    probe = PRMQuery(instruction="", screen="", action="")
+    return [rule.judge(replace(probe, action=str(a)), base)[1] for a in actions]
+
+
+def _noisy_choice(rng: np.random.Generator, p: float, base: Any) -> Action:
+    """What ``NoisyOraclePolicy(p)`` acts with: the expert's action with probability ``p``,
+    else one of ``candidate_actions()`` uniformly (which may be the expert's too)."""
+    if rng.random() < p:
+        return base.oracle_action()
+    candidates = base.candidate_actions()
+    return candidates[int(rng.integers(len(candidates)))]
+
+
+def collect_ranking_states(
+    env_id: str,
+    *,
+    split: str = "test",
+    tasks: Sequence[str] | None = None,
+    max_tasks: int | None = None,
+    episodes_per_task: int = 1,
+    p: float = 0.4,
+    max_steps: int = 15,
+    history_length: int = 4,
+    max_candidates: int | None = None,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    progress: bool = False,
+) -> list[RankingState]:
+    """States a noisy expert visits, each with every candidate a best-of-N verifier could be
+    asked to rank: the expert's action plus the distinct actions
+    :class:`~gui_gym.agents.sampling.NoisyOraclePolicy` proposes there (the env's
+    ``candidate_actions()``). Correctness is :class:`~gui_gym.models.prm.RulePRM`'s (the
+    expert's action, or one that reaches a new milestone or completes the task).
+
+    The noisy expert (expert with probability ``p``) acts alone, so the episodes leave the
+    expert's path and the states include the ones where recovering is due
+    (``RankingState.on_path`` tells them apart). Feed the states to a PRM and
+    :func:`gui_gym.rewards.prm.ranking_metrics`.
+
+    Args:
+        env_id: A registered gui-gym id.
+        split: The env's split.
+        tasks: Task ids (default: the split's).
+        max_tasks: Only the first ``max_tasks`` tasks of a seeded shuffle.
+        episodes_per_task: Noisy episodes per task.
+        p: Probability of the expert's action in the acting policy.
+        max_steps: Step budget of an episode.
+        history_length: Earlier action descriptions kept in each query.
+        max_candidates: Keep at most this many candidates per state: every correct one, then
+            wrong ones at random (None keeps all).
+        seed: Seeds the task order, resets and the policy.
+        env_kwargs: More ``gym.make`` arguments.
+        progress: Show a progress bar.
+    """
+    import gymnasium as gym
+    from tqdm.auto import tqdm
+
+    import gui_gym  # noqa: F401  (registers the ids)
+
+    rule = RulePRM()
+    rng = np.random.default_rng(seed)
+    env = gym.make(env_id, split=split, max_steps=max_steps, **(env_kwargs or {}))
+    states: list[RankingState] = []
+    try:
+        base = env.unwrapped
+        chosen = _task_order(base, tasks, max_tasks, rng)
+        runs = [(t, e) for t in chosen for e in range(episodes_per_task)]
+        for k, (task_id, episode) in enumerate(
+            tqdm(runs, desc=f"ranking states {env_id}", disable=not progress)
+        ):
+            observation, info = base.reset(
+                seed=seed * 100_003 + k * 101 + episode, options={"task": task_id}
+            )
+            history: list[str] = []
+            on_path = True
+            step = 0
+            done = False
+            while not done:
+                proposals = _proposals(base)
+                reasons = _judge_all(rule, base, proposals)
+                correct = [r in _POSITIVE_REASONS for r in reasons]
+                keep = list(range(len(proposals)))
+                if max_candidates is not None and len(keep) > max_candidates:
+                    good = [i for i in keep if correct[i]]
+                    bad = [i for i in keep if not correct[i]]
+                    room = max(max_candidates - len(good), 0)
+                    picked = rng.choice(len(bad), size=min(room, len(bad)), replace=False)
+                    keep = sorted(good + [bad[int(i)] for i in picked])
+                recent = tuple(history[-history_length:]) if history_length else ()
+                queries = tuple(
+                    PRMQuery(
+                        instruction=str(observation["instruction"]),
+                        screen=str(observation["screen"]),
+                        action=str(proposals[i]),
+                        action_description=describe(proposals[i], base.ui_tree),
+                        history=recent,
+                        step=step,
+                    )
+                    for i in keep
+                )
+                states.append(
+                    RankingState(
+                        queries=queries,
+                        correct=tuple(correct[i] for i in keep),
+                        task_id=task_id,
+                        env_id=env_id,
+                        on_path=on_path,
+                    )
+                )
+                action = _noisy_choice(rng, p, base)
+                index = [str(a) for a in proposals].index(str(action))
+                on_path = on_path and correct[index]
+                observation, _, terminated, truncated, info = base.step(action)
+                if info["action_valid"]:
+                    history.append(info["action_description"])
+                step += 1
+                done = terminated or truncated
+    finally:
+        env.close()
+    return states
+
+
+def _task_order(
+    base: Any, tasks: Sequence[str] | None, max_tasks: int | None, rng: np.random.Generator
+) -> list[str]:
+    if tasks is None:
+        pool = getattr(base, "_pool", None) or []
+        tasks = [t.task_id for t in pool]
+    tasks = list(tasks)
+    order = rng.permutation(len(tasks))
+    return [tasks[i] for i in order[: max_tasks if max_tasks is not None else len(tasks)]]
 
 
 def collect_prm_steps(
@@ -235,6 +444,9 @@ def collect_prm_steps(
     max_steps: int = 15,
     history_length: int = 4,
     perturbations_per_kind: int = 2,
+    noisy_rollouts: int = 0,
+    noisy_p: float = 0.4,
+    proposals_per_state: int = 3,
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = False,
@@ -251,6 +463,10 @@ def collect_prm_steps(
         max_steps: Step budget of every rollout (GUI-Shepherd caps trajectories at 15).
         history_length: Earlier actions kept in each query.
         perturbations_per_kind: Perturbed negatives of each kind per expert action.
+        noisy_rollouts: Noisy-expert rollouts per task (their states carry the proposable
+            actions as negatives; the data best-of-N verification needs).
+        noisy_p: Probability of the expert's action in a noisy rollout.
+        proposals_per_state: Wrong proposable actions labelled per noisy-rollout state.
         seed: Seeds task order, resets and random actions.
         env_kwargs: More ``gym.make`` arguments.
         progress: Show a progress bar over tasks.
@@ -281,6 +497,9 @@ def collect_prm_steps(
                     random_rollouts=random_rollouts,
                     history_length=history_length,
                     perturbations_per_kind=perturbations_per_kind,
+                    noisy_rollouts=noisy_rollouts,
+                    noisy_p=noisy_p,
+                    proposals_per_state=proposals_per_state,
                     env_id=env_id,
                 )
             )
@@ -304,6 +523,7 @@ def build_prm_dataset(
     eval_fraction: float = 0.2,
     seed: int = 0,
     balance_by: str | None = "action_type",
+    pair_leftovers: bool = False,
 ) -> PRMDataset:
     """Deduplicate, split by task, then balance each side (GUI-Shepherd keeps a balanced
     positive:negative ratio, Sec. 5).
@@ -314,6 +534,10 @@ def build_prm_dataset(
         seed: Seeds the split and the balancing.
         balance_by: ``"action_type"`` balances within each action type first (see
             :func:`gui_gym.rewards.prm.balance_labels`); None balances the totals only.
+        pair_leftovers: After balancing each action type, also pair the leftovers across
+            types (more data, but the type then says something about the label). Off by
+            default: each type is exactly balanced, so the PRM must judge the step, not its
+            type.
 
     Returns:
         The dataset; ``report`` gives counts before/after and per source.
@@ -324,8 +548,8 @@ def build_prm_dataset(
         raise ValueError(f"balance_by must be 'action_type' or None, got {balance_by!r}")
     group = action_type_of if balance_by == "action_type" else None
     rng = np.random.default_rng(seed)
-    train = balance_labels(train, rng, group)
-    held = balance_labels(held, rng, group)
+    train = balance_labels(train, rng, group, pair_leftovers)
+    held = balance_labels(held, rng, group, pair_leftovers)
     report = {
         "collected": len(steps),
         "dedup": asdict(dedup) if isinstance(dedup, DedupReport) else dedup,
@@ -380,6 +604,11 @@ class PRMTrainConfig:
         checkpoint_every: Save a resumable checkpoint every this many updates (0: only at the
             end of each epoch).
         eval_batch_size: Queries per forward pass when evaluating.
+        keep_best: After each epoch, validate and keep the weights of the best epoch so far;
+            the returned PRM is that epoch's (``"auc"`` or ``"accuracy"`` on the eval steps,
+            or whatever ``train_prm(select=...)`` measures). None keeps the last epoch.
+            A tiny model trained from scratch overfits within a few epochs, so the last
+            epoch is often not the best one.
         seed: Seeds the data order.
     """
 
@@ -392,6 +621,7 @@ class PRMTrainConfig:
     max_grad_norm: float = 1.0
     checkpoint_every: int = 200
     eval_batch_size: int = 32
+    keep_best: str | None = "auc"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -401,6 +631,8 @@ class PRMTrainConfig:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
         if self.checkpoint_every < 0:
             raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+        if self.keep_best not in ("auc", "accuracy", None):
+            raise ValueError(f"keep_best must be 'auc', 'accuracy' or None, got {self.keep_best!r}")
 
 
 def evaluate_prm(
@@ -419,6 +651,25 @@ def evaluate_prm(
     return classification_metrics(
         [s.label for s in steps], scores, [s.query.step for s in steps], threshold
     )
+
+
+def evaluate_ranking(
+    prm: Any, states: Sequence[RankingState], batch_size: int = 256
+) -> dict[str, Any]:
+    """Score every candidate of every state with a text PRM and report
+    :func:`gui_gym.rewards.prm.ranking_metrics` (per-state top-1 and pairwise ranking)."""
+    if not states:
+        return {"n_states": 0}
+    flat = [q for state in states for q in state.queries]
+    scores = np.concatenate(
+        [prm.score(flat[i : i + batch_size]) for i in range(0, len(flat), batch_size)]
+    )
+    per_state = []
+    start = 0
+    for state in states:
+        per_state.append(scores[start : start + len(state.queries)])
+        start += len(state.queries)
+    return ranking_metrics(states, per_state)
 
 
 def _save_optimizer(optimizer: Any, folder: Path) -> None:
@@ -454,18 +705,31 @@ def _load_optimizer(optimizer: Any, folder: Path) -> None:
 
 
 def _save_checkpoint(
-    prm: TransformersPRM, optimizer: Any, state: dict[str, Any], path: Path
+    prm: TransformersPRM,
+    optimizer: Any,
+    state: dict[str, Any],
+    path: Path,
+    best: dict[str, Any] | None = None,
 ) -> None:
     import torch
     from safetensors.torch import save_file, save_model
 
     def write(folder: Path) -> None:
         save_model(prm.model, str(folder / "weights.safetensors"))
+        if best is not None:
+            save_file(best, str(folder / "best.safetensors"))
         _save_optimizer(optimizer, folder)
         save_file({"cpu": torch.get_rng_state()}, str(folder / "rng.safetensors"))
         (folder / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
 
     write_folder_atomically(path, write)
+
+
+def _load_best(path: Path) -> dict[str, Any] | None:
+    from safetensors.torch import load_file
+
+    file = path / "best.safetensors"
+    return load_file(str(file)) if file.exists() else None
 
 
 def _load_checkpoint(prm: TransformersPRM, optimizer: Any, path: Path) -> dict[str, Any]:
@@ -494,13 +758,18 @@ def train_prm(
     progress: bool = True,
     max_updates: int | None = None,
     on_epoch: Callable[[int, dict[str, Any]], None] | None = None,
+    select: Callable[[TransformersPRM], float] | None = None,
 ) -> dict[str, Any]:
     """Supervised fine-tuning of ``prm`` on labelled steps (GUI-Shepherd Eq. 2).
 
     Each update: a batch of steps, cross-entropy over the two label tokens at the label
     position, plus ``rationale_weight`` times the next-token loss on the rationale when the
     PRM uses rationales; AdamW at a constant learning rate. After each epoch the eval steps
-    are scored (accuracy, AUC, F1 per step position).
+    are scored (accuracy, AUC, F1 per step position). With ``config.keep_best`` the weights
+    of the epoch with the best validation figure are kept and restored at the end (the
+    report's ``best_epoch``); ``select``, when given, is that figure (higher is better), e.g.
+    per-state ranking accuracy on held-out states
+    (:func:`evaluate_ranking`), which tracks best-of-N better than step accuracy does.
 
     With ``out_dir``: a checkpoint (weights, AdamW state, RNG state, position in the data
     order; all safetensors/JSON) is written atomically to ``out_dir/checkpoint`` every
@@ -519,10 +788,12 @@ def train_prm(
         max_updates: Stop after this many updates in total (for tests and interrupted runs;
             the checkpoint is written first).
         on_epoch: Called with ``(epoch, eval_metrics)`` after each epoch.
+        select: Validation figure of the model after an epoch, higher is better (default:
+            ``config.keep_best`` of the eval steps).
 
     Returns:
         ``{"updates", "epochs", "train_loss", "train_accuracy", "eval", "history",
-        "seconds"}``.
+        "best_epoch", "selection", "seconds"}``; ``eval`` is of the returned (best) model.
 
     Raises:
         ValueError: for an empty training set.
@@ -549,6 +820,11 @@ def train_prm(
                 f"checkpoint {checkpoint} was made with {state.get('n_train')} training steps, "
                 f"this run has {len(train)}; resume with the same data or pass resume=False"
             )
+    best = _load_best(checkpoint) if checkpoint is not None and state["updates"] else None
+    keep_best = config.keep_best is not None and (select is not None or bool(eval_steps))
+    selection = (
+        None if not keep_best else ("select" if select is not None else f"eval_{config.keep_best}")
+    )
     state["n_train"] = len(train)
     state["per_epoch"] = per_epoch
     total = config.epochs * per_epoch
@@ -560,7 +836,7 @@ def train_prm(
     def save() -> None:
         if checkpoint is not None:
             state["seconds"] = time.perf_counter() - started
-            _save_checkpoint(prm, optimizer, state, checkpoint)
+            _save_checkpoint(prm, optimizer, state, checkpoint, best)
 
     stopped = False
     try:
@@ -605,15 +881,21 @@ def train_prm(
                 if eval_steps
                 else {}
             )
-            state["history"].append(
-                {
-                    "epoch": epoch + 1,
-                    "updates": state["updates"],
-                    "train_loss": float(np.mean(window_loss)) if window_loss else None,
-                    "eval_accuracy": metrics.get("accuracy"),
-                    "eval_auc": metrics.get("auc"),
-                }
-            )
+            row = {
+                "epoch": epoch + 1,
+                "updates": state["updates"],
+                "train_loss": float(np.mean(window_loss)) if window_loss else None,
+                "eval_accuracy": metrics.get("accuracy"),
+                "eval_auc": metrics.get("auc"),
+            }
+            if keep_best:
+                value = float(select(prm) if select is not None else metrics[config.keep_best])
+                row["selection"] = value
+                previous = state.get("best_value")
+                if previous is None or (math.isfinite(value) and value > previous):
+                    state["best_value"], state["best_epoch"] = value, epoch + 1
+                    best = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            state["history"].append(row)
             state["epoch"] = epoch + 1
             state["batch"] = 0
             save()
@@ -624,6 +906,8 @@ def train_prm(
     finally:
         bar.close()
         model.eval()
+    if best is not None and not stopped:
+        model.load_state_dict(best)
     final = (
         evaluate_prm(prm, eval_steps, batch_size=config.eval_batch_size)
         if eval_steps and not stopped
@@ -637,6 +921,8 @@ def train_prm(
         "train_accuracy": float(np.mean(window_correct)) if window_correct else None,
         "eval": final,
         "history": state["history"],
+        "best_epoch": state.get("best_epoch") if best is not None else None,
+        "selection": selection,
         "seconds": time.perf_counter() - started,
         "config": asdict(config),
     }

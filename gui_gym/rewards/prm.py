@@ -44,6 +44,7 @@ __all__ = [
     "PRMQuery",
     "PRMReward",
     "PromptTemplate",
+    "RankingState",
     "action_type_of",
     "balance_labels",
     "binary_auc",
@@ -53,6 +54,7 @@ __all__ = [
     "perturb_action",
     "position_bucket",
     "prm_step_reward",
+    "ranking_metrics",
     "select_candidate",
     "source_counts",
     "split_by_task",
@@ -63,9 +65,15 @@ POSITIVE_SOURCES = ("oracle", "milestone")
 milestone (or completed the task)."""
 PERTURBATION_KINDS = ("other_element", "wrong_text", "wrong_direction", "premature_end", "detour")
 """Ways :func:`perturb_action` corrupts a correct action."""
-NEGATIVE_SOURCES = (*(f"perturb:{k}" for k in PERTURBATION_KINDS), "random_failed")
-"""Where negatives come from: a perturbation of a positive, or a step of a failed random
-rollout that the expert disagrees with and that reached no milestone."""
+NEGATIVE_SOURCES = (
+    *(f"perturb:{k}" for k in PERTURBATION_KINDS),
+    "random_failed",
+    "proposal",
+)
+"""Where negatives come from: a perturbation of a positive, a step of a failed random
+rollout that the expert disagrees with and that reached no milestone, or a wrong action
+among those a sampling policy proposes in a state (``proposal``: the verifier's inference-time
+distractors)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,8 +369,8 @@ def perturb_action(
       accepts it, or, for an action that is not a click, a click on some other element;
       half of them (rounded up) on elements of the target's role when there are such
       (another search result for a search result: the hard negatives);
-    * ``wrong_text``: typing or answering another text (a distractor from ``texts``, a word
-      from the screen, or a corrupted copy);
+    * ``wrong_text``: typing, answering or opening (an app) another text (a distractor from
+      ``texts``, a word from the screen, or a corrupted copy);
     * ``wrong_direction``: scrolling the opposite way;
     * ``detour``: going back, or scrolling, when something else is due (the moves an agent
       makes when it is lost; without them a learned PRM sees ``GOBACK()`` mostly as the
@@ -438,7 +446,8 @@ def perturb_action(
         picked += _pick(rest, per_kind - len(picked), rng)
         for alternative in picked:
             out.append(("other_element", alternative))
-    if "wrong_text" in kinds and t in (ActionType.INPUT, ActionType.ANSWER) and action.text:
+    text_types = (ActionType.INPUT, ActionType.ANSWER, ActionType.OPEN_APP)
+    if "wrong_text" in kinds and t in text_types and action.text:
         pool = _distractor_texts(action.text, tree, texts)
         wrongs = _pick(pool, per_kind, rng) if pool else [_wrong_text(action.text, tree, (), rng)]
         for wrong in wrongs:
@@ -524,6 +533,7 @@ def balance_labels(
     steps: Sequence[LabelledStep],
     rng: np.random.Generator,
     group: Callable[[LabelledStep], Any] | None = action_type_of,
+    pair_leftovers: bool = True,
 ) -> list[LabelledStep]:
     """Equal numbers of positives and negatives, as equal as the data allows within groups.
 
@@ -533,7 +543,11 @@ def balance_labels(
     clicks are random (negative), so a PRM could score the action type instead of the step.
 
     1. In each group, keep ``min(positives, negatives)`` of each class, chosen at random.
-    2. Pair up the leftovers of both classes across groups, at random, until one runs out.
+    2. With ``pair_leftovers``, pair up the leftovers of both classes across groups, at
+       random, until one runs out. This keeps more data but lets the group leak the label
+       again (a type with only positives stays all positive); without it every group is
+       exactly balanced, so the action type alone predicts nothing (chance is 0.5 in each),
+       and a type seen with one label only is dropped.
 
     With ``group=None`` this is plain downsampling of the larger class. The kept steps stay
     in their original order.
@@ -550,7 +564,7 @@ def balance_labels(
         chosen.update(pos_order[:n] + neg_order[:n])
         left_pos += pos_order[n:]
         left_neg += neg_order[n:]
-    n = min(len(left_pos), len(left_neg))
+    n = min(len(left_pos), len(left_neg)) if pair_leftovers else 0
     chosen.update(rng.permutation(left_pos).tolist()[:n])
     chosen.update(rng.permutation(left_neg).tolist()[:n])
     return [s for i, s in enumerate(steps) if i in chosen]
@@ -782,3 +796,128 @@ def select_candidate(
 def source_counts(steps: Iterable[LabelledStep]) -> dict[str, int]:
     """How many steps came from each source (for dataset reports)."""
     return dict(sorted(Counter(s.source for s in steps).items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranking: what best-of-N needs from a PRM
+
+
+@dataclass(frozen=True)
+class RankingState:
+    """One state with the candidate actions a verifier must rank, and which are correct.
+
+    Step accuracy and AUC pool steps from every state; best-of-N only ever compares the
+    candidates of *one* state (GUI-Shepherd Eq. 6). A PRM can separate positives from
+    negatives well on average and still rank a wrong candidate first in many states, e.g.
+    when its scores drift with the screen more than with the action. This is the unit the
+    ranking metrics are computed on.
+
+    Attributes:
+        queries: The candidates, one query each (same instruction, screen and history).
+        correct: Whether each candidate is correct (the expert's action, or one that makes
+            env progress); at least one is.
+        task_id: The task.
+        env_id: The env.
+        on_path: True when every earlier action of the episode was correct (the state lies
+            on a path the expert could have taken); False once the episode went astray.
+    """
+
+    queries: tuple[PRMQuery, ...]
+    correct: tuple[bool, ...]
+    task_id: str = ""
+    env_id: str = ""
+    on_path: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.queries, tuple):
+            object.__setattr__(self, "queries", tuple(self.queries))
+        if not isinstance(self.correct, tuple):
+            object.__setattr__(self, "correct", tuple(bool(c) for c in self.correct))
+        if len(self.queries) != len(self.correct) or not self.queries:
+            raise ValueError(
+                f"a ranking state needs one correctness flag per candidate and at least one "
+                f"candidate, got {len(self.queries)} queries and {len(self.correct)} flags"
+            )
+        if not any(self.correct):
+            raise ValueError("a ranking state needs at least one correct candidate")
+
+
+def _type_name(action: str) -> str:
+    return action.split("(", 1)[0].strip().upper() or "?"
+
+
+def ranking_metrics(
+    states: Sequence[RankingState], scores: Sequence[Sequence[float] | np.ndarray]
+) -> dict[str, Any]:
+    """How well a PRM ranks the candidates of each state: the number behind best-of-N.
+
+    * ``top1``: share of states where a correct candidate has the highest score (ties share
+      the credit: with ``k`` candidates tied on top of which ``c`` are correct, the state
+      counts ``c / k``). With all proposable actions as candidates this is best-of-N's
+      chance of a correct step when the policy proposes everything.
+    * ``pairwise``: per state, the share of (best-scored correct, wrong) candidate pairs
+      ordered right (ties one half), averaged over states with a wrong candidate. When a
+      state's N proposals hold ``k`` wrong ones and the correct action once, the verifier
+      keeps the correct one with probability about ``pairwise ** k``; so a PRM that is good
+      on average (high AUC) but with ``pairwise`` well below 1 gets worse as N grows.
+    * ``top1_on_path`` / ``top1_off_path``: ``top1`` over states on / off the expert's path.
+    * ``wrong_top_types``: when a wrong candidate is ranked first (ties: the first of them),
+      how often each action type was ranked first, and ``wrong_over``: the pairs
+      ``"<type ranked first> over <expert type>"``; what the PRM prefers when it is wrong.
+    * ``mean_candidates``: candidates per state.
+
+    Args:
+        states: The states.
+        scores: The PRM's scores of each state's candidates, aligned with ``queries``.
+
+    Returns:
+        The metrics above plus ``n_states``, ``n_on_path`` and ``n_off_path``.
+
+    Raises:
+        ValueError: when ``scores`` does not match ``states``.
+    """
+    if len(scores) != len(states):
+        raise ValueError(f"got scores for {len(scores)} states, expected {len(states)}")
+    top1: list[float] = []
+    pairwise: list[float] = []
+    on: list[float] = []
+    off: list[float] = []
+    wrong_top: Counter[str] = Counter()
+    wrong_over: Counter[str] = Counter()
+    for state, values in zip(states, scores):
+        s = np.asarray(values, dtype=np.float64)
+        ok = np.asarray(state.correct, dtype=bool)
+        if s.shape != ok.shape:
+            raise ValueError(
+                f"state of task {state.task_id!r} has {len(ok)} candidates, got {s.shape} scores"
+            )
+        tied = s == s.max()
+        hit = float(ok[tied].sum() / tied.sum())
+        top1.append(hit)
+        (on if state.on_path else off).append(hit)
+        if (~ok).any():
+            best = s[ok].max()
+            wrong = s[~ok]
+            pairwise.append(float(((best > wrong) + 0.5 * (best == wrong)).mean()))
+        if hit < 1.0:
+            first = int(np.flatnonzero(tied & ~ok)[0])
+            expert = int(np.flatnonzero(ok)[0])
+            kind = _type_name(state.queries[first].action)
+            wrong_top[kind] += 1
+            wrong_over[f"{kind} over {_type_name(state.queries[expert].action)}"] += 1
+
+    def mean(values: list[float]) -> float:
+        return float(np.mean(values)) if values else math.nan
+
+    return {
+        "n_states": len(states),
+        "n_on_path": len(on),
+        "n_off_path": len(off),
+        "mean_candidates": mean([float(len(s.queries)) for s in states]),
+        "top1": mean(top1),
+        "pairwise": mean(pairwise),
+        "top1_on_path": mean(on),
+        "top1_off_path": mean(off),
+        "wrong_top_types": dict(wrong_top.most_common()),
+        "wrong_over": dict(wrong_over.most_common(12)),
+    }
