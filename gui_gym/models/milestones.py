@@ -17,6 +17,11 @@ milestone; the pointer rule in :mod:`gui_gym.rewards.milestones` turns scores in
 * :class:`CosineMatcher`: sentence-embedding cosine (Eq. 8), all-MiniLM-L6-v2 by default,
   with milestone embeddings cached;
 * :class:`LLMJudgeMatcher`: the appendix's yes/no judge (Figure 13), 1.0 for yes, 0.0 for no.
+
+Both also score many ``(description, milestone)`` pairs at once (``score_pairs``: one
+embedding batch, or one batch of judge prompts); :func:`score_pairs` uses that when a matcher
+has it, so :class:`~gui_gym.wrappers.MilestoneVectorWrapper` pays one model call per vector
+step.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ __all__ = [
     "MilestoneMatcher",
     "TrajectoryMilestoneGenerator",
     "parse_milestone_list",
+    "score_pairs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -93,6 +99,34 @@ class MilestoneMatcher(Protocol):
     above the wrapper's ``delta`` is a hit."""
 
     def score(self, description: str, milestone: str) -> float: ...
+
+
+def score_pairs(
+    matcher: MilestoneMatcher, descriptions: Sequence[str], milestones: Sequence[str]
+) -> np.ndarray:
+    """``matcher``'s score of each ``(descriptions[i], milestones[i])`` pair (float64), in one
+    batched call when the matcher has ``score_pairs``, else pair by pair.
+
+    Raises:
+        ValueError: when the two sequences differ in length, or a batched matcher returns
+            the wrong number of scores.
+    """
+    if len(descriptions) != len(milestones):
+        raise ValueError(
+            f"{len(descriptions)} descriptions but {len(milestones)} milestones: pairs needed"
+        )
+    if not descriptions:
+        return np.zeros(0)
+    batched = getattr(matcher, "score_pairs", None)
+    if callable(batched):
+        out = np.asarray(batched(list(descriptions), list(milestones)), dtype=np.float64)
+        if out.shape != (len(descriptions),):
+            raise ValueError(
+                f"{type(matcher).__name__}.score_pairs returned shape {out.shape} for "
+                f"{len(descriptions)} pairs"
+            )
+        return out
+    return np.array([float(matcher.score(d, m)) for d, m in zip(descriptions, milestones)])
 
 
 # ------------------------------------------------------------------------------- parsing
@@ -432,6 +466,22 @@ class CosineMatcher:
         b = self._milestone_vector(milestone)
         return float(a @ b)  # embedders return L2-normalised rows
 
+    def score_pairs(self, descriptions: Sequence[str], milestones: Sequence[str]) -> np.ndarray:
+        """:meth:`score` of each ``(descriptions[i], milestones[i])`` pair, with the
+        descriptions embedded in one batch (uncached ones only)."""
+        if len(descriptions) != len(milestones):
+            raise ValueError(f"{len(descriptions)} descriptions but {len(milestones)} milestones")
+        if not descriptions:
+            return np.zeros(0, dtype=np.float32)
+        self.prepare(milestones)
+        a = self.embedder.encode(list(descriptions))
+        b = np.stack([self._milestone_vector(m) for m in milestones])
+        out = np.einsum("ij,ij->i", a, b)  # embedders return L2-normalised rows
+        for i, (d, m) in enumerate(zip(descriptions, milestones)):
+            if self._template_match(d, m):
+                out[i] = 1.0
+        return out
+
     def score_matrix(self, descriptions: Sequence[str], milestones: Sequence[str]) -> np.ndarray:
         """``(len(descriptions), len(milestones))`` scores as :meth:`score` gives them, with
         the embeddings computed in two batches."""
@@ -505,22 +555,43 @@ class LLMJudgeMatcher:
 
     def score(self, description: str, milestone: str) -> float:
         """1.0 if the judge says ``description`` reaches ``milestone``, else 0.0."""
-        key = (description, milestone)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
-        text = self.prompt.format(milestone=milestone, description=description)
-        [[answer]] = self.llm.generate(
-            [text], max_new_tokens=self.max_new_tokens, temperature=0.0, n=1
-        )
-        verdict = _YES_NO.match(answer.strip())
-        if verdict is None:
-            self.unparsed += 1
-            logger.warning("milestone judge answered %s; counting it as 'no'", _preview(answer))
-            value = 0.0
-        else:
-            value = 1.0 if verdict.group(1).lower() == "yes" else 0.0
-        self._cache[key] = value
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return value
+        return float(self.score_pairs([description], [milestone])[0])
+
+    def score_pairs(self, descriptions: Sequence[str], milestones: Sequence[str]) -> np.ndarray:
+        """:meth:`score` of each ``(descriptions[i], milestones[i])`` pair; the pairs not in
+        the cache go to the LLM as one batch of prompts."""
+        if len(descriptions) != len(milestones):
+            raise ValueError(f"{len(descriptions)} descriptions but {len(milestones)} milestones")
+        keys = list(zip(descriptions, milestones))
+        missing = [k for k in dict.fromkeys(keys) if k not in self._cache]
+        fresh: dict[tuple[str, str], float] = {}
+        if missing:
+            prompts = [self.prompt.format(milestone=m, description=d) for d, m in missing]
+            answers = self.llm.generate(
+                prompts, max_new_tokens=self.max_new_tokens, temperature=0.0, n=1
+            )
+            if len(answers) != len(prompts):
+                raise ValueError(f"the judge LLM answered {len(answers)} of {len(prompts)} prompts")
+            for key, completions in zip(missing, answers):
+                answer = completions[0] if completions else ""
+                verdict = _YES_NO.match(answer.strip())
+                if verdict is None:
+                    self.unparsed += 1
+                    logger.warning(
+                        "milestone judge answered %s; counting it as 'no'", _preview(answer)
+                    )
+                    fresh[key] = 0.0
+                else:
+                    fresh[key] = 1.0 if verdict.group(1).lower() == "yes" else 0.0
+            for key, value in fresh.items():
+                self._cache[key] = value
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        out = np.empty(len(keys))
+        for i, key in enumerate(keys):
+            value = fresh.get(key)
+            if value is None:
+                value = self._cache[key]
+                self._cache.move_to_end(key)
+            out[i] = value
+        return out

@@ -1,13 +1,16 @@
-"""``MilestoneWrapper``: ADMIRE's adaptive milestone reward (Adaptive Milestone Reward for GUI
-Agents) on any gui-gym env."""
+"""ADMIRE's adaptive milestone reward (Adaptive Milestone Reward for GUI Agents) on any gui-gym
+env: :class:`MilestoneWrapper` for one env, :class:`MilestoneVectorWrapper` for a vector env
+(one batched matcher call per step for all sub-envs)."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
+import numpy as np
 
 from gui_gym.core.trajectory import Step, Trajectory
 from gui_gym.models.milestones import (
@@ -16,6 +19,7 @@ from gui_gym.models.milestones import (
     MilestoneGenerator,
     MilestoneMatcher,
     TrajectoryMilestoneGenerator,
+    score_pairs,
 )
 from gui_gym.rewards.milestone_store import MilestoneStore, StaleMilestonesError
 from gui_gym.rewards.milestones import (
@@ -26,15 +30,312 @@ from gui_gym.rewards.milestones import (
     total_step_rewards,
 )
 
-__all__ = ["MilestoneWrapper"]
+__all__ = ["MilestoneVectorWrapper", "MilestoneWrapper"]
 
 logger = logging.getLogger(__name__)
 
 _COMMIT_ATTEMPTS = 3
 
 
+@dataclass
+class _Episode:
+    """One env's running episode: its milestones, pointer and trajectory so far."""
+
+    task_key: str
+    trajectory: Trajectory
+    seed: int | None
+    screen: str  # the screen the next action is chosen on (generators cut loops by screen)
+    milestones: list[str]
+    version: int
+    pointer: int = 0
+
+
+class _MilestoneReward:
+    """Settings, matching rule, credit and store updates shared by both wrappers.
+
+    Subclasses call :meth:`_configure` and then, per env, :meth:`_begin` at reset,
+    :meth:`_target` and :meth:`_record` at each step.
+    """
+
+    def _configure(
+        self,
+        store: MilestoneStore | str | Path,
+        generator: MilestoneGenerator | None,
+        matcher: MilestoneMatcher | None,
+        delta: float,
+        zeta: float,
+        lambda0: float,
+        decay: float,
+        eta: float,
+        credit: str,
+        adaptive: bool,
+        key: str,
+        epoch: int,
+    ) -> None:
+        if not 0.0 <= delta < 1.0:
+            raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+        if zeta < 0 or eta < 0:
+            raise ValueError(f"zeta and eta must be >= 0, got {zeta!r}, {eta!r}")
+        milestone_weight(epoch, lambda0, decay)  # validates lambda0, decay and epoch
+        if credit not in ("deferred", "online"):
+            raise ValueError(f"credit must be 'deferred' or 'online', got {credit!r}")
+        if key not in ("task_id", "instruction"):
+            raise ValueError(f"key must be 'task_id' or 'instruction', got {key!r}")
+        if generator is not None and not isinstance(generator, MilestoneGenerator):
+            raise TypeError(f"generator must have initialize() and refine(), got {generator!r}")
+        if matcher is not None and not isinstance(matcher, MilestoneMatcher):
+            raise TypeError(f"matcher must have score(description, milestone), got {matcher!r}")
+        self.store = store if isinstance(store, MilestoneStore) else MilestoneStore(store)
+        self.generator: MilestoneGenerator = (
+            generator if generator is not None else TrajectoryMilestoneGenerator()
+        )
+        self.matcher: MilestoneMatcher = matcher if matcher is not None else CosineMatcher()
+        self.delta = float(delta)
+        self.zeta = float(zeta)
+        self.lambda0 = float(lambda0)
+        self.decay = float(decay)
+        self.eta = float(eta)
+        self.credit = credit
+        self.adaptive = bool(adaptive)
+        self.key = key
+        self.epoch = int(epoch)
+
+    # ------------------------------------------------------------------------------ public
+
+    def set_epoch(self, epoch: int) -> None:
+        """Set the training epoch E that decays the milestone weight to
+        ``lambda0 * decay**E`` (ADMIRE Algorithm 1 line 4). Through a vector env of
+        single-env wrappers: ``envs.call("set_epoch", E)``."""
+        milestone_weight(epoch, self.lambda0, self.decay)  # validates
+        self.epoch = int(epoch)
+
+    @property
+    def weight(self) -> float:
+        """The current milestone weight ``lambda0 * decay**epoch``."""
+        return milestone_weight(self.epoch, self.lambda0, self.decay)
+
+    # ----------------------------------------------------------------------------- episode
+
+    def _begin(
+        self,
+        observation: dict[str, Any],
+        info: dict[str, Any],
+        seed: int | None,
+        env_id: str,
+    ) -> tuple[_Episode, dict[str, Any]]:
+        """A new episode from a reset's observation and info, and its ``info["milestone"]``."""
+        task_id = str(info.get("task_id", ""))
+        instruction = str(observation.get("instruction", ""))
+        task_key = instruction if self.key == "instruction" else task_id
+        if not task_key:
+            raise ValueError(f"the env gave no {self.key} to key the milestones by")
+        episode = _Episode(
+            task_key=task_key,
+            trajectory=Trajectory(
+                env_id=env_id, task_id=task_id, instruction=instruction, seed=seed
+            ),
+            seed=seed,
+            screen=str(observation.get("screen", "")),
+            milestones=[],
+            version=0,
+        )
+        self._load_milestones(episode)
+        return episode, self._step_info(episode, similarity=None, hit=False, r_mil=0.0)
+
+    def _new_step(
+        self,
+        episode: _Episode,
+        action: Any,
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+    ) -> tuple[Step, str | None]:
+        """The step just taken, and the milestone to match it against (None: no matching,
+        for an invalid action or when every milestone is reached)."""
+        step = Step.from_transition(
+            len(episode.trajectory.steps),
+            episode.screen,
+            action,
+            reward,
+            terminated,
+            truncated,
+            info,
+        )
+        target = None
+        if step.action_valid and episode.pointer < len(episode.milestones):
+            target = episode.milestones[episode.pointer]
+        return step, target
+
+    def _record(
+        self,
+        episode: _Episode,
+        step: Step,
+        similarity: float | None,
+        observation: dict[str, Any],
+        info: dict[str, Any],
+        reward: float,
+    ) -> tuple[float, dict[str, Any], bool]:
+        """Apply the pointer rule to ``step`` scored ``similarity``; returns the step reward
+        (with the online credit when asked), ``info["milestone"]``, and whether the episode
+        ended (then it is finished: the store is updated and the episode rewards set)."""
+        episode.screen = str(observation.get("screen", ""))
+        episode.trajectory.steps.append(step)
+        r_mil = 0.0
+        before = episode.pointer
+        if similarity is not None:
+            r_mil, episode.pointer = advance_pointer(
+                episode.pointer, len(episode.milestones), float(similarity), self.delta
+            )
+        hit = episode.pointer != before
+        step.info = {"milestone_hit": hit, "r_mil": r_mil}
+        if self.credit == "online":
+            reward = (
+                float(reward) + self.eta * format_reward(step.action_valid) + self.weight * r_mil
+            )
+        component = self._step_info(episode, similarity=similarity, hit=hit, r_mil=r_mil)
+        ended = step.terminated or step.truncated
+        if ended:
+            episode.trajectory.finish(observation, info)
+            component.update(self._finish(episode))
+        return reward, component, ended
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def _load_milestones(self, episode: _Episode) -> None:
+        current = self.store.get(episode.task_key)
+        episode.milestones = list(current.milestones) if current else []
+        episode.version = current.version if current else 0
+        episode.pointer = 0
+        prepare = getattr(self.matcher, "prepare", None)
+        if prepare is not None and episode.milestones:
+            prepare(episode.milestones)
+
+    def _step_info(
+        self, episode: _Episode, similarity: float | None, hit: bool, r_mil: float
+    ) -> dict[str, Any]:
+        return {
+            "task_key": episode.task_key,
+            "version": episode.version,
+            "milestones": list(episode.milestones),
+            "K": len(episode.milestones),
+            "pointer": episode.pointer,
+            "k": episode.pointer,  # one hit per milestone, in order: k equals the pointer
+            "similarity": similarity,
+            "hit": hit,
+            "r_mil": r_mil,
+            "weight": self.weight,
+        }
+
+    def _rematch(self, episode: _Episode) -> None:
+        """Match the finished episode again against the current milestones."""
+        episode.pointer = 0
+        for step in episode.trajectory.steps:
+            r_mil = 0.0
+            before = episode.pointer
+            if step.action_valid and episode.pointer < len(episode.milestones):
+                similarity = self.matcher.score(
+                    step.action_description, episode.milestones[episode.pointer]
+                )
+                r_mil, episode.pointer = advance_pointer(
+                    episode.pointer, len(episode.milestones), float(similarity), self.delta
+                )
+            step.info = {"milestone_hit": episode.pointer != before, "r_mil": r_mil}
+
+    def _finish(self, episode: _Episode) -> dict[str, Any]:
+        trajectory = episode.trajectory
+        success = bool(trajectory.success)
+        if success and self.adaptive:
+            update = self._update_store(episode)
+            if update.get("version", episode.version) != episode.version:
+                self._load_milestones(episode)
+                self._rematch(episode)  # Algorithm 1: rewards after the update
+        else:
+            update = {
+                "status": "skipped",
+                "reason": "not adaptive" if success else "episode failed",
+                "version": episode.version,
+            }
+        hits = [bool(s.info["milestone_hit"]) for s in trajectory.steps]
+        r_mil = [float(s.info["r_mil"]) for s in trajectory.steps]
+        rewards = milestone_step_rewards(hits, r_mil, len(episode.milestones), success, self.zeta)
+        total = total_step_rewards(
+            rewards,
+            outcome=1.0 if success else 0.0,
+            format_rewards=[format_reward(s.action_valid) for s in trajectory.steps],
+            epoch=self.epoch,
+            lambda0=self.lambda0,
+            decay=self.decay,
+            eta=self.eta,
+        )
+        return {
+            "version": episode.version,
+            "milestones": list(episode.milestones),
+            "K": len(episode.milestones),
+            "pointer": episode.pointer,
+            "k": episode.pointer,
+            "success": success,
+            "hits": [t for t, h in enumerate(hits) if h],
+            "episode_rewards": rewards,
+            "episode_total_rewards": total,
+            "update": update,
+        }
+
+    def _update_store(self, episode: _Episode) -> dict[str, Any]:
+        """Initialise or refine the task's milestones from a success (Eq. 6 / Eq. 7)."""
+        key = episode.task_key
+        trajectory = episode.trajectory
+        for _ in range(_COMMIT_ATTEMPTS):
+            current = self.store.get(key)
+            base = current.version if current else 0
+            try:
+                if current is None:
+                    kind, proposed = "init", self.generator.initialize(trajectory)
+                else:
+                    kind = "refine"
+                    proposed = self.generator.refine(trajectory, list(current.milestones))
+            except MilestoneGenerationError as err:
+                logger.warning("milestones of %r left unchanged: %s", key, err)
+                return {"status": "rejected", "reason": str(err), "version": base}
+            try:
+                record = self.store.commit(
+                    key,
+                    proposed,
+                    expected_version=base,
+                    kind=kind,
+                    generator=getattr(self.generator, "name", type(self.generator).__name__),
+                    instruction=trajectory.instruction,
+                    meta={
+                        "env_id": trajectory.env_id,
+                        "task_id": trajectory.task_id,
+                        "seed": episode.seed,
+                        "steps": len(trajectory.steps),
+                    },
+                )
+            except StaleMilestonesError:
+                continue  # another worker refined it meanwhile: regenerate from theirs
+            if record is None:
+                return {"status": "unchanged", "version": base}
+            status = "initialized" if kind == "init" else "refined"
+            return {"status": status, "version": record.version}
+        logger.warning("milestones of %r changed under us %d times; skipped", key, _COMMIT_ATTEMPTS)
+        return {"status": "stale", "version": self.store.version(key)}
+
+
+def _recorded_args(store: MilestoneStore | str | Path, **kwargs: Any) -> dict[str, Any]:
+    # generator and matcher hold models, clients and locks: record them as shared handles
+    # (no deep copy); everything else recorded is an immutable value
+    return {
+        "_disable_deepcopy": True,
+        "store": str(store.path) if isinstance(store, MilestoneStore) else str(store),
+        **kwargs,
+    }
+
+
 class MilestoneWrapper(
-    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
+    _MilestoneReward,
+    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any],
+    gym.utils.RecordConstructorArgs,
 ):
     """ADMIRE's milestone reward: match each action against the task's milestones, learn the
     milestones from successes, and pay asymmetric credit.
@@ -109,25 +410,7 @@ class MilestoneWrapper(
         key: Literal["task_id", "instruction"] = "task_id",
         epoch: int = 0,
     ):
-        if not 0.0 <= delta < 1.0:
-            raise ValueError(f"delta must be in [0, 1), got {delta!r}")
-        if zeta < 0 or eta < 0:
-            raise ValueError(f"zeta and eta must be >= 0, got {zeta!r}, {eta!r}")
-        milestone_weight(epoch, lambda0, decay)  # validates lambda0, decay and epoch
-        if credit not in ("deferred", "online"):
-            raise ValueError(f"credit must be 'deferred' or 'online', got {credit!r}")
-        if key not in ("task_id", "instruction"):
-            raise ValueError(f"key must be 'task_id' or 'instruction', got {key!r}")
-        if generator is not None and not isinstance(generator, MilestoneGenerator):
-            raise TypeError(f"generator must have initialize() and refine(), got {generator!r}")
-        if matcher is not None and not isinstance(matcher, MilestoneMatcher):
-            raise TypeError(f"matcher must have score(description, milestone), got {matcher!r}")
-        # generator and matcher hold models, clients and locks: record them as shared
-        # handles (no deep copy); everything else recorded is an immutable value
-        gym.utils.RecordConstructorArgs.__init__(
-            self,
-            _disable_deepcopy=True,
-            store=str(store.path) if isinstance(store, MilestoneStore) else str(store),
+        settings = dict(
             generator=generator,
             matcher=matcher,
             delta=delta,
@@ -140,217 +423,209 @@ class MilestoneWrapper(
             key=key,
             epoch=epoch,
         )
+        self._configure(store, **settings)
+        gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))
         gym.Wrapper.__init__(self, env)
-        self.store = store if isinstance(store, MilestoneStore) else MilestoneStore(store)
-        self.generator: MilestoneGenerator = (
-            generator if generator is not None else TrajectoryMilestoneGenerator()
-        )
-        self.matcher: MilestoneMatcher = matcher if matcher is not None else CosineMatcher()
-        self.delta = float(delta)
-        self.zeta = float(zeta)
-        self.lambda0 = float(lambda0)
-        self.decay = float(decay)
-        self.eta = float(eta)
-        self.credit = credit
-        self.adaptive = bool(adaptive)
-        self.key = key
-        self.epoch = int(epoch)
-        self._task_key = ""
-        self._version = 0
-        self._milestones: list[str] = []
-        self._pointer = 0
-        self._trajectory: Trajectory | None = None
-        self._seed: int | None = None
-        self._screen = ""
-
-    # ------------------------------------------------------------------------------ public
-
-    def set_epoch(self, epoch: int) -> None:
-        """Set the training epoch E that decays the milestone weight to
-        ``lambda0 * decay**E`` (ADMIRE Algorithm 1 line 4). Through a vector env:
-        ``envs.call("set_epoch", E)``."""
-        milestone_weight(epoch, self.lambda0, self.decay)  # validates
-        self.epoch = int(epoch)
-
-    @property
-    def weight(self) -> float:
-        """The current milestone weight ``lambda0 * decay**epoch``."""
-        return milestone_weight(self.epoch, self.lambda0, self.decay)
+        self._episode: _Episode | None = None
+        self._last_episode: _Episode | None = None
 
     @property
     def milestones(self) -> list[str]:
         """The milestones this episode is matched against."""
-        return list(self._milestones)
-
-    # ------------------------------------------------------------------------ gym contract
+        episode = self._episode or self._last_episode
+        return list(episode.milestones) if episode is not None else []
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         observation, info = self.env.reset(seed=seed, options=options)
-        self._seed = seed
-        task_id = str(info.get("task_id", ""))
-        instruction = str(observation.get("instruction", ""))
-        self._task_key = instruction if self.key == "instruction" else task_id
-        if not self._task_key:
-            raise ValueError(f"the env gave no {self.key} to key the milestones by")
-        self._load_milestones()
         spec = self.env.spec
-        self._trajectory = Trajectory(
-            env_id=spec.id if spec is not None else type(self.env.unwrapped).__name__,
-            task_id=task_id,
-            instruction=instruction,
-            seed=seed,
-        )
-        self._screen = str(observation.get("screen", ""))  # generators cut loops by screen
-        info["milestone"] = self._step_info(similarity=None, hit=False, r_mil=0.0)
+        env_id = spec.id if spec is not None else type(self.env.unwrapped).__name__
+        self._episode, info["milestone"] = self._begin(observation, info, seed, env_id)
         return observation, info
 
     def step(self, action: Any):
-        if self._trajectory is None:
+        episode = self._episode
+        if episode is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         observation, reward, terminated, truncated, info = self.env.step(action)
-        trajectory = self._trajectory
-        step = Step.from_transition(
-            len(trajectory.steps), self._screen, action, reward, terminated, truncated, info
+        step, target = self._new_step(episode, action, reward, terminated, truncated, info)
+        similarity = (
+            None if target is None else float(self.matcher.score(step.action_description, target))
         )
-        self._screen = str(observation.get("screen", ""))
-        trajectory.steps.append(step)
-        similarity: float | None = None
-        r_mil = 0.0
-        before = self._pointer
-        if step.action_valid and self._pointer < len(self._milestones):
-            similarity = float(
-                self.matcher.score(step.action_description, self._milestones[self._pointer])
-            )
-            r_mil, self._pointer = advance_pointer(
-                self._pointer, len(self._milestones), similarity, self.delta
-            )
-        hit = self._pointer != before
-        step.info = {"milestone_hit": hit, "r_mil": r_mil}
-        if self.credit == "online":
-            reward = (
-                float(reward) + self.eta * format_reward(step.action_valid) + self.weight * r_mil
-            )
-        component = self._step_info(similarity=similarity, hit=hit, r_mil=r_mil)
-        if terminated or truncated:
-            trajectory.finish(observation, info)
-            component.update(self._finish(trajectory))
-            self._trajectory = None
-        info["milestone"] = component
+        reward, info["milestone"], ended = self._record(
+            episode, step, similarity, observation, info, reward
+        )
+        if ended:
+            self._episode, self._last_episode = None, episode
         return observation, reward, terminated, truncated, info
 
-    # ----------------------------------------------------------------------------- helpers
 
-    def _load_milestones(self) -> None:
-        current = self.store.get(self._task_key)
-        self._milestones = list(current.milestones) if current else []
-        self._version = current.version if current else 0
-        self._pointer = 0
-        prepare = getattr(self.matcher, "prepare", None)
-        if prepare is not None and self._milestones:
-            prepare(self._milestones)
-
-    def _step_info(self, similarity: float | None, hit: bool, r_mil: float) -> dict[str, Any]:
-        return {
-            "task_key": self._task_key,
-            "version": self._version,
-            "milestones": list(self._milestones),
-            "K": len(self._milestones),
-            "pointer": self._pointer,
-            "k": self._pointer,  # one hit per milestone, in order: k equals the pointer
-            "similarity": similarity,
-            "hit": hit,
-            "r_mil": r_mil,
-            "weight": self.weight,
-        }
-
-    def _rematch(self, trajectory: Trajectory) -> None:
-        """Match the finished episode again against the current milestones."""
-        self._pointer = 0
-        for step in trajectory.steps:
-            r_mil = 0.0
-            before = self._pointer
-            if step.action_valid and self._pointer < len(self._milestones):
-                similarity = self.matcher.score(
-                    step.action_description, self._milestones[self._pointer]
-                )
-                r_mil, self._pointer = advance_pointer(
-                    self._pointer, len(self._milestones), float(similarity), self.delta
-                )
-            step.info = {"milestone_hit": self._pointer != before, "r_mil": r_mil}
-
-    def _finish(self, trajectory: Trajectory) -> dict[str, Any]:
-        success = bool(trajectory.success)
-        if success and self.adaptive:
-            update = self._update_store(trajectory)
-            if update.get("version", self._version) != self._version:
-                self._load_milestones()
-                self._rematch(trajectory)  # Algorithm 1: rewards after the update
+def _env_slice(batched: dict[str, Any], i: int) -> dict[str, Any]:
+    """Sub-env ``i``'s entries of a vector env's info dict (Gymnasium's ``_key`` masks)."""
+    out: dict[str, Any] = {}
+    for key, value in batched.items():
+        if key.startswith("_"):
+            continue
+        mask = batched.get(f"_{key}")
+        if mask is not None and not mask[i]:
+            continue
+        if isinstance(value, dict):
+            out[key] = _env_slice(value, i)
         else:
-            update = {
-                "status": "skipped",
-                "reason": "not adaptive" if success else "episode failed",
-                "version": self._version,
-            }
-        hits = [bool(s.info["milestone_hit"]) for s in trajectory.steps]
-        r_mil = [float(s.info["r_mil"]) for s in trajectory.steps]
-        episode = milestone_step_rewards(hits, r_mil, len(self._milestones), success, self.zeta)
-        total = total_step_rewards(
-            episode,
-            outcome=1.0 if success else 0.0,
-            format_rewards=[format_reward(s.action_valid) for s in trajectory.steps],
-            epoch=self.epoch,
-            lambda0=self.lambda0,
-            decay=self.decay,
-            eta=self.eta,
-        )
-        return {
-            "version": self._version,
-            "milestones": list(self._milestones),
-            "K": len(self._milestones),
-            "pointer": self._pointer,
-            "k": self._pointer,
-            "success": success,
-            "hits": [t for t, h in enumerate(hits) if h],
-            "episode_rewards": episode,
-            "episode_total_rewards": total,
-            "update": update,
-        }
+            item = value[i]
+            out[key] = item.item() if isinstance(item, np.generic) else item
+    return out
 
-    def _update_store(self, trajectory: Trajectory) -> dict[str, Any]:
-        """Initialise or refine the task's milestones from a success (Eq. 6 / Eq. 7)."""
-        key = self._task_key
-        for _ in range(_COMMIT_ATTEMPTS):
-            current = self.store.get(key)
-            base = current.version if current else 0
-            try:
-                if current is None:
-                    kind, proposed = "init", self.generator.initialize(trajectory)
-                else:
-                    kind = "refine"
-                    proposed = self.generator.refine(trajectory, list(current.milestones))
-            except MilestoneGenerationError as err:
-                logger.warning("milestones of %r left unchanged: %s", key, err)
-                return {"status": "rejected", "reason": str(err), "version": base}
-            try:
-                record = self.store.commit(
-                    key,
-                    proposed,
-                    expected_version=base,
-                    kind=kind,
-                    generator=getattr(self.generator, "name", type(self.generator).__name__),
-                    instruction=trajectory.instruction,
-                    meta={
-                        "env_id": trajectory.env_id,
-                        "task_id": trajectory.task_id,
-                        "seed": self._seed,
-                        "steps": len(trajectory.steps),
-                    },
+
+class MilestoneVectorWrapper(
+    _MilestoneReward, gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
+):
+    """:class:`MilestoneWrapper` for a vector env: the sub-envs' actions of one step are
+    matched in one batched call (:func:`~gui_gym.models.milestones.score_pairs`: one MiniLM
+    forward pass for all new descriptions, or one batch of judge prompts).
+
+    Rewards, credit, store updates and ``info["milestone"]`` are those of
+    :class:`MilestoneWrapper`, per sub-env, batched the Gymnasium way: ``info["milestone"]``
+    is a dict of arrays (lists such as ``milestones`` and ``episode_rewards`` in object
+    arrays) with the mask ``info["_milestone"]``. Works with sync and async vector envs
+    (it reads only observations and infos) in the ``NEXT_STEP`` (default) and
+    ``SAME_STEP`` autoreset modes. In ``NEXT_STEP`` mode the step that resets a finished
+    sub-env starts its new episode and pays nothing.
+
+    Args:
+        env: A vector env of gui-gym envs.
+        store, generator, matcher, delta, zeta, lambda0, decay, eta, credit, adaptive, key,
+            epoch: As in :class:`MilestoneWrapper`.
+
+    Raises:
+        ValueError: for an argument out of range, or a vector env with autoreset disabled.
+    """
+
+    def __init__(
+        self,
+        env: gym.vector.VectorEnv,
+        store: MilestoneStore | str | Path,
+        generator: MilestoneGenerator | None = None,
+        matcher: MilestoneMatcher | None = None,
+        delta: float = 0.75,
+        zeta: float = 0.5,
+        lambda0: float = 0.3,
+        decay: float = 0.99,
+        eta: float = 0.5,
+        credit: Literal["deferred", "online"] = "deferred",
+        adaptive: bool = True,
+        key: Literal["task_id", "instruction"] = "task_id",
+        epoch: int = 0,
+    ):
+        settings = dict(
+            generator=generator,
+            matcher=matcher,
+            delta=delta,
+            zeta=zeta,
+            lambda0=lambda0,
+            decay=decay,
+            eta=eta,
+            credit=credit,
+            adaptive=adaptive,
+            key=key,
+            epoch=epoch,
+        )
+        self._configure(store, **settings)
+        gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))
+        gym.vector.VectorWrapper.__init__(self, env)
+        mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.NEXT_STEP)
+        mode = gym.vector.AutoresetMode(mode) if isinstance(mode, str) else mode
+        if mode not in (gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP):
+            raise ValueError(
+                f"MilestoneVectorWrapper needs autoreset mode NEXT_STEP or SAME_STEP, got {mode}"
+            )
+        self._same_step = mode == gym.vector.AutoresetMode.SAME_STEP
+        self._env_ids = self._sub_env_ids()
+        self._episodes: list[_Episode | None] = [None] * self.num_envs
+        self._resetting = np.zeros(self.num_envs, dtype=bool)
+
+    def _sub_env_ids(self) -> list[str]:
+        spec = getattr(self.env.unwrapped, "spec", None)
+        try:
+            specs = self.env.unwrapped.get_attr("spec")
+        except Exception:  # any vector env without sub-env specs
+            specs = [spec] * self.num_envs
+        return [s.id if s is not None else type(self.env.unwrapped).__name__ for s in specs]
+
+    @property
+    def milestones(self) -> list[list[str]]:
+        """Each sub-env's current milestones."""
+        return [list(e.milestones) if e is not None else [] for e in self._episodes]
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
+        """Reset every sub-env and start their episodes."""
+        observation, info = self.env.reset(seed=seed, options=options)
+        seeds = (
+            list(seed)
+            if isinstance(seed, list | tuple)
+            else [None if seed is None else seed + i for i in range(self.num_envs)]
+        )
+        infos: dict[str, Any] = {}
+        for i in range(self.num_envs):
+            episode, component = self._begin(
+                _env_slice(observation, i), _env_slice(info, i), seeds[i], self._env_ids[i]
+            )
+            self._episodes[i] = episode
+            infos = self._add_info(infos, {"milestone": component}, i)
+        self._resetting[:] = False
+        info.update(infos)
+        return observation, info
+
+    def step(self, actions: Any):
+        """Step all sub-envs, match their actions in one batch, and pay the credit."""
+        if any(e is None for e in self._episodes):
+            raise gym.error.ResetNeeded("call reset() before step()")
+        observation, reward, terminated, truncated, info = self.env.step(actions)
+        reward = np.array(reward, dtype=np.float64, copy=True)
+        pending: list[tuple[int, Step, dict[str, Any], dict[str, Any]]] = []
+        descriptions: list[str] = []
+        targets: list[str] = []
+        rows: list[int] = []
+        components: dict[int, dict[str, Any]] = {}
+        for i in range(self.num_envs):
+            obs_i, info_i = _env_slice(observation, i), _env_slice(info, i)
+            episode = self._episodes[i]
+            assert episode is not None
+            if self._resetting[i]:  # NEXT_STEP autoreset: this step reset sub-env i
+                self._episodes[i], components[i] = self._begin(
+                    obs_i, info_i, None, self._env_ids[i]
                 )
-            except StaleMilestonesError:
-                continue  # another worker refined it meanwhile: regenerate from theirs
-            if record is None:
-                return {"status": "unchanged", "version": base}
-            status = "initialized" if kind == "init" else "refined"
-            return {"status": status, "version": record.version}
-        logger.warning("milestones of %r changed under us %d times; skipped", key, _COMMIT_ATTEMPTS)
-        return {"status": "stale", "version": self.store.version(key)}
+                continue
+            if self._same_step and (terminated[i] or truncated[i]):
+                # the observation is the next episode's; the finished one's is in final_obs
+                obs_i = dict(info["final_obs"][i])
+                info_i = _env_slice(info["final_info"], i)
+            action = (
+                {k: v[i] for k, v in actions.items()} if isinstance(actions, dict) else actions[i]
+            )
+            step, target = self._new_step(
+                episode, action, float(reward[i]), bool(terminated[i]), bool(truncated[i]), info_i
+            )
+            if target is not None:
+                rows.append(len(pending))
+                descriptions.append(step.action_description)
+                targets.append(target)
+            pending.append((i, step, obs_i, info_i))
+        similarities: list[float | None] = [None] * len(pending)
+        for row, value in zip(rows, score_pairs(self.matcher, descriptions, targets)):
+            similarities[row] = float(value)
+        for (i, step, obs_i, info_i), similarity in zip(pending, similarities):
+            episode = self._episodes[i]
+            assert episode is not None
+            reward[i], components[i], ended = self._record(
+                episode, step, similarity, obs_i, info_i, reward[i]
+            )
+            if ended and self._same_step:
+                self._episodes[i], _ = self._begin(
+                    _env_slice(observation, i), _env_slice(info, i), None, self._env_ids[i]
+                )
+        infos: dict[str, Any] = {}
+        for i in sorted(components):
+            infos = self._add_info(infos, {"milestone": components[i]}, i)
+        info.update(infos)
+        self._resetting = np.logical_or(terminated, truncated) & (not self._same_step)
+        return observation, reward, terminated, truncated, info
