@@ -16,10 +16,13 @@ For every task of the split:
    steps that are hits / ground-truth key steps; *hit rate*: ``k / K`` at the end; for
    failures also the env's own progress (env milestones reached / total) beside ``k / K``.
 
-Latency: the time of one ``CosineMatcher.score`` call (one description against the current
-milestone), for descriptions never seen before (the MiniLM forward pass), for repeated ones
-(the embedder's cache), and over the benchmark's own trajectories in order (the mix a training
-run sees), with torch on one thread and on all.
+Latency, per env step: matching one action description against the env's current milestone,
+for descriptions never seen before (the MiniLM forward pass), for repeated ones (the
+embedder's cache), and over the benchmark's own trajectories in order (the mix a training run
+sees). Measured for ``MilestoneWrapper`` (one ``score`` call per step) and for
+``MilestoneVectorWrapper`` over 8 envs (one ``score_pairs`` call per vector step, its time
+divided by 8), with MiniLM in float32 and bfloat16, torch on one thread (and, for float32
+single steps, on all threads).
 
 Usage:
     python benchmarks/bench_admire.py [--out benchmarks/results/bench_admire.json]
@@ -310,38 +313,70 @@ def _timings(fn, items) -> dict[str, float]:
     return out
 
 
+def _per_step(fn, batches, size: int) -> dict[str, float]:
+    """Per-step wall and CPU time of ``fn(batch)`` over ``batches`` of ``size`` steps."""
+    row = _timings(fn, batches)
+    out: dict[str, float] = {"calls": row["calls"], "steps_per_call": size}
+    for key, value in row.items():
+        if key != "calls":
+            out[key] = round(value / size, 4)
+    return out
+
+
 def bench_latency(
     embedder_kind: str,
     trajectories: list[Trajectory],
     threads: list[int | None],
-    fresh: int = 300,
+    fresh: int = 320,
+    vector_envs: int = 8,
 ) -> dict[str, Any]:
-    """Per-step matching time: one description scored against one (cached) milestone, with
-    torch on each thread count of ``threads`` (None: leave torch alone)."""
+    """Per-step matching time: each description against one (cached) milestone. Rows are
+    keyed ``<dtype>_<single|vector8>_threads_<n>``; every row uses a fresh embedder, so
+    "uncached" really is uncached."""
+    from gui_gym.models.embed import HashingEmbedder, SentenceEmbedder
+    from gui_gym.models.milestones import score_pairs
+
     out: dict[str, Any] = {}
     milestone = 'click "How to Bake Lobster Tails" link'
     descriptions = [s.action_description for t in trajectories for s in t.steps if s.action_valid]
-    for count in dict.fromkeys(threads):
-        if count is not None:
+    new_texts = [f'type "query {i} about topic {i * 7}" into "Search" input' for i in range(fresh)]
+    dtypes = ["float32", "bfloat16"] if embedder_kind == "minilm" else [None]
+    setups = [(d, 1, c) for d in dtypes for c in (threads if d == "float32" else threads[:1])]
+    setups += [(d, vector_envs, threads[0]) for d in dtypes]
+    for dtype, size, count in setups:
+        if count is not None and embedder_kind == "minilm":
             import torch
 
             torch.set_num_threads(count)
-        # a fresh embedder each time, so "uncached" really is uncached
-        from gui_gym.models.embed import HashingEmbedder, SentenceEmbedder
-
-        embedder = SentenceEmbedder() if embedder_kind == "minilm" else HashingEmbedder()
+        embedder = SentenceEmbedder(dtype=dtype) if dtype is not None else HashingEmbedder()
         matcher = CosineMatcher(embedder)
         matcher.prepare([milestone])
         matcher.score("warm up", milestone)
-        new_texts = [
-            f'type "query {i} about topic {i * 7}" into "Search" input' for i in range(fresh)
-        ]
-        key = f"threads_{count}" if count is not None else "default"
-        score = functools.partial(matcher.score, milestone=milestone)
+        matcher.score_pairs(["warm up"] * size, [milestone] * size)
+        if size == 1:
+            score = functools.partial(matcher.score, milestone=milestone)
+            rows = {
+                "uncached": _per_step(score, new_texts, 1),
+                "cached": _per_step(score, new_texts, 1),
+                "benchmark_trajectories": _per_step(score, descriptions, 1),
+            }
+        else:
+
+            def batch_score(batch: list[str], m=matcher) -> None:
+                score_pairs(m, batch, [milestone] * len(batch))
+
+            def chunks(texts: list[str], n: int = size) -> list[list[str]]:
+                return [texts[i : i + n] for i in range(0, len(texts) - n + 1, n)]
+
+            rows = {
+                "uncached": _per_step(batch_score, chunks(new_texts), size),
+                "cached": _per_step(batch_score, chunks(new_texts), size),
+                "benchmark_trajectories": _per_step(batch_score, chunks(descriptions), size),
+            }
+        mode = "single" if size == 1 else f"vector{size}"
+        key = f"{dtype or embedder_kind}_{mode}_threads_{count}"
         out[key] = {
-            "uncached": _timings(score, new_texts),
-            "cached": _timings(score, new_texts),
-            "benchmark_trajectories": _timings(score, descriptions),
+            **rows,
             "distinct_descriptions": len(set(descriptions)),
             "steps": len(descriptions),
         }
@@ -364,7 +399,7 @@ def format_report(report: dict[str, Any]) -> str:
         )
     for key, row in report.get("latency", {}).items():
         lines.append(
-            f"latency {key} (wall / cpu ms): uncached median "
+            f"latency per step {key} (wall / cpu ms): uncached median "
             f"{row['uncached']['wall_median_ms']} / {row['uncached']['cpu_median_ms']}, cached "
             f"{row['cached']['wall_median_ms']} / {row['cached']['cpu_median_ms']}, "
             f"benchmark mix mean {row['benchmark_trajectories']['wall_mean_ms']} / "

@@ -132,6 +132,7 @@ class Episode:
     rewards: list[float] = field(default_factory=list)
     success: bool = False
     progress: float = 0.0
+    env_milestones: int = 0  # the env's own ground-truth milestones reached (not a reward)
 
 
 def char_tokenizer():
@@ -278,6 +279,7 @@ def rollout(env: MilestoneWrapper, policy: CandidatePolicy, task_id: str, seed: 
     episode.rewards = milestone["episode_total_rewards"]  # R_total(t), Algorithm 1 line 35
     episode.success = bool(milestone["success"])
     episode.progress = milestone["k"] / milestone["K"] if milestone["K"] else 0.0
+    episode.env_milestones = len(info.get("milestones", []))
     return episode
 
 
@@ -354,6 +356,7 @@ def main(args: Args) -> list[dict[str, Any]]:
             "steps": len(batch_steps),
             "success_rate": float(np.mean([e.success for e in episodes])),
             "milestone_progress": float(np.mean([e.progress for e in episodes])),
+            "env_milestones": float(np.mean([e.env_milestones for e in episodes])),
             "mean_step_reward": float(np.mean([r for e in episodes for r in e.rewards])),
             "milestone_weight": env.weight,
             "loss": loss,
