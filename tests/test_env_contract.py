@@ -191,6 +191,20 @@ def test_step_before_reset_is_an_error(env_id: str) -> None:
         env.step("CLICK(0)")
 
 
+@pytest.mark.parametrize("env_id", IDS)
+def test_task_ids_lists_the_pool_and_each_can_be_asked_for(env_id: str) -> None:
+    env = gym.make(env_id, split="test")
+    ids = env.unwrapped.task_ids
+    assert ids and len(set(ids)) == len(ids)
+    assert set(ids) <= {t.task_id for t in env.unwrapped.suite.select("all", None)}
+    _, info = env.reset(seed=0, options={"task": ids[-1]})
+    assert info["task_id"] == ids[-1]
+    sampled = {env.reset(seed=s)[1]["task_id"] for s in range(20)}
+    assert sampled <= set(ids)
+    fixed = gym.make(env_id, task=ids[0])
+    assert fixed.unwrapped.task_ids == [ids[0]]
+
+
 # -- no string makes step raise ---------------------------------------------------------------
 
 _ENVS = {env_id: gym.make(env_id, max_steps=10_000) for env_id in IDS}

@@ -342,6 +342,13 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         return self._steps
 
     @property
+    def task_ids(self) -> list[str]:
+        """Ids of the tasks :meth:`reset` samples from: the split and category's tasks, or
+        the one fixed task. Any of them can be asked for with ``options={"task": task_id}``,
+        e.g. to evaluate every task once."""
+        return [t.task_id for t in self._pool]
+
+    @property
     def milestones(self) -> list[str]:
         """Milestones reached so far, in order."""
         return list(self._milestones)
