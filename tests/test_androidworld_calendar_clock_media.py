@@ -5,7 +5,6 @@ wrong-app states score 0)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
 
 import gymnasium as gym
@@ -16,55 +15,10 @@ from gui_gym.core.actions import Action, ActionType
 from gui_gym.envs.androidworld.apps.audio_recorder import Recording
 from gui_gym.envs.androidworld.apps.calendar import CalendarEvent, parse_date, parse_time
 from gui_gym.envs.androidworld.apps.clock import timer_text
-from gui_gym.envs.androidworld.tasks import TASKS
 from gui_gym.envs.androidworld.tasks.calendar import reword_date
+from tests.androidworld_helpers import click, fill, make, oracle_until, step, success, templates_of
 
-ID = "GuiGym/AndroidWorld-v0"
-MINE = sorted(
-    name
-    for name, cls in TASKS.items()
-    if cls.__module__.rsplit(".", 1)[-1] in ("calendar", "clock", "media")
-)
-
-
-def make(name: str, seed: int = 0) -> gym.Env:
-    env = gym.make(ID, task=name)
-    env.reset(seed=seed)
-    return env
-
-
-def step(env: gym.Env, action: Action | str) -> dict:
-    *_, info = env.step(action)
-    return info
-
-
-def click(env: gym.Env, **criteria) -> dict:
-    element = env.unwrapped.ui_tree.find_one(**criteria)
-    assert element is not None, f"nothing matches {criteria} on\n{env.unwrapped.ui_tree.text}"
-    info = step(env, Action(ActionType.CLICK, index=element.index))
-    assert info["action_valid"], info["action_error"]
-    return info
-
-
-def type_in(env: gym.Env, field: str, text: str) -> None:
-    element = env.unwrapped.ui_tree.find_one(handler_arg=field, editable=True)
-    assert element is not None
-    info = step(env, Action(ActionType.INPUT, index=element.index, text=text))
-    assert info["action_valid"], info["action_error"]
-
-
-def oracle_until(env: gym.Env, done: Callable[[], bool], limit: int = 20) -> None:
-    for _ in range(limit):
-        if done():
-            return
-        info = step(env, env.unwrapped.oracle_action())
-        assert info["action_valid"], info["action_error"]
-    assert done()
-
-
-def score(env: gym.Env) -> float:
-    base = env.unwrapped
-    return base.task.is_successful(base.context())
+MINE = templates_of("calendar", "clock", "media")
 
 
 def test_at_least_sixteen_templates_are_registered() -> None:
@@ -109,10 +63,10 @@ def test_calendar_editor_saves_the_event_and_ends_past_midnight() -> None:
     _open_calendar(env)
     click(env, handler="calendar.new")
     assert base.state.forms["calendar"]["date"] == "2023-10-15"
-    type_in(env, "title", "Late call")
-    type_in(env, "date", "October 20 2023")
-    type_in(env, "start", "11:30 PM")
-    type_in(env, "end", "0:15")
+    fill(env, "title", "Late call")
+    fill(env, "date", "October 20 2023")
+    fill(env, "start", "11:30 PM")
+    fill(env, "end", "0:15")
     click(env, handler="calendar.pick_repeat")
     click(env, handler="calendar.set_repeat", handler_arg="weekly")
     click(env, handler="calendar.save")
@@ -138,8 +92,8 @@ def test_calendar_editor_rejects_a_missing_title_or_bad_time_without_saving() ->
         env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="calendar.save").index)
     )
     assert not info["action_valid"] and "Title" in info["action_error"]
-    type_in(env, "title", "Standup")
-    type_in(env, "start", "half past")
+    fill(env, "title", "Standup")
+    fill(env, "start", "half past")
     info = step(
         env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="calendar.save").index)
     )
@@ -195,7 +149,7 @@ def test_calendar_delete_can_be_cancelled_then_confirmed() -> None:
     click(env, handler="calendar.confirm_delete")
     assert base.state.apps["calendar"].get(target) is None
     assert base.state.screen_name == "calendar/day"
-    assert score(env) == 1.0
+    assert success(env) == 1.0
 
 
 def test_calendar_edit_replaces_the_row() -> None:
@@ -204,11 +158,11 @@ def test_calendar_edit_replaces_the_row() -> None:
     oracle_until(env, lambda: base.state.screen_name == "calendar/event")
     event_id = int(base.state.screen.arg)
     click(env, handler="calendar.edit")
-    type_in(env, "location", "Room 4")
+    fill(env, "location", "Room 4")
     click(env, handler="calendar.save")
     edited = base.state.apps["calendar"].get(event_id)
     assert edited.location == "Room 4"
-    assert score(env) == 0.0  # edited, not deleted
+    assert success(env) == 0.0  # edited, not deleted
 
 
 def test_add_event_scores_only_one_saved_matching_row() -> None:
@@ -225,24 +179,24 @@ def test_add_event_scores_only_one_saved_matching_row() -> None:
         ("start", t["start"][11:]),
         ("end", t["end"][11:]),
     ):
-        type_in(env, name, value)
+        fill(env, name, value)
     assert "details_entered" in base.milestones
-    assert score(env) == 0.0  # typed, not saved
+    assert success(env) == 0.0  # typed, not saved
     fields = {k: v for k, v in t.items()}
     right = CalendarEvent(data.next_id, **fields)
     data.events.append(replace(right, end=t["start"]))  # wrong duration
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     data.events[-1] = replace(right, location="Office")  # a location nobody asked for
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     data.events[-1] = replace(right, title=right.title.upper())  # fuzzy, case-insensitive
-    assert score(env) == 1.0
+    assert success(env) == 1.0
     data.events.append(replace(right, id=right.id + 1))  # a second copy
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     data.events.pop()
     if task.params["noise"]:
         first = data.events[0]
         data.events[0] = replace(first, title=first.title + " moved")
-        assert score(env) == 0.0  # an old row changed
+        assert success(env) == 0.0  # an old row changed
 
 
 def test_add_event_on_the_wrong_day_or_without_repeat_scores_zero() -> None:
@@ -257,15 +211,15 @@ def test_add_event_on_the_wrong_day_or_without_repeat_scores_zero() -> None:
             "end": t["end"][:8] + "30" + t["end"][10:],
         }
     )
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     env = make("SimpleCalendarAddRepeatingEvent", seed=4)
     t = env.unwrapped.task.params["event"]
     assert t["repeat"] in ("daily", "weekly")
     data = env.unwrapped.state.apps["calendar"]
     data.add(**{**t, "repeat": ""})
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     data.events[-1] = replace(data.events[-1], repeat=t["repeat"])
-    assert score(env) == 1.0
+    assert success(env) == 1.0
 
 
 def test_delete_events_needs_every_target_and_spares_the_rest() -> None:
@@ -278,13 +232,13 @@ def test_delete_events_needs_every_target_and_spares_the_rest() -> None:
     assert {e.id for e in data.events if e.day == day} == targets  # no noise on that day
     all_rows = list(data.events)
     data.events = [e for e in all_rows if e.id not in targets or e.id == min(targets)]
-    assert score(env) == 0.0  # one target left
+    assert success(env) == 0.0  # one target left
     data.events = []
-    assert score(env) == 0.0  # deleting everything is not the task
+    assert success(env) == 0.0  # deleting everything is not the task
     data.events = [e for e in all_rows if e.id not in targets]
-    assert score(env) == 1.0
+    assert success(env) == 1.0
     data.events = data.events[1:]
-    assert score(env) == 0.0  # a noise row deleted too
+    assert success(env) == 0.0  # a noise row deleted too
 
 
 def test_delete_one_event_keeps_same_day_rows() -> None:
@@ -294,9 +248,9 @@ def test_delete_one_event_keeps_same_day_rows() -> None:
     target = base.task.params["targets"][0]
     others = [e for e in data.events if e.id != target]
     data.events = [e for e in data.events if e.id == target]
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     data.events = others
-    assert score(env) == 1.0
+    assert success(env) == 1.0
 
 
 def _answer(env: gym.Env, text: str) -> float:
@@ -370,17 +324,17 @@ def test_timer_entry_scores_only_the_unstarted_right_digits_in_front() -> None:
     env = make("ClockTimerEntry", seed=4)
     base = env.unwrapped
     clock = base.state.apps["clock"]
-    oracle_until(env, lambda: score(env) == 1.0)
+    oracle_until(env, lambda: success(env) == 1.0)
     assert base.milestones == ["clock_opened", "timer_shown", "digits_started", "timer_set"]
     step(env, "HOME()")
-    assert score(env) == 0.0  # the Clock app is not on screen
+    assert success(env) == 0.0  # the Clock app is not on screen
     step(env, 'OPEN_APP("Clock")')
-    assert score(env) == 1.0
+    assert success(env) == 1.0
     click(env, handler="clock.tab", handler_arg="alarm")
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     click(env, handler="clock.tab", handler_arg="timer")
     click(env, resource_id="fab")  # started: not what was asked
-    assert clock.timer_seconds and score(env) == 0.0
+    assert clock.timer_seconds and success(env) == 0.0
 
 
 def test_stopwatch_buttons_and_running_check() -> None:
@@ -391,18 +345,18 @@ def test_stopwatch_buttons_and_running_check() -> None:
     click(env, handler="clock.tab", handler_arg="stopwatch")
     assert base.ui_tree.find_one(resource_id="fab").description == "Start"
     assert len(base.ui_tree.find(text="Stopwatch")) == 2  # tab and title, as DeskClock shows
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     click(env, resource_id="fab")
     descriptions = {e.description for e in base.ui_tree.elements}
     assert {"Pause", "Lap"} <= descriptions and clock.stopwatch_running
-    assert score(env) == 1.0
+    assert success(env) == 1.0
     click(env, handler="clock.lap")
     assert clock.laps == [150]
     step(env, "HOME()")
-    assert score(env) == 0.0  # running, but the stopwatch is not on display
+    assert success(env) == 0.0  # running, but the stopwatch is not on display
     step(env, 'OPEN_APP("clock")')
     click(env, resource_id="fab")  # Pause
-    assert not clock.stopwatch_running and score(env) == 0.0
+    assert not clock.stopwatch_running and success(env) == 0.0
     click(env, handler="clock.reset")
     assert clock.stopwatch_cs == 0 and clock.laps == []
 
@@ -410,11 +364,11 @@ def test_stopwatch_buttons_and_running_check() -> None:
 def test_stopwatch_paused_verify_starts_done_and_fails_when_running() -> None:
     env = make("ClockStopWatchPausedVerify")
     base = env.unwrapped
-    assert score(env) == 1.0
+    assert success(env) == 1.0
     step(env, 'OPEN_APP("clock")')
     click(env, handler="clock.tab", handler_arg="stopwatch")
     click(env, resource_id="fab")
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     assert base.oracle_action().type is ActionType.CLICK  # the expert pauses it again
 
 
@@ -428,7 +382,7 @@ def test_alarm_switches_and_new_alarm() -> None:
     click(env, handler="clock.toggle_alarm", handler_arg="1")
     assert clock.alarms[0].enabled
     click(env, resource_id="fab")
-    type_in(env, "time", "6:45 am")
+    fill(env, "time", "6:45 am")
     step(env, "GOBACK()")  # hide the keyboard
     click(env, handler="clock.save_alarm")
     assert clock.alarms[-1].time == "06:45" and clock.alarms[-1].enabled
@@ -451,7 +405,7 @@ def test_recorder_saves_named_m4a_and_cancel_discards() -> None:
     assert len(data.recordings) == n and not data.recording
     click(env, handler="audio_recorder.record")
     click(env, handler="audio_recorder.stop")
-    type_in(env, "name", "lecture_notes")
+    fill(env, "name", "lecture_notes")
     step(env, "GOBACK()")
     click(env, handler="audio_recorder.save")
     assert data.recordings[-1].name == "lecture_notes.m4a" and data.recordings[-1].size_kb > 0
@@ -467,15 +421,15 @@ def test_record_audio_needs_exactly_one_new_saved_recording() -> None:
     data = base.state.apps["audio_recorder"]
     step(env, 'OPEN_APP("Audio Recorder")')
     click(env, handler="audio_recorder.record")
-    assert score(env) == 0.0  # still recording: nothing written
+    assert success(env) == 0.0  # still recording: nothing written
     click(env, handler="audio_recorder.stop")
-    assert score(env) == 0.0  # not saved yet
+    assert success(env) == 0.0  # not saved yet
     click(env, handler="audio_recorder.save")
-    assert score(env) == 1.0
+    assert success(env) == 1.0
     data.recordings.append(Recording("second.m4a", 5, 80, 99))
-    assert score(env) == 0.0  # two new recordings
+    assert success(env) == 0.0  # two new recordings
     data.recordings[-1] = Recording("second.m4a", 0, 0, 99)
-    assert score(env) == 1.0  # an empty file does not count
+    assert success(env) == 1.0  # an empty file does not count
 
 
 def test_record_with_file_name_checks_the_name() -> None:
@@ -485,11 +439,11 @@ def test_record_with_file_name_checks_the_name() -> None:
     assert name.endswith(".m4a") and name in base.task.instruction
     data = base.state.apps["audio_recorder"]
     data.recordings.append(Recording("Record-1.m4a", 5, 80, 50))
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     data.recordings.append(Recording(name, 5, 80, 51))  # the app adds .m4a to the typed name
-    assert score(env) == 0.0
+    assert success(env) == 0.0
     data.recordings.append(Recording(name + ".m4a", 5, 80, 52))
-    assert score(env) == 1.0
+    assert success(env) == 1.0
 
 
 # -- Camera ----------------------------------------------------------------------------------------
@@ -531,20 +485,20 @@ def test_take_photo_and_video_count_files_in_their_folders() -> None:
     click(env, handler="camera.mode", handler_arg="video")
     click(env, resource_id="shutter_button")
     click(env, resource_id="shutter_button")
-    assert cam.videos and score(env) == 0.0  # a video is not a photo
+    assert cam.videos and success(env) == 0.0  # a video is not a photo
     click(env, handler="camera.mode", handler_arg="photo")
     click(env, resource_id="shutter_button")
-    assert score(env) == 1.0
+    assert success(env) == 1.0
     click(env, resource_id="shutter_button")
-    assert score(env) == 0.0  # two photos
+    assert success(env) == 0.0  # two photos
     env = make("CameraTakeVideo")
     cam = env.unwrapped.state.apps["camera"]
     step(env, 'OPEN_APP("Camera")')
     click(env, handler="camera.mode", handler_arg="video")
     click(env, resource_id="shutter_button")
-    assert score(env) == 0.0  # still recording
+    assert success(env) == 0.0  # still recording
     click(env, resource_id="shutter_button")
-    assert score(env) == 1.0
+    assert success(env) == 1.0
 
 
 @pytest.mark.parametrize("name", ["CameraTakePhoto", "AudioRecorderRecordAudio"])
@@ -558,4 +512,4 @@ def test_expert_removes_surplus_files(name: str) -> None:
             Recording("a.m4a", 5, 80, 90),
             Recording("b.m4a", 5, 80, 91),
         ]
-    oracle_until(env, lambda: score(env) == 1.0)
+    oracle_until(env, lambda: success(env) == 1.0)

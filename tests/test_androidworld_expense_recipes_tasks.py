@@ -4,10 +4,8 @@ templates' checks read the app state (half-done, wrong-row and wrong-app states 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from dataclasses import replace
 
-import gymnasium as gym
 import pytest
 
 import gui_gym  # noqa: F401
@@ -15,54 +13,10 @@ from gui_gym.core.actions import Action, ActionType
 from gui_gym.envs.androidworld.apps.expense import Expense, parse_amount, parse_day
 from gui_gym.envs.androidworld.apps.recipes import Recipe
 from gui_gym.envs.androidworld.apps.tasks_app import visible_task_ids
-from gui_gym.envs.androidworld.tasks import TASKS
 from gui_gym.envs.androidworld.tasks.tasks_app import reword_date
+from tests.androidworld_helpers import click, fill, make, oracle_until, score, step, templates_of
 
-ID = "GuiGym/AndroidWorld-v0"
-MINE = sorted(
-    name
-    for name, cls in TASKS.items()
-    if cls.__module__.rsplit(".", 1)[-1] in ("expense", "recipes", "tasks_app")
-)
-
-
-def make(name: str, seed: int = 0) -> gym.Env:
-    env = gym.make(ID, task=name)
-    env.reset(seed=seed)
-    return env
-
-
-def step(env: gym.Env, action: Action | str) -> dict:
-    *_, info = env.step(action)
-    return info
-
-
-def click(env: gym.Env, **criteria) -> dict:
-    element = env.unwrapped.ui_tree.find_one(**criteria)
-    assert element is not None, f"nothing matches {criteria} on\n{env.unwrapped.ui_tree.text}"
-    info = step(env, Action(ActionType.CLICK, index=element.index))
-    assert info["action_valid"], info["action_error"]
-    return info
-
-
-def type_in(env: gym.Env, field: str, text: str) -> None:
-    element = env.unwrapped.ui_tree.find_one(handler_arg=field, editable=True)
-    assert element is not None
-    info = step(env, Action(ActionType.INPUT, index=element.index, text=text))
-    assert info["action_valid"], info["action_error"]
-
-
-def oracle_until(env: gym.Env, done: Callable[[], bool], limit: int = 20) -> None:
-    for _ in range(limit):
-        if done():
-            return
-        info = step(env, env.unwrapped.oracle_action())
-        assert info["action_valid"], info["action_error"]
-    assert done()
-
-
-def score(env: gym.Env) -> float:
-    return env.unwrapped.task.score(env.unwrapped.state)
+MINE = templates_of("expense", "recipes", "tasks_app")
 
 
 def test_at_least_sixteen_templates_are_registered() -> None:
@@ -97,12 +51,12 @@ def test_expense_editor_saves_the_record_with_a_picked_category() -> None:
     before = len(base.state.apps["expense"].expenses)
     step(env, 'OPEN_APP("pro expense")')
     click(env, handler="expense.new")
-    type_in(env, "name", "Taxi home")
-    type_in(env, "amount", "$42.5")
+    fill(env, "name", "Taxi home")
+    fill(env, "amount", "$42.5")
     click(env, handler="expense.pick_category")
     assert base.state.screen_name == "expense/category"
     click(env, handler="expense.set_category", text="Transportation")
-    type_in(env, "note", "Late train")
+    fill(env, "note", "Late train")
     info = click(env, handler="expense.save")
     assert base.state.screen_name == "expense/main" and "Expense saved" in base.ui_tree.text
     rows = base.state.apps["expense"].expenses
@@ -124,8 +78,8 @@ def test_expense_editor_rejects_a_bad_amount_without_saving() -> None:
     before = list(base.state.apps["expense"].expenses)
     step(env, 'OPEN_APP("Pro Expense")')
     click(env, handler="expense.new")
-    type_in(env, "name", "Coffee")
-    type_in(env, "amount", "a lot")
+    fill(env, "name", "Coffee")
+    fill(env, "amount", "a lot")
     save = base.ui_tree.find_one(handler="expense.save")
     info = step(env, f"CLICK({save.index})")
     assert not info["action_valid"] and "amount" in info["action_error"]
@@ -182,7 +136,7 @@ def test_expense_edit_replaces_the_row() -> None:
     click(env, handler="expense.open", handler_arg=str(row.id))
     click(env, handler="expense.edit")
     assert base.state.forms["expense"]["name"] == row.name
-    type_in(env, "amount", "1.00")
+    fill(env, "amount", "1.00")
     click(env, handler="expense.save")
     assert data.get(row.id) == replace(row, amount=100)
     assert base.state.screen_name == "expense/detail"
@@ -328,7 +282,7 @@ def test_recipe_editor_saves_every_field() -> None:
         "directions": "Whisk miso into hot dashi. Add tofu.",
     }
     for field, value in values.items():
-        type_in(env, field, value)
+        fill(env, field, value)
     click(env, handler="recipes.save")
     saved = base.state.apps["recipes"].recipes[-1]
     assert {k: getattr(saved, k) for k in values} == values and not saved.favorite
@@ -340,7 +294,7 @@ def test_recipe_without_title_is_rejected() -> None:
     base = env.unwrapped
     step(env, 'OPEN_APP("Broccoli")')
     click(env, handler="recipes.new")
-    type_in(env, "description", "No title")
+    fill(env, "description", "No title")
     save = base.ui_tree.find_one(handler="recipes.save")
     info = step(env, f"CLICK({save.index})")
     assert not info["action_valid"] and "title" in info["action_error"]

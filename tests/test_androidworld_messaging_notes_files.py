@@ -4,73 +4,28 @@ templates' checks read the app state (half-done, wrong-row and wrong-app states 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from dataclasses import replace
 
 import gymnasium as gym
 import pytest
 
 import gui_gym  # noqa: F401
-from gui_gym.core.actions import Action, ActionType
 from gui_gym.envs.androidworld.apps.files import join
 from gui_gym.envs.androidworld.apps.markor import Note
 from gui_gym.envs.androidworld.apps.sms import clean_address
-from gui_gym.envs.androidworld.tasks import TASKS
-
-ID = "GuiGym/AndroidWorld-v0"
-MINE = sorted(
-    name
-    for name, cls in TASKS.items()
-    if cls.__module__.rsplit(".", 1)[-1] in ("sms", "markor", "files")
+from tests.androidworld_helpers import (
+    click,
+    long_click,
+    make,
+    oracle_until,
+    score,
+    step,
+    templates_of,
+    type_in,
 )
+
+MINE = templates_of("sms", "markor", "files")
 NOW = "2023-10-15 15:34"
-
-
-def make(name: str, seed: int = 0) -> gym.Env:
-    env = gym.make(ID, task=name)
-    env.reset(seed=seed)
-    return env
-
-
-def step(env: gym.Env, action: Action | str) -> dict:
-    *_, info = env.step(action)
-    return info
-
-
-def act(env: gym.Env, kind: ActionType, **criteria) -> dict:
-    element = env.unwrapped.ui_tree.find_one(**criteria)
-    assert element is not None, f"nothing matches {criteria} on\n{env.unwrapped.ui_tree.text}"
-    info = step(env, Action(kind, index=element.index))
-    assert info["action_valid"], info["action_error"]
-    return info
-
-
-def click(env: gym.Env, **criteria) -> dict:
-    return act(env, ActionType.CLICK, **criteria)
-
-
-def long_click(env: gym.Env, **criteria) -> dict:
-    return act(env, ActionType.LONG_CLICK, **criteria)
-
-
-def type_in(env: gym.Env, text: str, **criteria) -> None:
-    element = env.unwrapped.ui_tree.find_one(editable=True, **criteria)
-    assert element is not None, f"no field {criteria} on\n{env.unwrapped.ui_tree.text}"
-    info = step(env, Action(ActionType.INPUT, index=element.index, text=text))
-    assert info["action_valid"], info["action_error"]
-
-
-def oracle_until(env: gym.Env, done: Callable[[], bool], limit: int = 25) -> None:
-    for _ in range(limit):
-        if done():
-            return
-        info = step(env, env.unwrapped.oracle_action())
-        assert info["action_valid"], info["action_error"]
-    assert done()
-
-
-def score(env: gym.Env) -> float:
-    return env.unwrapped.task.score(env.unwrapped.state)
 
 
 # -- registry ---------------------------------------------------------------------------------
@@ -288,7 +243,7 @@ def test_sms_resend_needs_exactly_one_new_sent_message() -> None:
     data.add(task.params["number"], "A different text", NOW, outgoing=True)
     assert score(env) == 0.0
     env = make("SimpleSmsResend", seed=4)
-    oracle_until(env, lambda: score(env) == 1.0)
+    oracle_until(env, lambda: score(env) == 1.0, limit=25)
     data = env.unwrapped.state.apps["sms"]
     assert not [m for m in data.messages if m.status == "failed"]
     data.add(task.params["number"], task.params["message"], NOW, outgoing=True)
@@ -587,7 +542,7 @@ def test_markor_note_and_sms_composite_gives_partial_credit() -> None:
     env = make("MarkorCreateNoteAndSms", seed=2)
     base = env.unwrapped
     p = base.task.params
-    oracle_until(env, lambda: base.state.foreground == "sms")
+    oracle_until(env, lambda: base.state.foreground == "sms", limit=25)
     assert score(env) == 0.5  # the note is written, the text not sent
     base.state.apps["markor"].notes.clear()
     base.state.apps["sms"].add(p["number"], p["text"], NOW, outgoing=True)
@@ -667,7 +622,7 @@ def test_files_delete_file_checks_the_other_files() -> None:
     data.files = [f for f in data.files if f.path != target]
     assert score(env) == 1.0
     env = make("FilesDeleteFile", seed=3)
-    oracle_until(env, lambda: score(env) == 1.0)
+    oracle_until(env, lambda: score(env) == 1.0, limit=25)
     assert len(env.unwrapped.state.apps["files"].files) == len(p["files"]) - 1
 
 
