@@ -1,7 +1,7 @@
 """Broccoli recipe tasks (AndroidWorld ``task_evals/single/recipe.py``).
 
 Checks follow AndroidWorld's ``sqlite_validators`` on the ``recipes`` table, read from the
-app's rows: an *add* task needs every target recipe present (title, description, servings,
+app's rows (see :mod:`~gui_gym.envs.androidworld.tasks.table`): an *add* task needs every target recipe present (title, description, servings,
 preparation time, source, ingredients and directions fuzzy; favourite exact), exactly that
 many new rows, and every earlier row unchanged; a *delete* task needs the target rows gone,
 every other row unchanged and nothing added. Starting rows and their ids are parameters.
@@ -9,29 +9,26 @@ every other row unchanged and nothing added. Starting rows and their ids are par
 
 from __future__ import annotations
 
-import functools
 import random
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any
 
-from gui_gym.core.actions import Action, ActionType
+from gui_gym.core.actions import Action
 from gui_gym.core.ui import UITree
 from gui_gym.envs.androidworld.apps.recipes import EDITOR_FIELDS, Recipe, RecipesData
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
-    AndroidWorldTask,
-    StateCheck,
     fuzzy_match,
-    open_app,
     reach,
     register,
     type_into,
 )
-from gui_gym.envs.androidworld.tasks.expense import (
-    delete_rows_expert,
+from gui_gym.envs.androidworld.tasks.table import (
+    TableAddTask,
+    TableDeleteDuplicatesTask,
+    TableDeleteTask,
+    TableTask,
     draw_distinct,
-    match_all,
-    rows_as_text,
     with_ids,
 )
 
@@ -395,68 +392,35 @@ def random_recipe(rng: random.Random) -> dict[str, Any]:
 # -- templates -------------------------------------------------------------------------------
 
 
-class _RecipeTask(AndroidWorldTask):
-    """Writes ``params["rows"]`` (with their ids) into Broccoli at the start."""
+class _RecipeTask(TableTask):
+    """Broccoli's ``recipes`` table; the search box is what Back closes first."""
 
     app = "recipes"
+    app_title = "Broccoli"
+    row_type = Recipe
+    rows_attr = "recipes"
+    row_noun = "recipe"
+    key_field = "title"
+    random_row = staticmethod(random_recipe)
 
-    def initialize_task(self, phone: PhoneState, rng: random.Random) -> None:
-        data: RecipesData = phone.apps["recipes"]
-        data.recipes = [Recipe(**row) for row in self.params["rows"]]
-        data.next_id = max((r.id for r in data.recipes), default=0) + 1
+    def _reset_list(self, data: RecipesData) -> None:
         data.searching, data.query = False, ""
 
-    @functools.cached_property
-    def _initial(self) -> dict[int, Recipe]:
-        return {row["id"]: Recipe(**row) for row in self.params["rows"]}
+    def _busy(self, data: RecipesData) -> bool:
+        return data.searching
 
-    def _others_unchanged(self, data: RecipesData, removed: Sequence[int]) -> bool:
-        current = {r.id: r for r in data.recipes}
-        gone = set(removed)
-        return all(
-            current.get(i) == row for i, row in self._initial.items() if i not in gone
-        ) and not any(i in current for i in gone)
-
-    def _opened(self) -> tuple[str, StateCheck]:
-        return ("recipes_opened", StateCheck("recipes_opened", lambda p: "recipes" in p.opened))
+    def _list_order(self, data: RecipesData) -> list[str]:
+        return [str(r.id) for r in data.shown()]
 
 
-class _RecipeAdd(_RecipeTask):
-    n_rows: ClassVar[int] = 1
+class _RecipeAdd(_RecipeTask, TableAddTask):
     template = "Add the following recipes into the Broccoli app:\n{recipes}"
-
-    @classmethod
-    def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        targets = draw_distinct(rng, cls.n_rows, random_recipe, key=lambda r: r["title"])
-        titles = {t["title"] for t in targets}
-        noise = draw_distinct(rng, 10, random_recipe, keep=lambda r: r["title"] not in titles)
-        fmt = rng.choice(("csv", "text_block"))
-        return {
-            "recipes": rows_as_text(targets, _TEXT_FIELDS, fmt, "Recipe"),
-            "text_representation_type": fmt,
-            "targets": targets,
-            "rows": with_ids(rng, noise),
-        }
+    text_fields = _TEXT_FIELDS
 
     @staticmethod
     def _same(r: Recipe, t: dict[str, Any]) -> bool:
         return r.favorite == t["favorite"] and all(
             fuzzy_match(getattr(r, name), t[name]) for name in _FIELDS
-        )
-
-    def _new_rows(self, data: RecipesData) -> list[Recipe]:
-        return [r for r in data.recipes if r.id not in self._initial]
-
-    def _matched(self, data: RecipesData) -> int:
-        return match_all(self._new_rows(data), self.params["targets"], self._same)
-
-    def score(self, phone: PhoneState) -> float:
-        data: RecipesData = phone.apps["recipes"]
-        n = len(self.params["targets"])
-        return float(
-            self._others_unchanged(data, ())
-            and len(self._new_rows(data)) == n
-            and self._matched(data) == n
         )
 
     def _form_ready(self, phone: PhoneState) -> bool:
@@ -466,60 +430,17 @@ class _RecipeAdd(_RecipeTask):
         t = self.params["targets"][0]
         return all(fuzzy_match(form.get(name, ""), t[name]) for name in _FIELDS)
 
-    def milestone_checks(self):
-        checks = [
-            self._opened(),
-            (
-                "editor_opened",
-                StateCheck("editor_opened", lambda p: p.screen_name == "recipes/edit"),
-            ),
-        ]
-        if len(self.params["targets"]) == 1:
-            checks.append(("fields_entered", StateCheck("fields_entered", self._form_ready)))
-        else:
-            checks.append(
-                (
-                    "first_recipe_saved",
-                    StateCheck(
-                        "first_recipe_saved", lambda p: self._matched(p.apps["recipes"]) >= 1
-                    ),
-                )
-            )
-        checks.append(
-            ("recipes_saved", StateCheck("recipes_saved", lambda p: self.score(p) >= 1.0))
-        )
-        return checks
-
-    def expert(self, phone: PhoneState, screen: UITree) -> Action:
-        data: RecipesData = phone.apps["recipes"]
-        free = self._new_rows(data)
-        pending = []
-        for t in self.params["targets"]:
-            hit = next((r for r in free if self._same(r, t)), None)
-            if hit is None:
-                pending.append(t)
-            else:
-                free.remove(hit)
-        if not pending:
-            return Action(ActionType.DONE)
-        t = pending[0]
-        if phone.dialog is not None:
-            return Action(ActionType.GOBACK)
-        action = open_app(phone, "recipes", "Broccoli")
-        if action is not None:
-            return action
+    def _editor_step(self, phone: PhoneState, screen: UITree, t: dict[str, Any]) -> Action | None:
         current = phone.screen
         assert current is not None
-        if current.name == "edit" and not current.arg:
-            form = phone.forms.get("recipes", {})
-            for name in _FIELDS:
-                action = type_into(screen, name, t[name], form)
-                if action is not None:
-                    return action
-            return reach(screen, handler="recipes.save")
-        if current.name != "main" or data.searching or phone.focus:
-            return Action(ActionType.GOBACK)
-        return reach(screen, handler="recipes.new")
+        if current.name != "edit" or current.arg:
+            return None
+        form = phone.forms.get("recipes", {})
+        for name in _FIELDS:
+            action = type_into(screen, name, t[name], form)
+            if action is not None:
+                return action
+        return reach(screen, handler="recipes.save")
 
 
 @register
@@ -541,73 +462,11 @@ class RecipeAddMultipleRecipes(_RecipeAdd):
     n_rows = 2
 
 
-class _RecipeDelete(_RecipeTask):
+class _RecipeDelete(_RecipeTask, TableDeleteTask):
     """Delete recipes named in the goal; titles are unique in the starting list."""
 
-    n_rows: ClassVar[int] = 1
-    n_noise: ClassVar[tuple[int, int]] = (0, 0)
     template = "Delete the following recipes from Broccoli app: {titles}."
-
-    @classmethod
-    def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        n_noise = rng.randint(*cls.n_noise)
-        rows = draw_distinct(rng, cls.n_rows + n_noise, random_recipe, key=lambda r: r["title"])
-        noise, targets = rows[:n_noise], rows[n_noise:]
-        all_rows = with_ids(rng, targets + noise)
-        titles = [t["title"] for t in targets]
-        return {
-            "titles": ", ".join(titles),
-            "rows": all_rows,
-            "targets": [r["id"] for r in all_rows if r["title"] in titles],
-        }
-
-    def _to_delete(self, data: RecipesData) -> list[int]:
-        wanted = set(self.params["targets"])
-        return [r.id for r in data.ordered() if r.id in wanted]
-
-    def score(self, phone: PhoneState) -> float:
-        data: RecipesData = phone.apps["recipes"]
-        targets = self.params["targets"]
-        return float(
-            self._others_unchanged(data, targets)
-            and len(data.recipes) == len(self._initial) - len(targets)
-        )
-
-    def milestone_checks(self):
-        targets = set(self.params["targets"])
-        wanted = {str(i) for i in targets}
-
-        def opened(p: PhoneState) -> bool:
-            stack = p.stacks.get("recipes", [])
-            return bool(stack) and stack[-1].name == "detail" and stack[-1].arg in wanted
-
-        checks = [self._opened(), ("target_opened", StateCheck("target_opened", opened))]
-        if len(targets) > 1:
-            checks.append(
-                (
-                    "first_recipe_deleted",
-                    StateCheck(
-                        "first_recipe_deleted",
-                        lambda p: any(p.apps["recipes"].get(i) is None for i in targets),
-                    ),
-                )
-            )
-        checks.append(
-            ("recipes_deleted", StateCheck("recipes_deleted", lambda p: self.score(p) >= 1.0))
-        )
-        return checks
-
-    def expert(self, phone: PhoneState, screen: UITree) -> Action:
-        data: RecipesData = phone.apps["recipes"]
-        return delete_rows_expert(
-            phone,
-            screen,
-            self._to_delete(data),
-            app="recipes",
-            title="Broccoli",
-            order=[str(r.id) for r in data.shown()],
-            busy=data.searching,
-        )
+    targets_first = False
 
 
 @register
@@ -678,7 +537,7 @@ class RecipeDeleteMultipleRecipesWithConstraint(_RecipeDelete):
         }
 
 
-class _RecipeDeleteDuplicates(_RecipeTask):
+class _RecipeDeleteDuplicates(_RecipeTask, TableDeleteDuplicatesTask):
     """Two identical recipes; exactly one must go and nothing else may change."""
 
     complexity = 1
@@ -688,62 +547,9 @@ class _RecipeDeleteDuplicates(_RecipeTask):
     )
 
     @classmethod
-    def _rows(cls, rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _draw(cls, rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         rows = draw_distinct(rng, 6, random_recipe)
         return rows[-1], rows[:-1]
-
-    @classmethod
-    def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        target, noise = cls._rows(rng)
-        rows = with_ids(rng, [target, dict(target), *noise])
-        return {
-            "rows": rows,
-            "targets": [r["id"] for r in rows if r == dict(target, id=r["id"])],
-        }
-
-    def _present(self, data: RecipesData) -> list[int]:
-        wanted = set(self.params["targets"])
-        return [r.id for r in data.ordered() if r.id in wanted]
-
-    def score(self, phone: PhoneState) -> float:
-        data: RecipesData = phone.apps["recipes"]
-        present = self._present(data)
-        if len(present) != 1:
-            return 0.0
-        removed = [i for i in self.params["targets"] if i not in present]
-        return float(
-            self._others_unchanged(data, removed) and len(data.recipes) == len(self._initial) - 1
-        )
-
-    def milestone_checks(self):
-        wanted = {str(i) for i in self.params["targets"]}
-
-        def opened(p: PhoneState) -> bool:
-            stack = p.stacks.get("recipes", [])
-            return bool(stack) and stack[-1].name == "detail" and stack[-1].arg in wanted
-
-        return [
-            self._opened(),
-            ("duplicate_opened", StateCheck("duplicate_opened", opened)),
-            (
-                "duplicate_deleted",
-                StateCheck("duplicate_deleted", lambda p: self.score(p) >= 1.0),
-            ),
-        ]
-
-    def expert(self, phone: PhoneState, screen: UITree) -> Action:
-        data: RecipesData = phone.apps["recipes"]
-        # a copy changed since the start (say, starred) is the one to delete
-        present = sorted(self._present(data), key=lambda i: data.get(i) == self._initial[i])
-        return delete_rows_expert(
-            phone,
-            screen,
-            present[:1] if len(present) == 2 else [],
-            app="recipes",
-            title="Broccoli",
-            order=[str(r.id) for r in data.shown()],
-            busy=data.searching,
-        )
 
 
 def _variants(
@@ -774,7 +580,7 @@ class RecipeDeleteDuplicateRecipes2(_RecipeDeleteDuplicates):
     complexity = 2.4
 
     @classmethod
-    def _rows(cls, rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _draw(cls, rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         noise = draw_distinct(rng, 7, random_recipe)
         target = noise.pop()
         noise += _variants(rng, 4, target, noise, lambda r: r["title"] == target["title"])
@@ -790,7 +596,7 @@ class RecipeDeleteDuplicateRecipes3(_RecipeDeleteDuplicates):
     complexity = 3.4
 
     @classmethod
-    def _rows(cls, rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _draw(cls, rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         avocado = "Avocado Toast with Egg"
         noise = draw_distinct(rng, 22, random_recipe, keep=lambda r: r["title"] != avocado)
         target = noise.pop()
