@@ -274,3 +274,25 @@ def test_invalid_action_changes_nothing_but_counts_a_step() -> None:
         assert info["action_valid"] is False and info["action_error"]
         assert reward == 0.0 and not terminated
     assert info["step"] == 5
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_apply_action_changes_the_app_without_episode_bookkeeping(env_id: str) -> None:
+    env = gym.make(env_id, split="test")
+    with pytest.raises(gym.error.ResetNeeded):
+        env.unwrapped.apply_action("CLICK(0)")
+    env.reset(seed=3)
+    base = env.unwrapped
+    probe = base.fork()
+    before = base.ui_tree.text
+    action = base.oracle_action()
+    assert probe.apply_action(action) is None
+    assert probe.steps_taken == base.steps_taken == 0 and probe.milestones == []
+    assert base.ui_tree.text == before  # the original is untouched
+    if not action.is_terminal:
+        _, _, _, _, info = env.step(action)  # the same action through step() ...
+        assert probe.ui_tree.text == base.ui_tree.text  # ... gives the same screen
+    assert probe.apply_action("CLICK(999)") is not None  # refused, with the reason
+    assert probe.apply_action("not an action") is not None
+    shown = probe.ui_tree.text
+    assert probe.apply_action("DONE()") is None and probe.ui_tree.text == shown

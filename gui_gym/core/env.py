@@ -251,12 +251,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         except ActionParseError as err:
             error = str(err)
         if parsed is not None:
-            error = self._validate(parsed, screen)
-            if error is None:
-                try:
-                    error = self._execute(parsed, screen)
-                except InvalidAction as err:
-                    error = str(err) or "impossible action"
+            error = self._apply(parsed, screen)
         self._steps += 1
         valid = error is None
         description = describe(parsed, screen) if parsed is not None else "invalid action"
@@ -387,6 +382,29 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         out.append(Action(ActionType.GOBACK))
         return out
 
+    def apply_action(self, action: str | Action | dict[str, Any]) -> str | None:
+        """Apply ``action`` to the app as :meth:`step` does, without episode bookkeeping: no
+        step is counted and no reward, milestone, outcome or truncation is computed. For tools
+        that explore a :meth:`fork` (ProRe's probing evaluators). ``DONE`` and ``ANSWER`` are
+        checked but change nothing.
+
+        Returns:
+            None when the action was applied, else why it was refused (then nothing changed).
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset.
+        """
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        try:
+            parsed = parse_action(action)
+        except ActionParseError as err:
+            return str(err)
+        error = self._apply(parsed, self._current_screen(), execute=not parsed.is_terminal)
+        if error is None:
+            self._screen_cache = None
+        return error
+
     def fork(self) -> GuiEnv:
         """An independent env in the same state: same task, step count, milestones and RNG.
 
@@ -400,6 +418,17 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         return clone
 
     # ------------------------------------------------------------------------------- helpers
+
+    def _apply(self, action: Action, screen: UITree, execute: bool = True) -> str | None:
+        """Validate ``action`` on ``screen`` and run it on the backend; why it was refused,
+        or None."""
+        error = self._validate(action, screen)
+        if error is None and execute:
+            try:
+                error = self._execute(action, screen)
+            except InvalidAction as err:
+                error = str(err) or "impossible action"
+        return error
 
     def _current_screen(self) -> UITree:
         screen = self._screen_cache

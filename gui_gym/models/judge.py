@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from gui_gym.core.actions import Action, ActionParseError, ActionType, describe, parse_action
-from gui_gym.core.env import GuiEnv, InvalidAction
+from gui_gym.core.env import GuiEnv
 from gui_gym.core.ui import UITree
 from gui_gym.rewards.probing import VERDICTS, VOTE_RULES, VoteResult, combine_votes
 
@@ -274,9 +274,7 @@ class ProbeSession:
         self.finished = False
 
     def _read_screen(self) -> UITree:
-        # A fresh read after every action; the env's screen cache is keyed to its own steps.
-        self._env._screen_cache = None
-        return self._env.ui_tree
+        return self._env.ui_tree  # apply_action refreshes it after every applied action
 
     @property
     def goal(self) -> str:
@@ -312,12 +310,7 @@ class ProbeSession:
         except ActionParseError as err:
             error = str(err)
         if parsed is not None:
-            error = env._validate(parsed, screen)
-            if error is None and not parsed.is_terminal:
-                try:
-                    error = env._execute(parsed, screen)
-                except InvalidAction as err:
-                    error = str(err) or "impossible action"
+            error = env.apply_action(parsed)
         if parsed is not None:
             text = str(parsed)
             description = describe(parsed, screen)
