@@ -33,6 +33,7 @@ __all__ = [
     "PhoneState",
     "Screen",
     "SystemState",
+    "icon_button",
 ]
 
 WIDTH, HEIGHT = 360, 800
@@ -147,6 +148,23 @@ class AppView:
     bottom: list[Block] = field(default_factory=list)
     fab: Block | None = None
     back: bool | None = None
+
+
+def icon_button(
+    description: str, handler: str, resource_id: str, arg: str = "", **kwargs: Any
+) -> Block:
+    """A clickable icon (app bar action, floating button, toolbar icon): no text, named by
+    its ``description`` (what a screen reader says), calling the full ``handler`` key."""
+    return Block(
+        "button",
+        "",
+        description=description,
+        resource_id=resource_id,
+        clickable=True,
+        handler=handler,
+        handler_arg=arg,
+        **kwargs,
+    )
 
 
 class PhoneApp:

@@ -16,6 +16,7 @@ occurrences; a weekday bit mask for weekly events).
 from __future__ import annotations
 
 import calendar as _cal
+import functools
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -24,7 +25,14 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    Dialog,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    icon_button,
+)
 
 __all__ = [
     "REPEATS",
@@ -186,65 +194,43 @@ def _short_day(iso: str) -> str:
 
 
 def _icon(description: str, handler: str, arg: str = "") -> Block:
+    resource_id = description.lower().replace(" ", "_")
+    return icon_button(description, f"calendar.{handler}", resource_id, arg)
+
+
+@functools.lru_cache(maxsize=2048)
+def _day_row(iso: str, n: int) -> Block:
+    """A day of the month view with its event count (cached: rows are immutable)."""
+    d = date.fromisoformat(iso)
+    text = f"{d:%a} {d.day}"
+    if n:
+        text += f" · {n} event{'s' if n != 1 else ''}"
     return Block(
-        "button",
-        "",
-        description=description,
-        resource_id=description.lower().replace(" ", "_"),
+        "listitem",
+        text,
+        description="Today" if iso == TODAY else "",
+        resource_id="month_day",
         clickable=True,
-        handler=f"calendar.{handler}",
-        handler_arg=arg,
+        selected=iso == TODAY,
+        handler="calendar.open_day",
+        handler_arg=iso,
+        height=40,
+        gap=2,
     )
 
 
-_DAY_ROWS: dict[tuple[str, int], Block] = {}
-
-
-def _day_row(iso: str, n: int) -> Block:
-    key = (iso, n)
-    block = _DAY_ROWS.get(key)
-    if block is None:
-        if len(_DAY_ROWS) > 2048:
-            _DAY_ROWS.clear()
-        d = date.fromisoformat(iso)
-        text = f"{d:%a} {d.day}"
-        if n:
-            text += f" · {n} event{'s' if n != 1 else ''}"
-        block = Block(
-            "listitem",
-            text,
-            description="Today" if iso == TODAY else "",
-            resource_id="month_day",
-            clickable=True,
-            selected=iso == TODAY,
-            handler="calendar.open_day",
-            handler_arg=iso,
-            height=40,
-            gap=2,
-        )
-        _DAY_ROWS[key] = block
-    return block
-
-
-_EVENT_ROWS: dict[CalendarEvent, Block] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _event_row(e: CalendarEvent) -> Block:
-    block = _EVENT_ROWS.get(e)
-    if block is None:
-        if len(_EVENT_ROWS) > 4096:
-            _EVENT_ROWS.clear()
-        block = Block(
-            "listitem",
-            f"{e.start_time} - {e.end_time}  {e.title}",
-            resource_id="event_row",
-            clickable=True,
-            handler="calendar.open_event",
-            handler_arg=str(e.id),
-            gap=2,
-        )
-        _EVENT_ROWS[e] = block
-    return block
+    """An event's row in the day view (rows are immutable, so they are cached)."""
+    return Block(
+        "listitem",
+        f"{e.start_time} - {e.end_time}  {e.title}",
+        resource_id="event_row",
+        clickable=True,
+        handler="calendar.open_event",
+        handler_arg=str(e.id),
+        gap=2,
+    )
 
 
 class CalendarApp(PhoneApp):
@@ -309,15 +295,7 @@ class CalendarApp(PhoneApp):
                 _icon("Next month", "next_month"),
                 _icon("Go to today", "today"),
             ],
-            fab=Block(
-                "button",
-                "",
-                description="New event",
-                resource_id="fab",
-                clickable=True,
-                handler="calendar.new",
-                handler_arg=TODAY,
-            ),
+            fab=icon_button("New event", "calendar.new", "fab", TODAY),
         )
 
     def _day_view(self, phone: PhoneState, day: str) -> AppView:
@@ -331,15 +309,7 @@ class CalendarApp(PhoneApp):
             _short_day(day),
             rows,
             actions=[_icon("Previous day", "prev_day"), _icon("Next day", "next_day")],
-            fab=Block(
-                "button",
-                "",
-                description="New event",
-                resource_id="fab",
-                clickable=True,
-                handler="calendar.new",
-                handler_arg=day,
-            ),
+            fab=icon_button("New event", "calendar.new", "fab", day),
         )
 
     def _event_view(self, phone: PhoneState, arg: str) -> AppView:

@@ -19,7 +19,14 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    Dialog,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    icon_button,
+)
 
 __all__ = ["CameraApp", "CameraData"]
 
@@ -53,14 +60,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _option(description: str, handler: str) -> Block:
-    return Block(
-        "button",
-        "",
-        description=description,
-        resource_id=f"{handler}_toggle",
-        clickable=True,
-        handler=f"camera.{handler}",
-    )
+    return icon_button(description, f"camera.{handler}", f"{handler}_toggle")
 
 
 def _media_row(name: str) -> Block:
@@ -131,30 +131,13 @@ class CameraApp(PhoneApp):
             shutter = "Stop recording" if data.recording else "Start recording"
         latest = (data.photos + data.videos)[-1:] if (data.photos or data.videos) else []
         bottom = [
-            Block(
-                "button",
-                "",
-                description="Open gallery" if not latest else f"Open gallery, latest {latest[0]}",
-                resource_id="thumbnail",
-                clickable=True,
-                handler="camera.gallery",
+            icon_button(
+                "Open gallery" if not latest else f"Open gallery, latest {latest[0]}",
+                "camera.gallery",
+                "thumbnail",
             ),
-            Block(
-                "button",
-                "",
-                description=shutter,
-                resource_id="shutter_button",
-                clickable=True,
-                handler="camera.shutter",
-            ),
-            Block(
-                "button",
-                "",
-                description="Switch camera",
-                resource_id="switch_camera",
-                clickable=True,
-                handler="camera.switch",
-            ),
+            icon_button(shutter, "camera.shutter", "shutter_button"),
+            icon_button("Switch camera", "camera.switch", "switch_camera"),
         ]
         actions = [
             _option(f"Flash {data.flash}", "flash"),

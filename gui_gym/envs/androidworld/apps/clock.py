@@ -22,7 +22,7 @@ from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.calendar import parse_time
-from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon_button
 
 __all__ = ["TABS", "Alarm", "ClockApp", "ClockData", "timer_text"]
 
@@ -90,14 +90,7 @@ def _twelve(hhmm: str) -> str:
 
 
 def _fab(description: str, handler: str) -> Block:
-    return Block(
-        "button",
-        "",
-        description=description,
-        resource_id="fab",
-        clickable=True,
-        handler=f"clock.{handler}",
-    )
+    return icon_button(description, f"clock.{handler}", "fab")
 
 
 def _tabs(current: str) -> list[Block]:

@@ -9,7 +9,14 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    Dialog,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    icon_button,
+)
 
 __all__ = ["Contact", "ContactsApp", "ContactsData", "digits"]
 
@@ -69,14 +76,7 @@ class ContactsApp(PhoneApp):
             ]
             if not rows:
                 rows = [Block("text", "No contacts found. Tap + to create one.")]
-            fab = Block(
-                "button",
-                "",
-                description="Create contact",
-                resource_id="fab",
-                clickable=True,
-                handler="contacts.new",
-            )
+            fab = icon_button("Create contact", "contacts.new", "fab")
             return AppView("Contacts", rows, fab=fab)
         if screen.name == "edit":
             form = self.form(phone)
@@ -92,16 +92,7 @@ class ContactsApp(PhoneApp):
                     ),
                     self.field("email", "Email", phone),
                 ],
-                actions=[
-                    Block(
-                        "button",
-                        "",
-                        description="Save",
-                        resource_id="save",
-                        clickable=True,
-                        handler="contacts.save",
-                    )
-                ],
+                actions=[icon_button("Save", "contacts.save", "save")],
             )
         contact = data.contacts[int(screen.arg)]
         return AppView(

@@ -8,6 +8,7 @@ dollars. Rows are immutable; edits replace a row, so copying the phone state sta
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -16,7 +17,14 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    Dialog,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    icon_button,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -133,44 +141,24 @@ class ExpenseData:
         return sorted(self.expenses, key=lambda e: (e.date, e.id), reverse=True)
 
 
-_ROWS: dict[tuple[Expense, bool, bool], Block] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _row(e: Expense, selecting: bool, selected: bool) -> Block:
-    key = (e, selecting, selected)
-    block = _ROWS.get(key)
-    if block is None:
-        if len(_ROWS) > 4096:
-            _ROWS.clear()
-        text = f"{e.name} · {dollars(e.amount)} · {e.category_name} · {_short_day(e.date)}"
-        if e.note:
-            text += f" · {e.note}"
-        block = Block(
-            "listitem",
-            text,
-            resource_id="expense_row",
-            clickable=True,
-            long_clickable=True,
-            checkable=selecting,
-            checked=selected,
-            selected=selected,
-            handler="expense.open",
-            handler_arg=str(e.id),
-            gap=2,
-        )
-        _ROWS[key] = block
-    return block
-
-
-def _icon(description: str, handler: str, resource_id: str, arg: str = "") -> Block:
+    """An expense's list row (rows are immutable, so they are cached)."""
+    text = f"{e.name} · {dollars(e.amount)} · {e.category_name} · {_short_day(e.date)}"
+    if e.note:
+        text += f" · {e.note}"
     return Block(
-        "button",
-        "",
-        description=description,
-        resource_id=resource_id,
+        "listitem",
+        text,
+        resource_id="expense_row",
         clickable=True,
-        handler=handler,
-        handler_arg=arg,
+        long_clickable=True,
+        checkable=selecting,
+        checked=selected,
+        selected=selected,
+        handler="expense.open",
+        handler_arg=str(e.id),
+        gap=2,
     )
 
 
@@ -221,7 +209,9 @@ class ExpenseApp(PhoneApp):
             return AppView(
                 f"{len(selected)} selected",
                 rows,
-                actions=[_icon("Delete selected", "expense.delete_selected", "delete_selected")],
+                actions=[
+                    icon_button("Delete selected", "expense.delete_selected", "delete_selected")
+                ],
                 back=True,
             )
         total = sum(e.amount for e in data.expenses if e.category != CATEGORY_IDS["Income"])
@@ -231,7 +221,7 @@ class ExpenseApp(PhoneApp):
         ]
         if not rows:
             content.append(Block("text", "No expenses yet. Tap + to add one."))
-        fab = _icon("Add expense", "expense.new", "fab")
+        fab = icon_button("Add expense", "expense.new", "fab")
         return AppView("Pro Expense", content, fab=fab)
 
     def _detail(self, data: ExpenseData, screen: Screen) -> AppView:
@@ -248,8 +238,8 @@ class ExpenseApp(PhoneApp):
                 Block("text", f"Note: {e.note or '-'}", resource_id="expense_note"),
             ],
             actions=[
-                _icon("Edit", "expense.edit", "edit", screen.arg),
-                _icon("Delete", "expense.delete", "delete", screen.arg),
+                icon_button("Edit", "expense.edit", "edit", screen.arg),
+                icon_button("Delete", "expense.delete", "delete", screen.arg),
             ],
         )
 
@@ -273,7 +263,7 @@ class ExpenseApp(PhoneApp):
                 self.field("date", "Date", phone),
                 self.field("note", "Note", phone),
             ],
-            actions=[_icon("Save", "expense.save", "save")],
+            actions=[icon_button("Save", "expense.save", "save")],
         )
 
     # -- navigation ----------------------------------------------------------------------------

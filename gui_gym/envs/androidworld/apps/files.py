@@ -21,7 +21,14 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    Dialog,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    icon_button,
+)
 
 __all__ = [
     "EMULATOR_DIRECTORIES",
@@ -194,18 +201,6 @@ def _rebase(path: str, old: str, new: str) -> str:
     return new + path[len(old) :]
 
 
-def _icon(description: str, handler: str, resource_id: str, arg: str = "") -> Block:
-    return Block(
-        "button",
-        "",
-        description=description,
-        resource_id=resource_id,
-        clickable=True,
-        handler=handler,
-        handler_arg=arg,
-    )
-
-
 _BROWSER_SCREENS = ("main", "folder")
 _ROW_BLOCKS: dict[tuple[str, Any, bool, bool], Block] = {}
 
@@ -375,12 +370,12 @@ class FolderBrowserApp(PhoneApp):
         if not subs and not items:
             content.append(Block("text", "This folder is empty", resource_id="empty"))
         if selecting:
-            actions = [_icon("Select all", f"{key}.select_all", "select_all")]
+            actions = [icon_button("Select all", f"{key}.select_all", "select_all")]
             if len(chosen) == 1:
-                actions.append(_icon("Rename", f"{key}.rename", "rename"))
+                actions.append(icon_button("Rename", f"{key}.rename", "rename"))
             actions += [
-                _icon("Move to", f"{key}.move", "move"),
-                _icon("Delete", f"{key}.delete", "delete"),
+                icon_button("Move to", f"{key}.move", "move"),
+                icon_button("Delete", f"{key}.delete", "delete"),
             ]
             return AppView(f"{len(chosen)} selected", content, actions=actions, back=True)
         return AppView(
@@ -705,7 +700,7 @@ class FilesApp(FolderBrowserApp):
         return f"{size_text(item.size_kb)}, {short_date(item.modified)}"
 
     def browser_actions(self, phone: PhoneState, folder: str) -> list[Block]:
-        return [_icon("New folder", "files.new_folder", "new_folder", folder)]
+        return [icon_button("New folder", "files.new_folder", "new_folder", folder)]
 
     def view(self, phone: PhoneState, screen: Screen) -> AppView:
         if screen.name == "move":

@@ -30,7 +30,7 @@ from gui_gym.envs.androidworld.apps.files import (
     parent,
     within,
 )
-from gui_gym.envs.androidworld.phone import WIDTH, AppView, Dialog, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import WIDTH, AppView, Dialog, PhoneState, Screen, icon_button
 
 __all__ = ["MARKOR_DIR", "MarkorApp", "MarkorData", "Note"]
 
@@ -90,18 +90,6 @@ class MarkorData:
         return [n for n in self.notes if n.name == name and within(n.path, folder)]
 
 
-def _icon(description: str, handler: str, resource_id: str, arg: str = "") -> Block:
-    return Block(
-        "button",
-        "",
-        description=description,
-        resource_id=resource_id,
-        clickable=True,
-        handler=handler,
-        handler_arg=arg,
-    )
-
-
 def _text_height(text: str) -> int:
     chars = max(1, (WIDTH - 16 - 8) // CHAR_WIDTH)
     lines = sum(max(1, math.ceil(len(line) / chars)) for line in text.split("\n"))
@@ -134,10 +122,10 @@ class MarkorApp(FolderBrowserApp):
         return f"Modified {long_date(item.modified)}"
 
     def browser_actions(self, phone: PhoneState, folder: str) -> list[Block]:
-        return [_icon("Sort by", "markor.sort", "sort")]
+        return [icon_button("Sort by", "markor.sort", "sort")]
 
     def browser_fab(self, phone: PhoneState, folder: str) -> Block | None:
-        return _icon("Create a new file or folder", "markor.new", "fab", folder)
+        return icon_button("Create a new file or folder", "markor.new", "fab", folder)
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -203,7 +191,7 @@ class MarkorApp(FolderBrowserApp):
                     height=_text_height(text),
                 )
             ],
-            actions=[_icon("Save", "markor.save", "save", note.path)],
+            actions=[icon_button("Save", "markor.save", "save", note.path)],
         )
 
     # -- handlers ------------------------------------------------------------------------------

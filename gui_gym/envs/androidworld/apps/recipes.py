@@ -7,6 +7,7 @@ source, ingredients, directions and favourite. Rows are immutable; edits replace
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -14,7 +15,14 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    Dialog,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    icon_button,
+)
 
 __all__ = ["EDITOR_FIELDS", "Recipe", "RecipesApp", "RecipesData"]
 
@@ -102,38 +110,18 @@ class RecipesData:
         return rows
 
 
-_ROWS: dict[Recipe, Block] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _row(r: Recipe) -> Block:
-    block = _ROWS.get(r)
-    if block is None:
-        if len(_ROWS) > 4096:
-            _ROWS.clear()
-        text = f"{r.title} — {r.description}" if r.description else r.title
-        block = Block(
-            "listitem",
-            text,
-            resource_id="recipe_row",
-            clickable=True,
-            handler="recipes.open",
-            handler_arg=str(r.id),
-            gap=2,
-        )
-        _ROWS[r] = block
-    return block
-
-
-def _icon(description: str, handler: str, resource_id: str, arg: str = "", **kw: Any) -> Block:
+    """A recipe's list row (rows are immutable, so they are cached)."""
+    text = f"{r.title} — {r.description}" if r.description else r.title
     return Block(
-        "button",
-        "",
-        description=description,
-        resource_id=resource_id,
+        "listitem",
+        text,
+        resource_id="recipe_row",
         clickable=True,
-        handler=handler,
-        handler_arg=arg,
-        **kw,
+        handler="recipes.open",
+        handler_arg=str(r.id),
+        gap=2,
     )
 
 
@@ -155,7 +143,7 @@ class RecipesApp(PhoneApp):
             return AppView(
                 "Edit recipe" if screen.arg else "New recipe",
                 [self.field(name, hint, phone) for name, hint in EDITOR_FIELDS],
-                actions=[_icon("Save", "recipes.save", "save")],
+                actions=[icon_button("Save", "recipes.save", "save")],
             )
         if screen.name == "detail":
             return self._detail(data, screen)
@@ -183,8 +171,10 @@ class RecipesApp(PhoneApp):
         return AppView(
             "Recipes",
             content,
-            actions=[] if data.searching else [_icon("Search", "recipes.open_search", "search")],
-            fab=_icon("Add recipe", "recipes.new", "fab"),
+            actions=[]
+            if data.searching
+            else [icon_button("Search", "recipes.open_search", "search")],
+            fab=icon_button("Add recipe", "recipes.new", "fab"),
             back=data.searching,
         )
 
@@ -215,7 +205,7 @@ class RecipesApp(PhoneApp):
             "Recipe",
             content,
             actions=[
-                _icon(
+                icon_button(
                     "Remove from favorites" if r.favorite else "Add to favorites",
                     "recipes.favorite",
                     "favorite",
@@ -223,8 +213,8 @@ class RecipesApp(PhoneApp):
                     checkable=True,
                     checked=r.favorite,
                 ),
-                _icon("Edit", "recipes.edit", "edit", screen.arg),
-                _icon("Delete", "recipes.delete", "delete", screen.arg),
+                icon_button("Edit", "recipes.edit", "edit", screen.arg),
+                icon_button("Delete", "recipes.delete", "delete", screen.arg),
             ],
         )
 

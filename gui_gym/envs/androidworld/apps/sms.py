@@ -26,7 +26,14 @@ from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.contacts import digits
 from gui_gym.envs.androidworld.apps.files import short_date
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    Dialog,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    icon_button,
+)
 
 __all__ = ["Message", "SmsApp", "SmsData", "clean_address", "is_number"]
 
@@ -110,18 +117,6 @@ def contact_names(phone: PhoneState) -> dict[str, str]:
     return {digits(c.phone): c.name for c in contacts if c.phone}
 
 
-def _icon(description: str, handler: str, resource_id: str, arg: str = "") -> Block:
-    return Block(
-        "button",
-        "",
-        description=description,
-        resource_id=resource_id,
-        clickable=True,
-        handler=handler,
-        handler_arg=arg,
-    )
-
-
 class SmsApp(PhoneApp):
     key = "sms"
     title = "Simple SMS Messenger"
@@ -174,7 +169,7 @@ class SmsApp(PhoneApp):
         return AppView(
             "Simple SMS Messenger",
             rows,
-            fab=_icon("Start a conversation", "sms.new", "fab"),
+            fab=icon_button("Start a conversation", "sms.new", "fab"),
         )
 
     def _new(self, phone: PhoneState) -> AppView:
@@ -220,7 +215,7 @@ class SmsApp(PhoneApp):
         return AppView(
             "New conversation",
             content,
-            actions=[_icon("Confirm", "sms.confirm", "confirm")],
+            actions=[icon_button("Confirm", "sms.confirm", "confirm")],
         )
 
     def _thread(self, phone: PhoneState, address: str) -> AppView:

@@ -9,6 +9,7 @@ Priorities follow the app's ``importance`` column: 0 high, 1 medium, 2 low, 3 no
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
@@ -28,6 +29,7 @@ from gui_gym.envs.androidworld.phone import (
     PhoneApp,
     PhoneState,
     Screen,
+    icon_button,
 )
 
 __all__ = [
@@ -122,29 +124,22 @@ class TasksData:
         return open_tasks, done
 
 
-_ROWS: dict[TodoTask, Block] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _row(t: TodoTask) -> Block:
-    block = _ROWS.get(t)
-    if block is None:
-        if len(_ROWS) > 4096:
-            _ROWS.clear()
-        parts = [t.title, f"Due {_day(t.due)}" if t.due else "No due date"]
-        parts.append(f"{t.priority} priority" if t.importance < 3 else "No priority")
-        if t.done:
-            parts.append(f"Completed {_day(t.completed)}")
-        block = Block(
-            "listitem",
-            " · ".join(parts),
-            resource_id="task_row",
-            clickable=True,
-            handler="tasks_app.open",
-            handler_arg=str(t.id),
-            gap=2,
-        )
-        _ROWS[t] = block
-    return block
+    """A task's list row (rows are immutable, so they are cached)."""
+    parts = [t.title, f"Due {_day(t.due)}" if t.due else "No due date"]
+    parts.append(f"{t.priority} priority" if t.importance < 3 else "No priority")
+    if t.done:
+        parts.append(f"Completed {_day(t.completed)}")
+    return Block(
+        "listitem",
+        " · ".join(parts),
+        resource_id="task_row",
+        clickable=True,
+        handler="tasks_app.open",
+        handler_arg=str(t.id),
+        gap=2,
+    )
 
 
 class TasksApp(PhoneApp):
@@ -172,23 +167,15 @@ class TasksApp(PhoneApp):
             "My Tasks",
             content,
             actions=[
-                Block(
-                    "button",
-                    "",
-                    description=f"Sort: {SORTS.get(data.sort, 'Due date')}",
-                    resource_id="sort",
-                    clickable=True,
-                    handler="tasks_app.sort_menu",
+                icon_button(
+                    f"Sort: {SORTS.get(data.sort, 'Due date')}", "tasks_app.sort_menu", "sort"
                 ),
-                Block(
-                    "button",
-                    "",
-                    description="Hide completed" if data.show_completed else "Show completed",
-                    resource_id="show_completed",
-                    clickable=True,
+                icon_button(
+                    "Hide completed" if data.show_completed else "Show completed",
+                    "tasks_app.toggle_completed",
+                    "show_completed",
                     checkable=True,
                     checked=data.show_completed,
-                    handler="tasks_app.toggle_completed",
                 ),
             ],
         )
