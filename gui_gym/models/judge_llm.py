@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
-from gui_gym.core.actions import ActionParseError, parse_action
+from gui_gym.core.actions import parse_action
 from gui_gym.models.judge import (
     MAX_CLAIMS,
     Claim,
@@ -32,6 +32,8 @@ from gui_gym.models.judge import (
     Trace,
     Verdict,
 )
+
+T = TypeVar("T")
 
 __all__ = [
     "LLMClaimExtractor",
@@ -87,6 +89,42 @@ def _retry_note(error: str) -> str:
         "\n\nYour previous reply could not be used: "
         f"{error}\nReply again, following the output format exactly."
     )
+
+
+class _Unparsed(ComponentError):
+    """Every reply failed to parse; ``last`` is the last reply."""
+
+    def __init__(self, message: str, last: str):
+        super().__init__(message)
+        self.last = last
+
+
+def _ask(
+    llm: TextGenerator,
+    prompt: str,
+    parse: Callable[[str], T],
+    *,
+    what: str,
+    retries: int,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+) -> T:
+    """``parse(reply)`` of the first reply that parses; after a reply that does not, ask again
+    (up to ``retries`` more times) with the parser's complaint appended to the prompt.
+
+    Raises:
+        ComponentError: (an ``_Unparsed``) when no reply parsed; the message names ``what``.
+    """
+    error, text = "", ""
+    for _ in range(retries + 1):
+        text = _one(
+            llm, prompt + (_retry_note(error) if error else ""), max_new_tokens, temperature
+        )
+        try:
+            return parse(text)
+        except ValueError as err:  # ActionParseError is a ValueError too
+            error = str(err)
+    raise _Unparsed(f"no usable {what} after {retries + 1} attempts: {error}", text)
 
 
 def _history(trace: Trace, limit: int = 30) -> str:
@@ -401,19 +439,15 @@ class LLMReasoner:
         self.retries = _check_retries(retries)
 
     def _goal(self, prompt: str) -> str:
-        error = ""
-        for _ in range(self.retries + 1):
-            text = _one(
-                self.llm,
-                prompt + (_retry_note(error) if error else ""),
-                self.max_new_tokens,
-                self.temperature,
-            )
-            try:
-                return parse_goal(text)
-            except ValueError as err:
-                error = str(err)
-        raise ComponentError(f"no usable goal after {self.retries + 1} attempts: {error}")
+        return _ask(
+            self.llm,
+            prompt,
+            parse_goal,
+            what="goal",
+            retries=self.retries,
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+        )
 
     def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[str]:
         """``n_goals`` goals, one LLM sample each.
@@ -488,21 +522,14 @@ class LLMEvaluator:
                 history=_history(session.trace, self.history),
                 screen=session.screen.text,
             )
-            error = ""
-            for _ in range(self.retries + 1):
-                text = _one(
-                    self.llm,
-                    prompt + (_retry_note(error) if error else ""),
-                    self.max_new_tokens,
-                    0.0,
-                )
-                try:
-                    action = parse_action(text)
-                    break
-                except ActionParseError as err:
-                    error = str(err)
-            else:
-                raise ComponentError(f"no valid action after {self.retries + 1} attempts: {error}")
+            action = _ask(
+                self.llm,
+                prompt,
+                parse_action,
+                what="action",
+                retries=self.retries,
+                max_new_tokens=self.max_new_tokens,
+            )
             session.step(action)
             if session.finished:
                 return
@@ -557,16 +584,14 @@ class LLMClaimExtractor:
             key=key,
         )
         source = "policy" if policy else "probe"
-        error = ""
-        for _ in range(self.retries + 1):
-            text = _one(
-                self.llm, prompt + (_retry_note(error) if error else ""), self.max_new_tokens, 0.0
-            )
-            try:
-                return parse_claims(text, key, len(trace.screens), source)
-            except ValueError as err:
-                error = str(err)
-        raise ComponentError(f"no usable claims after {self.retries + 1} attempts: {error}")
+        return _ask(
+            self.llm,
+            prompt,
+            lambda text: parse_claims(text, key, len(trace.screens), source),
+            what="claims",
+            retries=self.retries,
+            max_new_tokens=self.max_new_tokens,
+        )
 
 
 class LLMClaimFilter:
@@ -611,17 +636,13 @@ class LLMClaimFilter:
             trace=trace.render(self.max_screen_chars),
             claims=_claims_block(claims),
         )
-        error = ""
-        for _ in range(self.retries + 1):
-            text = _one(
-                self.llm, prompt + (_retry_note(error) if error else ""), self.max_new_tokens, 0.0
-            )
-            try:
-                return parse_decisions(text, len(claims))
-            except ValueError as err:
-                error = str(err)
-        raise ComponentError(
-            f"no usable filter decisions after {self.retries + 1} attempts: {error}"
+        return _ask(
+            self.llm,
+            prompt,
+            lambda text: parse_decisions(text, len(claims)),
+            what="filter decisions",
+            retries=self.retries,
+            max_new_tokens=self.max_new_tokens,
         )
 
 
@@ -658,25 +679,29 @@ class LLMJudge:
             policy_claims=_claims_block(policy_claims),
             evaluator_claims=_claims_block(evaluator_claims),
         )
-        error = ""
-        text = ""
-        for _ in range(self.retries + 1):
-            text = _one(
-                self.llm, prompt + (_retry_note(error) if error else ""), self.max_new_tokens, 0.0
-            )
-            try:
-                status = parse_status(text)
-            except ValueError as err:
-                error = str(err)
-                continue
+
+        def verdict(text: str) -> Verdict:
+            status = parse_status(text)
             analysis = re.split(r"^\s*\**status\**\s*:", text, flags=re.I | re.M)[0]
             analysis = re.sub(r"^\s*\**analysis\**\s*:\s*", "", analysis.strip(), flags=re.I)
             return Verdict(status, analysis.strip(), raw=text)
-        return Verdict(
-            "invalid",
-            f"the judge's reply stayed unparseable after {self.retries + 1} attempts: {error}",
-            raw=text,
-        )
+
+        try:
+            return _ask(
+                self.llm,
+                prompt,
+                verdict,
+                what="verdict",
+                retries=self.retries,
+                max_new_tokens=self.max_new_tokens,
+            )
+        except _Unparsed as err:
+            reason = str(err).split(": ", 1)[-1]
+            return Verdict(
+                "invalid",
+                f"the judge's reply stayed unparseable after {self.retries + 1} attempts: {reason}",
+                raw=err.last,
+            )
 
 
 def llm_components(llm: TextGenerator, **overrides: Any) -> dict[str, object]:
