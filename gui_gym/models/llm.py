@@ -107,7 +107,12 @@ def prompt_text(prompt: Prompt) -> str:
     return "\n".join(f"{m['role']}: {m['content']}" for m in to_messages(prompt))
 
 
-def _check_generate_args(max_new_tokens: int, temperature: float, n: int) -> None:
+def _check_generate_args(
+    prompts: Sequence[Prompt], max_new_tokens: int, temperature: float, n: int
+) -> None:
+    """The checks every backend's ``generate`` makes before doing any work."""
+    if isinstance(prompts, str):
+        raise TypeError("generate() takes a list of prompts; wrap a single prompt in a list")
     if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
     if not temperature >= 0.0:  # also rejects NaN
@@ -186,9 +191,7 @@ class ScriptedLLM:
         n: int = 1,
     ) -> list[list[str]]:
         """``n`` copies of the scripted completion for each prompt (no truncation)."""
-        _check_generate_args(max_new_tokens, temperature, n)
-        if isinstance(prompts, str):
-            raise TypeError("generate() takes a list of prompts; wrap a single prompt in a list")
+        _check_generate_args(prompts, max_new_tokens, temperature, n)
         out = []
         for prompt in prompts:
             text = self.complete(prompt_text(prompt))
@@ -298,9 +301,7 @@ class TransformersLLM:
         n: int = 1,
     ) -> list[list[str]]:
         """Complete each prompt ``n`` times (greedy when ``temperature == 0``)."""
-        _check_generate_args(max_new_tokens, temperature, n)
-        if isinstance(prompts, str):
-            raise TypeError("generate() takes a list of prompts; wrap a single prompt in a list")
+        _check_generate_args(prompts, max_new_tokens, temperature, n)
         texts = [self.format_prompt(p) for p in prompts]
         out: list[list[str]] = []
         for start in range(0, len(texts), self.batch_size):
@@ -498,9 +499,7 @@ class OpenAICompatLLM:
         Raises:
             LLMError: when a request is rejected, or still fails after the retries.
         """
-        _check_generate_args(max_new_tokens, temperature, n)
-        if isinstance(prompts, str):
-            raise TypeError("generate() takes a list of prompts; wrap a single prompt in a list")
+        _check_generate_args(prompts, max_new_tokens, temperature, n)
         prompts = list(prompts)
         if len(prompts) <= 1 or self.max_concurrency == 1:
             return [self._complete(p, max_new_tokens, temperature, n) for p in prompts]
