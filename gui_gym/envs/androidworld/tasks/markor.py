@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -93,6 +93,23 @@ def _noise_notes(
     return notes
 
 
+def _two_note_names(rng: random.Random) -> tuple[str, str]:
+    """Two different random note names (a note's name before and after a rename)."""
+    first = random_note_name(rng)
+    second = random_note_name(rng)
+    while second == first:
+        second = random_note_name(rng)
+    return first, second
+
+
+def _two_or_more_notes(rng: random.Random) -> list[dict[str, str]]:
+    """2-6 noise notes at the root (redrawn one by one while fewer than two)."""
+    notes = _noise_notes(rng, 2, 6)
+    while len(notes) < 2:
+        notes += _noise_notes(rng, 1, 1, avoid=[n["path"] for n in notes])
+    return notes
+
+
 def write_notes(
     phone: PhoneState, notes: Sequence[dict[str, str]], folders: Sequence[str] = ()
 ) -> None:
@@ -115,6 +132,11 @@ def _content_ok(text: str, want: str) -> bool:
     return fuzzy_match(text.replace("\r", "").strip(), want.strip())
 
 
+def _note_holds(phone: PhoneState, name: str, text: str) -> bool:
+    """Whether a note named ``name`` (in any folder) holds ``text``."""
+    return any(_content_ok(n.content, text) for n in phone.apps["markor"].find(name))
+
+
 def _note_path(phone: PhoneState, name: str) -> str | None:
     found = phone.apps["markor"].find(name)
     return found[0].path if found else None
@@ -123,14 +145,16 @@ def _note_path(phone: PhoneState, name: str) -> str | None:
 # -- expert steps -------------------------------------------------------------------------------
 
 
-def _editing(phone: PhoneState, path: str) -> bool:
+def _editing(phone: PhoneState, path: str, under_dialog: bool = False) -> bool:
+    """Whether Markor's editor shows note ``path`` (with no dialog over it, unless
+    ``under_dialog``)."""
     top = phone.screen
     return (
         phone.foreground == "markor"
         and top is not None
         and top.name == "edit"
         and top.arg == path
-        and phone.dialog is None
+        and (under_dialog or phone.dialog is None)
     )
 
 
@@ -150,23 +174,39 @@ def write_note(phone: PhoneState, screen: UITree, path: str, text: str) -> Actio
     action = open_note(phone, screen, path)
     if action is not None:
         return action
+    return _on_text_box(screen, ActionType.INPUT, text)
+
+
+def _on_text_box(screen: UITree, kind: ActionType, text: str | None = None) -> Action:
+    """``kind`` on the editor's text box, scrolling up to it when it is out of view."""
     box = screen.find_one(handler="markor.content")
     if box is None:
         return Action(ActionType.SCROLL, direction="up")
-    return Action(ActionType.INPUT, index=box.index, text=text)
+    return Action(kind, index=box.index, text=text)
+
+
+def _name_form_step(
+    phone: PhoneState, screen: UITree, form: str, arg: str, name: str, handler: str
+) -> Action | None:
+    """On Markor's ``form`` screen (``create``/``rename``) for ``arg``: type ``name``, then
+    tap ``handler``; GOBACK from that form for another ``arg``; None elsewhere."""
+    top = phone.screen
+    if phone.foreground != "markor" or top is None or top.name != form:
+        return None
+    if top.arg != arg or phone.dialog is not None:
+        return Action(ActionType.GOBACK)
+    action = type_into(screen, "name", name, phone.forms.get("markor", {}))
+    if action is not None:
+        return action
+    return reach(screen, handler=handler)
 
 
 def create_entry(phone: PhoneState, screen: UITree, folder: str, name: str, handler: str) -> Action:
     """Expert that opens "New file" in ``folder``, types ``name`` and taps ``handler``
     (``markor.create_note`` or ``markor.create_folder``)."""
-    top = phone.screen
-    if phone.foreground == "markor" and top is not None and top.name == "create":
-        if top.arg != folder or phone.dialog is not None:
-            return Action(ActionType.GOBACK)
-        action = type_into(screen, "name", name, phone.forms.get("markor", {}))
-        if action is not None:
-            return action
-        return reach(screen, handler=handler)
+    action = _name_form_step(phone, screen, "create", folder, name, handler)
+    if action is not None:
+        return action
     action = goto_folder(phone, screen, _MARKOR, folder)
     if action is not None:
         return action
@@ -175,15 +215,10 @@ def create_entry(phone: PhoneState, screen: UITree, folder: str, name: str, hand
 
 def rename_entry(phone: PhoneState, screen: UITree, path: str, new_name: str) -> Action:
     """Expert that renames ``path`` to ``new_name`` (select, Rename, type, OK)."""
-    top = phone.screen
+    action = _name_form_step(phone, screen, "rename", path, new_name, "markor.apply_rename")
+    if action is not None:
+        return action
     data: MarkorData = phone.apps["markor"]
-    if phone.foreground == "markor" and top is not None and top.name == "rename":
-        if top.arg != path or phone.dialog is not None:
-            return Action(ActionType.GOBACK)
-        action = type_into(screen, "name", new_name, phone.forms.get("markor", {}))
-        if action is not None:
-            return action
-        return reach(screen, handler="markor.apply_rename")
     folder = parent(path)
     at_folder = browser_at(phone, "markor") == folder
     if at_folder and data.selected == [path] and not phone.focus and phone.dialog is None:
@@ -220,9 +255,13 @@ class _MarkorTask(AndroidWorldTask):
     def _done(self, name: str) -> tuple[str, StateCheck]:
         return (name, StateCheck(name, lambda p: self.score(p) >= 1.0))
 
-
-def _note_exists(name: str) -> Callable[[PhoneState], bool]:
-    return lambda p: bool(p.apps["markor"].find(name))
+    def _note_created(self) -> tuple[str, StateCheck]:
+        """Milestone: a note named ``params["file_name"]`` exists (in any folder)."""
+        name = self.params["file_name"]
+        return (
+            "note_created",
+            StateCheck("note_created", lambda p: bool(p.apps["markor"].find(name))),
+        )
 
 
 @register
@@ -243,15 +282,10 @@ class MarkorCreateNote(_MarkorTask):
         }
 
     def score(self, phone: PhoneState) -> float:
-        notes = phone.apps["markor"].find(self.params["file_name"])
-        return float(any(_content_ok(n.content, self.params["text"]) for n in notes))
+        return float(_note_holds(phone, self.params["file_name"], self.params["text"]))
 
     def milestone_checks(self):
-        return [
-            self._opened(),
-            ("note_created", StateCheck("note_created", _note_exists(self.params["file_name"]))),
-            self._done("text_saved"),
-        ]
+        return [self._opened(), self._note_created(), self._done("text_saved")]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
         return create_note_with(phone, screen, self.params["file_name"], self.params["text"])
@@ -354,9 +388,7 @@ class MarkorDeleteNewestNote(_MarkorDeleteTask):
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        notes = _noise_notes(rng, 2, 6)
-        while len(notes) < 2:
-            notes += _noise_notes(rng, 1, 1, avoid=[n["path"] for n in notes])
+        notes = _two_or_more_notes(rng)
         ago = sorted(rng.sample(range(20, 20 * 24 * 60), len(notes)))
         stamps = [
             (datetime(2023, 10, 15, 15, 34) - timedelta(minutes=m)).strftime("%Y-%m-%d %H:%M")
@@ -406,9 +438,7 @@ class MarkorDeleteAllNotes(_MarkorDeleteTask):
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        notes = _noise_notes(rng, 2, 6)
-        while len(notes) < 2:
-            notes += _noise_notes(rng, 1, 1, avoid=[n["path"] for n in notes])
+        notes = _two_or_more_notes(rng)
         return {"notes": notes}
 
     def _targets(self, phone: PhoneState) -> list[str]:
@@ -467,8 +497,7 @@ class MarkorEditNote(_MarkorTask):
         return p["text"]
 
     def score(self, phone: PhoneState) -> float:
-        notes = phone.apps["markor"].find(self.params["file_name"])
-        return float(any(_content_ok(n.content, self._expected) for n in notes))
+        return float(_note_holds(phone, self.params["file_name"], self._expected))
 
     def milestone_checks(self):
         path = self.params["file_name"]
@@ -537,10 +566,7 @@ class MarkorAddNoteHeader(_MarkorRewriteTask):
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        original_name = random_note_name(rng)
-        new_name = random_note_name(rng)
-        while new_name == original_name:
-            new_name = random_note_name(rng)
+        original_name, new_name = _two_note_names(rng)
         original_content = random_sentence(rng)
         notes = _noise_notes(rng, 1, 4, avoid=[original_name, new_name])
         notes.insert(
@@ -580,10 +606,7 @@ class MarkorChangeNoteContent(_MarkorRewriteTask):
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        original_name = random_note_name(rng)
-        new_name = random_note_name(rng)
-        while new_name == original_name:
-            new_name = random_note_name(rng)
+        original_name, new_name = _two_note_names(rng)
         notes = _noise_notes(rng, 1, 4, avoid=[original_name, new_name])
         notes.insert(
             rng.randint(0, len(notes)),
@@ -705,15 +728,10 @@ class MarkorCreateNoteFromClipboard(_MarkorTask):
         phone.system.clipboard = self.params["file_content"]
 
     def score(self, phone: PhoneState) -> float:
-        notes = phone.apps["markor"].find(self.params["file_name"])
-        return float(any(_content_ok(n.content, self.params["file_content"]) for n in notes))
+        return float(_note_holds(phone, self.params["file_name"], self.params["file_content"]))
 
     def milestone_checks(self):
-        return [
-            self._opened(),
-            ("note_created", StateCheck("note_created", _note_exists(self.params["file_name"]))),
-            self._done("clipboard_pasted"),
-        ]
+        return [self._opened(), self._note_created(), self._done("clipboard_pasted")]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
         content = self.params["file_content"]
@@ -723,25 +741,12 @@ class MarkorCreateNoteFromClipboard(_MarkorTask):
         note = phone.apps["markor"].get(path)
         if phone.system.clipboard != content or note.content:
             return write_note(phone, screen, path, content)  # no clean paste possible: type it
-        if phone.dialog is not None and _editing_under_dialog(phone, path):
+        if phone.dialog is not None and _editing(phone, path, under_dialog=True):
             return tap(screen, handler="markor.paste") or Action(ActionType.GOBACK)
         action = open_note(phone, screen, path)
         if action is not None:
             return action
-        box = screen.find_one(handler="markor.content")
-        if box is None:
-            return Action(ActionType.SCROLL, direction="up")
-        return Action(ActionType.LONG_CLICK, index=box.index)
-
-
-def _editing_under_dialog(phone: PhoneState, path: str) -> bool:
-    top = phone.screen
-    return (
-        phone.foreground == "markor"
-        and top is not None
-        and top.name == "edit"
-        and (top.arg == path)
-    )
+        return _on_text_box(screen, ActionType.LONG_CLICK)
 
 
 @register
@@ -846,8 +851,7 @@ class MarkorCreateNoteAndSms(_MarkorTask):
         write_sms_data(phone, self.params["contacts"], self.params["messages"])
 
     def _note_ok(self, phone: PhoneState) -> bool:
-        notes = phone.apps["markor"].find(self.params["file_name"])
-        return any(_content_ok(n.content, self.params["text"]) for n in notes)
+        return _note_holds(phone, self.params["file_name"], self.params["text"])
 
     def _sms_ok(self, phone: PhoneState) -> bool:
         return phone.foreground == "sms" and sent_ok(
