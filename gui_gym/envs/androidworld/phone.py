@@ -33,7 +33,7 @@ __all__ = [
     "PhoneState",
     "Screen",
     "SystemState",
-    "icon_button",
+    "icon",
 ]
 
 WIDTH, HEIGHT = 360, 800
@@ -150,9 +150,7 @@ class AppView:
     back: bool | None = None
 
 
-def icon_button(
-    description: str, handler: str, resource_id: str, arg: str = "", **kwargs: Any
-) -> Block:
+def icon(description: str, handler: str, resource_id: str, arg: str = "", **kwargs: Any) -> Block:
     """A clickable icon (app bar action, floating button, toolbar icon): no text, named by
     its ``description`` (what a screen reader says), calling the full ``handler`` key."""
     return Block(

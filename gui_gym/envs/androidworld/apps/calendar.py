@@ -25,14 +25,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import (
-    AppView,
-    Dialog,
-    PhoneApp,
-    PhoneState,
-    Screen,
-    icon_button,
-)
+from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
 
 __all__ = [
     "REPEATS",
@@ -195,7 +188,7 @@ def _short_day(iso: str) -> str:
 
 def _icon(description: str, handler: str, arg: str = "") -> Block:
     resource_id = description.lower().replace(" ", "_")
-    return icon_button(description, f"calendar.{handler}", resource_id, arg)
+    return icon(description, f"calendar.{handler}", resource_id, arg)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -295,7 +288,7 @@ class CalendarApp(PhoneApp):
                 _icon("Next month", "next_month"),
                 _icon("Go to today", "today"),
             ],
-            fab=icon_button("New event", "calendar.new", "fab", TODAY),
+            fab=icon("New event", "calendar.new", "fab", TODAY),
         )
 
     def _day_view(self, phone: PhoneState, day: str) -> AppView:
@@ -309,7 +302,7 @@ class CalendarApp(PhoneApp):
             _short_day(day),
             rows,
             actions=[_icon("Previous day", "prev_day"), _icon("Next day", "next_day")],
-            fab=icon_button("New event", "calendar.new", "fab", day),
+            fab=icon("New event", "calendar.new", "fab", day),
         )
 
     def _event_view(self, phone: PhoneState, arg: str) -> AppView:

@@ -19,14 +19,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import (
-    AppView,
-    Dialog,
-    PhoneApp,
-    PhoneState,
-    Screen,
-    icon_button,
-)
+from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
 
 __all__ = ["CameraApp", "CameraData"]
 
@@ -60,7 +53,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _option(description: str, handler: str) -> Block:
-    return icon_button(description, f"camera.{handler}", f"{handler}_toggle")
+    return icon(description, f"camera.{handler}", f"{handler}_toggle")
 
 
 def _media_row(name: str) -> Block:
@@ -131,13 +124,13 @@ class CameraApp(PhoneApp):
             shutter = "Stop recording" if data.recording else "Start recording"
         latest = (data.photos + data.videos)[-1:] if (data.photos or data.videos) else []
         bottom = [
-            icon_button(
+            icon(
                 "Open gallery" if not latest else f"Open gallery, latest {latest[0]}",
                 "camera.gallery",
                 "thumbnail",
             ),
-            icon_button(shutter, "camera.shutter", "shutter_button"),
-            icon_button("Switch camera", "camera.switch", "switch_camera"),
+            icon(shutter, "camera.shutter", "shutter_button"),
+            icon("Switch camera", "camera.switch", "switch_camera"),
         ]
         actions = [
             _option(f"Flash {data.flash}", "flash"),

@@ -22,7 +22,7 @@ from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.calendar import parse_time
-from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon_button
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
 
 __all__ = ["TABS", "Alarm", "ClockApp", "ClockData", "timer_text"]
 
@@ -90,7 +90,7 @@ def _twelve(hhmm: str) -> str:
 
 
 def _fab(description: str, handler: str) -> Block:
-    return icon_button(description, f"clock.{handler}", "fab")
+    return icon(description, f"clock.{handler}", "fab")
 
 
 def _tabs(current: str) -> list[Block]:

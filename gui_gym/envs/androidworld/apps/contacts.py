@@ -9,14 +9,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import (
-    AppView,
-    Dialog,
-    PhoneApp,
-    PhoneState,
-    Screen,
-    icon_button,
-)
+from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
 
 __all__ = ["Contact", "ContactsApp", "ContactsData", "digits"]
 
@@ -76,7 +69,7 @@ class ContactsApp(PhoneApp):
             ]
             if not rows:
                 rows = [Block("text", "No contacts found. Tap + to create one.")]
-            fab = icon_button("Create contact", "contacts.new", "fab")
+            fab = icon("Create contact", "contacts.new", "fab")
             return AppView("Contacts", rows, fab=fab)
         if screen.name == "edit":
             form = self.form(phone)
@@ -92,7 +85,7 @@ class ContactsApp(PhoneApp):
                     ),
                     self.field("email", "Email", phone),
                 ],
-                actions=[icon_button("Save", "contacts.save", "save")],
+                actions=[icon("Save", "contacts.save", "save")],
             )
         contact = data.contacts[int(screen.arg)]
         return AppView(

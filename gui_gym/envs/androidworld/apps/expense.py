@@ -17,14 +17,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import (
-    AppView,
-    Dialog,
-    PhoneApp,
-    PhoneState,
-    Screen,
-    icon_button,
-)
+from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
 
 __all__ = [
     "CATEGORIES",
@@ -209,9 +202,7 @@ class ExpenseApp(PhoneApp):
             return AppView(
                 f"{len(selected)} selected",
                 rows,
-                actions=[
-                    icon_button("Delete selected", "expense.delete_selected", "delete_selected")
-                ],
+                actions=[icon("Delete selected", "expense.delete_selected", "delete_selected")],
                 back=True,
             )
         total = sum(e.amount for e in data.expenses if e.category != CATEGORY_IDS["Income"])
@@ -221,7 +212,7 @@ class ExpenseApp(PhoneApp):
         ]
         if not rows:
             content.append(Block("text", "No expenses yet. Tap + to add one."))
-        fab = icon_button("Add expense", "expense.new", "fab")
+        fab = icon("Add expense", "expense.new", "fab")
         return AppView("Pro Expense", content, fab=fab)
 
     def _detail(self, data: ExpenseData, screen: Screen) -> AppView:
@@ -238,8 +229,8 @@ class ExpenseApp(PhoneApp):
                 Block("text", f"Note: {e.note or '-'}", resource_id="expense_note"),
             ],
             actions=[
-                icon_button("Edit", "expense.edit", "edit", screen.arg),
-                icon_button("Delete", "expense.delete", "delete", screen.arg),
+                icon("Edit", "expense.edit", "edit", screen.arg),
+                icon("Delete", "expense.delete", "delete", screen.arg),
             ],
         )
 
@@ -263,7 +254,7 @@ class ExpenseApp(PhoneApp):
                 self.field("date", "Date", phone),
                 self.field("note", "Note", phone),
             ],
-            actions=[icon_button("Save", "expense.save", "save")],
+            actions=[icon("Save", "expense.save", "save")],
         )
 
     # -- navigation ----------------------------------------------------------------------------

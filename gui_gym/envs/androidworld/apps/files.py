@@ -21,14 +21,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import (
-    AppView,
-    Dialog,
-    PhoneApp,
-    PhoneState,
-    Screen,
-    icon_button,
-)
+from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
 
 __all__ = [
     "EMULATOR_DIRECTORIES",
@@ -370,12 +363,12 @@ class FolderBrowserApp(PhoneApp):
         if not subs and not items:
             content.append(Block("text", "This folder is empty", resource_id="empty"))
         if selecting:
-            actions = [icon_button("Select all", f"{key}.select_all", "select_all")]
+            actions = [icon("Select all", f"{key}.select_all", "select_all")]
             if len(chosen) == 1:
-                actions.append(icon_button("Rename", f"{key}.rename", "rename"))
+                actions.append(icon("Rename", f"{key}.rename", "rename"))
             actions += [
-                icon_button("Move to", f"{key}.move", "move"),
-                icon_button("Delete", f"{key}.delete", "delete"),
+                icon("Move to", f"{key}.move", "move"),
+                icon("Delete", f"{key}.delete", "delete"),
             ]
             return AppView(f"{len(chosen)} selected", content, actions=actions, back=True)
         return AppView(
@@ -700,7 +693,7 @@ class FilesApp(FolderBrowserApp):
         return f"{size_text(item.size_kb)}, {short_date(item.modified)}"
 
     def browser_actions(self, phone: PhoneState, folder: str) -> list[Block]:
-        return [icon_button("New folder", "files.new_folder", "new_folder", folder)]
+        return [icon("New folder", "files.new_folder", "new_folder", folder)]
 
     def view(self, phone: PhoneState, screen: Screen) -> AppView:
         if screen.name == "move":

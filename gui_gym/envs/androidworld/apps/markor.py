@@ -30,7 +30,7 @@ from gui_gym.envs.androidworld.apps.files import (
     parent,
     within,
 )
-from gui_gym.envs.androidworld.phone import WIDTH, AppView, Dialog, PhoneState, Screen, icon_button
+from gui_gym.envs.androidworld.phone import WIDTH, AppView, Dialog, PhoneState, Screen, icon
 
 __all__ = ["MARKOR_DIR", "MarkorApp", "MarkorData", "Note"]
 
@@ -122,10 +122,10 @@ class MarkorApp(FolderBrowserApp):
         return f"Modified {long_date(item.modified)}"
 
     def browser_actions(self, phone: PhoneState, folder: str) -> list[Block]:
-        return [icon_button("Sort by", "markor.sort", "sort")]
+        return [icon("Sort by", "markor.sort", "sort")]
 
     def browser_fab(self, phone: PhoneState, folder: str) -> Block | None:
-        return icon_button("Create a new file or folder", "markor.new", "fab", folder)
+        return icon("Create a new file or folder", "markor.new", "fab", folder)
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -191,7 +191,7 @@ class MarkorApp(FolderBrowserApp):
                     height=_text_height(text),
                 )
             ],
-            actions=[icon_button("Save", "markor.save", "save", note.path)],
+            actions=[icon("Save", "markor.save", "save", note.path)],
         )
 
     # -- handlers ------------------------------------------------------------------------------

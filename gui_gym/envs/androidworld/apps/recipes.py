@@ -15,14 +15,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import (
-    AppView,
-    Dialog,
-    PhoneApp,
-    PhoneState,
-    Screen,
-    icon_button,
-)
+from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
 
 __all__ = ["EDITOR_FIELDS", "Recipe", "RecipesApp", "RecipesData"]
 
@@ -143,7 +136,7 @@ class RecipesApp(PhoneApp):
             return AppView(
                 "Edit recipe" if screen.arg else "New recipe",
                 [self.field(name, hint, phone) for name, hint in EDITOR_FIELDS],
-                actions=[icon_button("Save", "recipes.save", "save")],
+                actions=[icon("Save", "recipes.save", "save")],
             )
         if screen.name == "detail":
             return self._detail(data, screen)
@@ -171,10 +164,8 @@ class RecipesApp(PhoneApp):
         return AppView(
             "Recipes",
             content,
-            actions=[]
-            if data.searching
-            else [icon_button("Search", "recipes.open_search", "search")],
-            fab=icon_button("Add recipe", "recipes.new", "fab"),
+            actions=[] if data.searching else [icon("Search", "recipes.open_search", "search")],
+            fab=icon("Add recipe", "recipes.new", "fab"),
             back=data.searching,
         )
 
@@ -205,7 +196,7 @@ class RecipesApp(PhoneApp):
             "Recipe",
             content,
             actions=[
-                icon_button(
+                icon(
                     "Remove from favorites" if r.favorite else "Add to favorites",
                     "recipes.favorite",
                     "favorite",
@@ -213,8 +204,8 @@ class RecipesApp(PhoneApp):
                     checkable=True,
                     checked=r.favorite,
                 ),
-                icon_button("Edit", "recipes.edit", "edit", screen.arg),
-                icon_button("Delete", "recipes.delete", "delete", screen.arg),
+                icon("Edit", "recipes.edit", "edit", screen.arg),
+                icon("Delete", "recipes.delete", "delete", screen.arg),
             ],
         )
 

@@ -26,14 +26,7 @@ from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.contacts import digits
 from gui_gym.envs.androidworld.apps.files import short_date
-from gui_gym.envs.androidworld.phone import (
-    AppView,
-    Dialog,
-    PhoneApp,
-    PhoneState,
-    Screen,
-    icon_button,
-)
+from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
 
 __all__ = ["Message", "SmsApp", "SmsData", "clean_address", "is_number"]
 
@@ -169,7 +162,7 @@ class SmsApp(PhoneApp):
         return AppView(
             "Simple SMS Messenger",
             rows,
-            fab=icon_button("Start a conversation", "sms.new", "fab"),
+            fab=icon("Start a conversation", "sms.new", "fab"),
         )
 
     def _new(self, phone: PhoneState) -> AppView:
@@ -215,7 +208,7 @@ class SmsApp(PhoneApp):
         return AppView(
             "New conversation",
             content,
-            actions=[icon_button("Confirm", "sms.confirm", "confirm")],
+            actions=[icon("Confirm", "sms.confirm", "confirm")],
         )
 
     def _thread(self, phone: PhoneState, address: str) -> AppView:

@@ -29,7 +29,7 @@ from gui_gym.envs.androidworld.phone import (
     PhoneApp,
     PhoneState,
     Screen,
-    icon_button,
+    icon,
 )
 
 __all__ = [
@@ -167,10 +167,8 @@ class TasksApp(PhoneApp):
             "My Tasks",
             content,
             actions=[
-                icon_button(
-                    f"Sort: {SORTS.get(data.sort, 'Due date')}", "tasks_app.sort_menu", "sort"
-                ),
-                icon_button(
+                icon(f"Sort: {SORTS.get(data.sort, 'Due date')}", "tasks_app.sort_menu", "sort"),
+                icon(
                     "Hide completed" if data.show_completed else "Show completed",
                     "tasks_app.toggle_completed",
                     "show_completed",
