@@ -294,6 +294,31 @@ def reach(screen: UITree, **criteria: Any) -> Action:
     return Action(ActionType.GOBACK)
 
 
+def seek(
+    screen: UITree,
+    handler: str,
+    target: str,
+    order: Sequence[str] = (),
+    long: bool = False,
+) -> Action:
+    """Tap (or long-press) the row whose handler arg is ``target``; scroll toward it (using
+    ``order``, the rows' args top to bottom, to pick the direction) when it is off screen."""
+    element = screen.find_one(handler=handler, handler_arg=target)
+    if element is not None:
+        kind = ActionType.LONG_CLICK if long else ActionType.CLICK
+        return Action(kind, index=element.index)
+    rank = {arg: i for i, arg in enumerate(order)}
+    shown = [rank[e.handler_arg] for e in screen.find(handler=handler) if e.handler_arg in rank]
+    want = rank.get(target)
+    if shown and want is not None and want < min(shown) and screen.can_scroll_up:
+        return Action(ActionType.SCROLL, direction="up")
+    if screen.can_scroll_down:
+        return Action(ActionType.SCROLL, direction="down")
+    if screen.can_scroll_up:
+        return Action(ActionType.SCROLL, direction="up")
+    return Action(ActionType.GOBACK)
+
+
 def type_into(screen: UITree, field_arg: str, text: str, form: dict[str, str]) -> Action | None:
     """INPUT ``text`` into the field ``field_arg`` unless it already holds it; scrolls to it."""
     if form.get(field_arg, "") == text:

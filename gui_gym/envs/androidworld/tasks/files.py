@@ -31,6 +31,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     StateCheck,
     open_app,
     register,
+    seek,
     tap,
 )
 
@@ -38,9 +39,10 @@ __all__ = [
     "browser_at",
     "delete_expert",
     "goto_folder",
+    "listing_order",
     "move_expert",
+    "move_named_expert",
     "random_stamp",
-    "seek",
 ]
 
 
@@ -55,31 +57,6 @@ def random_stamp(rng: random.Random, days: int = 40) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
-def seek(
-    screen: UITree,
-    handler: str,
-    target: str,
-    order: Sequence[str] = (),
-    long: bool = False,
-) -> Action:
-    """Tap (or long-press) the row whose handler arg is ``target``; scroll toward it (using
-    ``order``, the rows' args top to bottom, to pick the direction) when it is off screen."""
-    element = screen.find_one(handler=handler, handler_arg=target)
-    if element is not None:
-        kind = ActionType.LONG_CLICK if long else ActionType.CLICK
-        return Action(kind, index=element.index)
-    rank = {arg: i for i, arg in enumerate(order)}
-    shown = [rank[e.handler_arg] for e in screen.find(handler=handler) if e.handler_arg in rank]
-    want = rank.get(target)
-    if shown and want is not None and want < min(shown) and screen.can_scroll_up:
-        return Action(ActionType.SCROLL, direction="up")
-    if screen.can_scroll_down:
-        return Action(ActionType.SCROLL, direction="down")
-    if screen.can_scroll_up:
-        return Action(ActionType.SCROLL, direction="up")
-    return Action(ActionType.GOBACK)
-
-
 def browser_at(phone: PhoneState, key: str) -> str | None:
     """The folder app ``key`` shows when it is in front on a browser screen, else None."""
     if phone.foreground != key or phone.screen is None:
@@ -87,7 +64,8 @@ def browser_at(phone: PhoneState, key: str) -> str | None:
     return FolderBrowserApp.browsed_folder(phone.screen)
 
 
-def _listing_order(phone: PhoneState, app: FolderBrowserApp, folder: str) -> list[str]:
+def listing_order(phone: PhoneState, app: FolderBrowserApp, folder: str) -> list[str]:
+    """The paths ``app`` lists in ``folder``, top to bottom (subfolders first)."""
     subs, items = app.listing(phone.apps[app.key], folder)
     return subs + [i.path for i in items]
 
@@ -110,7 +88,7 @@ def goto_folder(
     if within(folder, current):
         rest = folder[len(current) + 1 :] if current else folder
         child = join(current, rest.split("/")[0])
-        return seek(screen, f"{app.key}.entry", child, _listing_order(phone, app, current))
+        return seek(screen, f"{app.key}.entry", child, listing_order(phone, app, current))
     return Action(ActionType.GOBACK)
 
 
@@ -134,7 +112,7 @@ def delete_expert(
                 return tap(screen, handler=handler) or Action(ActionType.GOBACK)
         return Action(ActionType.GOBACK)
     chosen = set(data.selected)
-    order = _listing_order(phone, app, folder)
+    order = listing_order(phone, app, folder)
     if browser_at(phone, app.key) == folder and chosen and not phone.focus:
         if chosen == want:
             return tap(screen, handler=f"{app.key}.delete") or Action(ActionType.GOBACK)
@@ -175,7 +153,26 @@ def move_expert(
     action = goto_folder(phone, screen, app, source)
     if action is not None:
         return action
-    return seek(screen, f"{app.key}.entry", path, _listing_order(phone, app, source), long=True)
+    return seek(screen, f"{app.key}.entry", path, listing_order(phone, app, source), long=True)
+
+
+def move_named_expert(
+    phone: PhoneState,
+    screen: UITree,
+    app: FolderBrowserApp,
+    name: str,
+    source: str,
+    destination: str,
+) -> Action:
+    """Expert that moves the item ``name`` from ``source`` into ``destination``; an item of
+    that name moved somewhere else meanwhile is brought over from there."""
+    data = phone.apps[app.key]
+    found = data.find(name, source)
+    if not found:
+        found = [i for i in data.find(name) if not within(i.path, destination)]
+    if not found:
+        return Action(ActionType.DONE)
+    return move_expert(phone, screen, app, found[0].path, destination)
 
 
 # -- templates -------------------------------------------------------------------------------
@@ -349,13 +346,7 @@ class FilesMoveFile(_FilesTask):
         return float(left and arrived and _others_intact(phone, self.params["files"], self._path))
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
-        data: FilesData = phone.apps["files"]
-        destination = self.params["destination_folder"]
-        found = data.find(self.params["file_name"], self.params["source_folder"])
-        if not found:  # moved somewhere else already: bring it over from there
-            found = [
-                f for f in data.find(self.params["file_name"]) if not within(f.path, destination)
-            ]
-        if not found:
-            return Action(ActionType.DONE)
-        return move_expert(phone, screen, _FILES_APP, found[0].path, destination)
+        p = self.params
+        return move_named_expert(
+            phone, screen, _FILES_APP, p["file_name"], p["source_folder"], p["destination_folder"]
+        )

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.ui import UITree
-from gui_gym.envs.androidworld.apps.files import join, parent, within
+from gui_gym.envs.androidworld.apps.files import join, parent
 from gui_gym.envs.androidworld.apps.markor import MarkorApp, MarkorData
 from gui_gym.envs.androidworld.data import random_file_name, random_phone, random_sentence
 from gui_gym.envs.androidworld.phone import PhoneState
@@ -27,6 +27,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     fuzzy_match,
     reach,
     register,
+    seek,
     tap,
     type_into,
 )
@@ -34,9 +35,9 @@ from gui_gym.envs.androidworld.tasks.files import (
     browser_at,
     delete_expert,
     goto_folder,
-    move_expert,
+    listing_order,
+    move_named_expert,
     random_stamp,
-    seek,
 )
 from gui_gym.envs.androidworld.tasks.sms import noise_conversations, sent_ok, sms_send_expert
 from gui_gym.envs.androidworld.tasks.sms import write_sms as write_sms_data
@@ -165,8 +166,7 @@ def open_note(phone: PhoneState, screen: UITree, path: str) -> Action | None:
     action = goto_folder(phone, screen, _MARKOR, parent(path))
     if action is not None:
         return action
-    subs, items = _MARKOR.listing(phone.apps["markor"], parent(path))
-    return seek(screen, "markor.entry", path, subs + [i.path for i in items])
+    return seek(screen, "markor.entry", path, listing_order(phone, _MARKOR, parent(path)))
 
 
 def write_note(phone: PhoneState, screen: UITree, path: str, text: str) -> Action:
@@ -226,8 +226,7 @@ def rename_entry(phone: PhoneState, screen: UITree, path: str, new_name: str) ->
     action = goto_folder(phone, screen, _MARKOR, folder)
     if action is not None:
         return action
-    subs, items = _MARKOR.listing(data, folder)
-    return seek(screen, "markor.entry", path, subs + [i.path for i in items], long=True)
+    return seek(screen, "markor.entry", path, listing_order(phone, _MARKOR, folder), long=True)
 
 
 def create_note_with(phone: PhoneState, screen: UITree, name: str, text: str) -> Action:
@@ -442,8 +441,7 @@ class MarkorDeleteAllNotes(_MarkorDeleteTask):
         return {"notes": notes}
 
     def _targets(self, phone: PhoneState) -> list[str]:
-        subs, items = _MARKOR.listing(phone.apps["markor"], "")
-        return subs + [i.path for i in items]
+        return listing_order(phone, _MARKOR, "")
 
     def score(self, phone: PhoneState) -> float:
         data: MarkorData = phone.apps["markor"]
@@ -691,16 +689,10 @@ class MarkorMoveNote(_MarkorTask):
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
-        data: MarkorData = phone.apps["markor"]
-        destination = self.params["destination_folder"]
-        found = data.find(self.params["file_name"], self.params["source_folder"])
-        if not found:  # moved somewhere else already: bring it over from there
-            found = [
-                n for n in data.find(self.params["file_name"]) if not within(n.path, destination)
-            ]
-        if not found:
-            return Action(ActionType.DONE)
-        return move_expert(phone, screen, _MARKOR, found[0].path, destination)
+        p = self.params
+        return move_named_expert(
+            phone, screen, _MARKOR, p["file_name"], p["source_folder"], p["destination_folder"]
+        )
 
 
 @register

@@ -26,6 +26,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     StateCheck,
     open_app,
     reach,
+    seek,
     tap,
 )
 
@@ -38,7 +39,6 @@ __all__ = [
     "draw_distinct",
     "match_all",
     "rows_as_text",
-    "seek_row",
     "with_ids",
 ]
 
@@ -114,24 +114,6 @@ def match_all(new: Sequence[Any], targets: Sequence[Any], same: Callable[[Any, A
     return matched
 
 
-def seek_row(screen: UITree, handler: str, target: str, order: Sequence[str]) -> Action:
-    """CLICK the list row ``target`` (a handler arg) when on screen, else SCROLL toward it,
-    using ``order`` (the list's handler args top to bottom) to pick the direction."""
-    element = screen.find_one(handler=handler, handler_arg=target)
-    if element is not None:
-        return Action(ActionType.CLICK, index=element.index)
-    rank = {arg: i for i, arg in enumerate(order)}
-    shown = [rank[e.handler_arg] for e in screen.find(handler=handler) if e.handler_arg in rank]
-    want = rank.get(target)
-    if shown and want is not None and want < min(shown) and screen.can_scroll_up:
-        return Action(ActionType.SCROLL, direction="up")
-    if screen.can_scroll_down:
-        return Action(ActionType.SCROLL, direction="down")
-    if screen.can_scroll_up:
-        return Action(ActionType.SCROLL, direction="up")
-    return Action(ActionType.GOBACK)
-
-
 def delete_rows_expert(
     phone: PhoneState,
     screen: UITree,
@@ -167,7 +149,7 @@ def delete_rows_expert(
         return reach(screen, handler=f"{app}.delete", handler_arg=current.arg)
     if current.name != "main" or busy:
         return Action(ActionType.GOBACK)
-    return seek_row(screen, f"{app}.open", str(to_delete[0]), order)
+    return seek(screen, f"{app}.open", str(to_delete[0]), order)
 
 
 # -- templates -------------------------------------------------------------------------------
