@@ -8,19 +8,53 @@ import random
 from datetime import date, timedelta
 
 __all__ = [
+    "ANSWER_TITLES",
     "DEVICE_DATE",
     "FAMILY_NAMES",
     "GIVEN_NAMES",
+    "PROTO_TIMES",
     "SENTENCES",
     "random_date",
     "random_file_name",
     "random_name",
     "random_phone",
     "random_sentence",
+    "with_marker",
 ]
 
 DEVICE_DATE = date(2023, 10, 15)
 """AndroidWorld's device date (a Sunday); relative dates in tasks count from it."""
+
+PROTO_TIMES = (
+    "11:00am",
+    "1:30pm",
+    "9:45am",
+    "21:45",
+    "10:00am",
+    "3:15pm",
+    "12pm",
+    "6:30am",
+    "8:00pm",
+    "12am",
+    "5:20pm",
+    "23:59",
+    "7:45am",
+    "4pm",
+    "10:30am",
+    "16:15",
+    "2:45am",
+    "9:15pm",
+    "11:30am",
+    "20:00",
+)
+"""Times of day the information-retrieval protos draw from (AndroidWorld's
+``tasks.textproto``, shared by the calendar and Tasks questions)."""
+
+ANSWER_TITLES = (
+    " Answer with the titles only. If there are multiples titles, format your answer in a "
+    "comma separated list."
+)
+"""The answer format the protos' title questions append to their goal."""
 
 GIVEN_NAMES = (
     "Adam",
@@ -173,7 +207,12 @@ def random_sentence(rng: random.Random) -> str:
 
 def random_file_name(rng: random.Random, extension: str = "") -> str:
     """``"<adjective>_<noun>"`` with a date, code or copy marker as prefix or suffix."""
-    base = f"{rng.choice(_ADJECTIVES)}_{rng.choice(_NOUNS)}"
+    return with_marker(rng, f"{rng.choice(_ADJECTIVES)}_{rng.choice(_NOUNS)}") + extension
+
+
+def with_marker(rng: random.Random, base: str) -> str:
+    """``base`` with a date, 4-character code or copy marker joined as prefix or suffix
+    (AndroidWorld's ``generate_modified_file_name``)."""
     kind = rng.randrange(3)
     if kind == 0:
         marker = (date(2023, 1, 1) + timedelta(days=rng.randrange(286))).strftime("%Y_%m_%d")
@@ -181,8 +220,7 @@ def random_file_name(rng: random.Random, extension: str = "") -> str:
         marker = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(4))
     else:
         marker = rng.choice(("backup", "copy", "final", "edited"))
-    name = f"{marker}_{base}" if rng.random() < 0.5 else f"{base}_{marker}"
-    return name + extension
+    return f"{marker}_{base}" if rng.random() < 0.5 else f"{base}_{marker}"
 
 
 def random_date(rng: random.Random, start_day: int = 15, end_day: int = 31) -> date:

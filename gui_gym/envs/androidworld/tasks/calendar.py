@@ -27,6 +27,7 @@ from gui_gym.envs.androidworld.apps.calendar import (
     parse_date,
     parse_time,
 )
+from gui_gym.envs.androidworld.data import ANSWER_TITLES, PROTO_TIMES
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
@@ -581,28 +582,6 @@ class SimpleCalendarDeleteOneEvent(_DeleteEvents):
 # -- questions ---------------------------------------------------------------------------------------
 
 _DAYS = tuple(date(2023, 10, d).isoformat() for d in range(15, 30))
-_TIMES = (
-    "11:00am",
-    "1:30pm",
-    "9:45am",
-    "21:45",
-    "10:00am",
-    "3:15pm",
-    "12pm",
-    "6:30am",
-    "8:00pm",
-    "12am",
-    "5:20pm",
-    "23:59",
-    "7:45am",
-    "4pm",
-    "10:30am",
-    "16:15",
-    "2:45am",
-    "9:15pm",
-    "11:30am",
-    "20:00",
-)
 _DURATIONS = (
     "30 m",
     "60 minutes",
@@ -718,10 +697,6 @@ _RANGE_TITLES = (
     "Grocery Shopping",
     "Pick up Kids from School",
 )
-_ANSWER_TITLES = (
-    " Answer with the titles only. If there are multiples titles, format your answer in a "
-    "comma separated list."
-)
 
 
 def _minutes(duration: str) -> int:
@@ -814,7 +789,7 @@ class SimpleCalendarEventsOnDate(_CalendarQuestion):
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        day, time = rng.choice(_DAYS), rng.choice(_TIMES)
+        day, time = rng.choice(_DAYS), rng.choice(PROTO_TIMES)
         title, duration = rng.choice(_ON_DATE_TITLES), rng.choice(_DURATIONS)
         return {
             "date": reword_date(rng, day),
@@ -882,13 +857,11 @@ class SimpleCalendarEventOnDateAtTime(_CalendarQuestion):
     """Title of the event on a day at a time (no other event starts then)."""
 
     name = "SimpleCalendarEventOnDateAtTime"
-    template = "What is on my schedule for {date} at {time} in Simple Calendar Pro?" + (
-        _ANSWER_TITLES
-    )
+    template = "What is on my schedule for {date} at {time} in Simple Calendar Pro?" + ANSWER_TITLES
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        day, time = rng.choice(_DAYS), rng.choice(_TIMES)
+        day, time = rng.choice(_DAYS), rng.choice(PROTO_TIMES)
         title, duration = rng.choice(_TITLES), rng.choice(_DURATIONS)
         return {
             "date": reword_date(rng, day),
@@ -910,13 +883,13 @@ class SimpleCalendarAnyEventsOnDate(_CalendarQuestion):
     """Titles of the three one-hour events on a day (no other event is on that day)."""
 
     name = "SimpleCalendarAnyEventsOnDate"
-    template = "Do I have any events {date} in Simple Calendar Pro?" + _ANSWER_TITLES
+    template = "Do I have any events {date} in Simple Calendar Pro?" + ANSWER_TITLES
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
         day = rng.choice(_DAYS)
         titles = rng.sample(_TITLES, 3)
-        times = rng.sample(_TIMES, 3)
+        times = rng.sample(PROTO_TIMES, 3)
         return {
             "date": reword_date(rng, day),
             "when": day,
@@ -941,7 +914,7 @@ class SimpleCalendarLocationOfEvent(_CalendarQuestion):
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
         title, location = rng.choice(_LOCATION_TITLES), rng.choice(_LOCATIONS)
-        day, time = rng.choice(_DAYS), rng.choice(_TIMES)
+        day, time = rng.choice(_DAYS), rng.choice(PROTO_TIMES)
         return {
             "title": title,
             "location": location,
@@ -965,9 +938,7 @@ class SimpleCalendarFirstEventAfterStartTime(_CalendarQuestion):
     starts at or after it)."""
 
     name = "SimpleCalendarFirstEventAfterStartTime"
-    template = "What is my first event after {time} {date} in Simple Calendar Pro?" + (
-        _ANSWER_TITLES
-    )
+    template = "What is my first event after {time} {date} in Simple Calendar Pro?" + ANSWER_TITLES
     _AFTER_TIMES = (
         "18:05",
         "11:00am",
@@ -1015,7 +986,7 @@ class SimpleCalendarEventsInTimeRange(_CalendarQuestion):
     name = "SimpleCalendarEventsInTimeRange"
     template = (
         "Do I have any events between {start_time} and 8pm {date} in Simple Calendar Pro? "
-        "Assume the week starts from Sunday." + _ANSWER_TITLES
+        "Assume the week starts from Sunday." + ANSWER_TITLES
     )
     _STARTS = (
         "11:00am",
@@ -1069,7 +1040,7 @@ class SimpleCalendarNextMeetingWithPerson(_CalendarQuestion):
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
         person = rng.choice(_PERSONS)
-        day, time = rng.choice(_DAYS), rng.choice(_TIMES)
+        day, time = rng.choice(_DAYS), rng.choice(PROTO_TIMES)
         return {
             "person": person,
             "when": day,

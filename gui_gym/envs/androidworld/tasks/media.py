@@ -9,13 +9,13 @@ in the parameters, and the camera's folders start empty (AndroidWorld clears the
 from __future__ import annotations
 
 import random
-from datetime import date, timedelta
 from typing import Any
 
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.ui import UITree
 from gui_gym.envs.androidworld.apps.audio_recorder import EXTENSION, AudioRecorderData, Recording
 from gui_gym.envs.androidworld.apps.camera import CameraData
+from gui_gym.envs.androidworld.data import with_marker
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
@@ -64,16 +64,7 @@ _WORDS = (
 def recording_name(rng: random.Random) -> str:
     """``"<word>.m4a"`` with a date, 4-character code or copy marker joined before the
     extension as prefix or suffix (``generate_modified_file_name``)."""
-    word = rng.choice(_WORDS)
-    kind = rng.randrange(3)
-    if kind == 0:
-        marker = (date(2023, 1, 1) + timedelta(days=rng.randrange(286))).strftime("%Y_%m_%d")
-    elif kind == 1:
-        marker = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(4))
-    else:
-        marker = rng.choice(("backup", "copy", "final", "edited"))
-    base = f"{marker}_{word}" if rng.random() < 0.5 else f"{word}_{marker}"
-    return base + EXTENSION
+    return with_marker(rng, rng.choice(_WORDS)) + EXTENSION
 
 
 # -- Audio Recorder ------------------------------------------------------------------------------

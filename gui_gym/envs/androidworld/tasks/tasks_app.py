@@ -12,14 +12,14 @@ checked with AndroidWorld's matching (titles: fuzzy, comma-separated; counts: ex
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any, ClassVar
 
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.ui import UITree
 from gui_gym.envs.androidworld.apps.tasks_app import TasksData, visible_task_ids
-from gui_gym.envs.androidworld.data import DEVICE_DATE
+from gui_gym.envs.androidworld.data import ANSWER_TITLES, DEVICE_DATE, PROTO_TIMES
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
@@ -100,28 +100,6 @@ _NOTES_B = (
     "Check handwritten notes.",
     "Complete survey.",
     "Schedule follow-up tasks.",
-)
-_TIMES = (
-    "11:00am",
-    "1:30pm",
-    "9:45am",
-    "21:45",
-    "10:00am",
-    "3:15pm",
-    "12pm",
-    "6:30am",
-    "8:00pm",
-    "12am",
-    "5:20pm",
-    "23:59",
-    "7:45am",
-    "4pm",
-    "10:30am",
-    "16:15",
-    "2:45am",
-    "9:15pm",
-    "11:30am",
-    "20:00",
 )
 _HIGH_TIMES = (
     "5:00pm",
@@ -352,14 +330,30 @@ class _TasksQuestion(AndroidWorldTask):
         return Action(ActionType.SCROLL, direction="up") if screen.can_scroll_up else answer
 
 
+def _three_due_on_a_day(
+    rng: random.Random,
+    titles: Sequence[str],
+    importances: Sequence[int],
+    notes: Sequence[str],
+) -> dict[str, Any]:
+    """Parameters of a question about three open tasks due on one day of October 15-29:
+    distinct titles, importances and notes sampled from the given pools."""
+    day = rng.choice(_days(15, 29))
+    chosen = rng.sample(titles, 3)
+    importance = rng.sample(importances, 3)
+    picked_notes = rng.sample(notes, 3)
+    return {
+        "date": reword_date(rng, day),
+        "due_date": day,
+        "tasks": [
+            _task(t, day, importance=i, notes=n)
+            for t, i, n in zip(chosen, importance, picked_notes, strict=True)
+        ],
+    }
+
+
 def _tap_or_back(screen: UITree, handler: str) -> Action:
     return tap(screen, handler=handler) or Action(ActionType.GOBACK)
-
-
-_ANSWER_TITLES = (
-    " Answer with the titles only. If there are multiples titles, format your answer in a "
-    "comma separated list."
-)
 
 
 @register
@@ -367,22 +361,11 @@ class TasksDueOnDate(_TasksQuestion):
     """Titles of the three tasks due on a day (no other task is due that day)."""
 
     name = "TasksDueOnDate"
-    template = "What tasks do I have due {date} in Tasks app?" + _ANSWER_TITLES
+    template = "What tasks do I have due {date} in Tasks app?" + ANSWER_TITLES
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        day = rng.choice(_days(15, 29))
-        titles = rng.sample(TASK_TITLES, 3)
-        importance = rng.sample((0, 0, 1, 1, 2, 2, 3, 3), 3)
-        notes = rng.sample(TASK_NOTES, 3)
-        return {
-            "date": reword_date(rng, day),
-            "due_date": day,
-            "tasks": [
-                _task(t, day, importance=i, notes=n)
-                for t, i, n in zip(titles, importance, notes, strict=True)
-            ],
-        }
+        return _three_due_on_a_day(rng, TASK_TITLES, (0, 0, 1, 1, 2, 2, 3, 3), TASK_NOTES)
 
     @classmethod
     def excluded(cls, params: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
@@ -395,7 +378,7 @@ class TasksHighPriorityTasks(_TasksQuestion):
     """Title of the only high-priority task (no random task is high priority)."""
 
     name = "TasksHighPriorityTasks"
-    template = "What are my high priority tasks in Tasks app?" + _ANSWER_TITLES
+    template = "What are my high priority tasks in Tasks app?" + ANSWER_TITLES
     sort = None
 
     @classmethod
@@ -405,7 +388,7 @@ class TasksHighPriorityTasks(_TasksQuestion):
                 _task(
                     rng.choice(TASK_TITLES),
                     rng.choice(_days(16, 22)),
-                    _hhmm(rng.choice(_TIMES)),
+                    _hhmm(rng.choice(PROTO_TIMES)),
                     importance=0,
                     notes=rng.choice(TASK_NOTES),
                 )
@@ -487,7 +470,7 @@ class TasksCompletedTasksForDate(_TasksQuestion):
     completed tasks only show once "Show completed" is on."""
 
     name = "TasksCompletedTasksForDate"
-    template = "Which tasks have I completed for {date} in Tasks app?" + _ANSWER_TITLES
+    template = "Which tasks have I completed for {date} in Tasks app?" + ANSWER_TITLES
     needs_completed = True
 
     @classmethod
@@ -495,7 +478,7 @@ class TasksCompletedTasksForDate(_TasksQuestion):
         day = rng.choice(_days(10, 20))
         done = rng.choice(_days(10, 15))
         titles = rng.sample(TASK_TITLES + _EXTRA_TITLES, 3)
-        times = [_hhmm(t) for t in rng.sample(_TIMES, 3)]
+        times = [_hhmm(t) for t in rng.sample(PROTO_TIMES, 3)]
         notes = rng.sample(_NOTES_B, 3)
         return {
             "date": reword_date(rng, day),
@@ -519,23 +502,12 @@ class TasksIncompleteTasksOnDate(_TasksQuestion):
 
     name = "TasksIncompleteTasksOnDate"
     template = (
-        "What incomplete tasks do I have still have to do by {date} in Tasks app?" + _ANSWER_TITLES
+        "What incomplete tasks do I have still have to do by {date} in Tasks app?" + ANSWER_TITLES
     )
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        day = rng.choice(_days(15, 29))
-        titles = rng.sample(TASK_TITLES + _EXTRA_TITLES, 3)
-        importance = rng.sample((0, 1, 2, 3), 3)
-        notes = rng.sample(_NOTES_B, 3)
-        return {
-            "date": reword_date(rng, day),
-            "due_date": day,
-            "tasks": [
-                _task(t, day, importance=i, notes=n)
-                for t, i, n in zip(titles, importance, notes, strict=True)
-            ],
-        }
+        return _three_due_on_a_day(rng, TASK_TITLES + _EXTRA_TITLES, (0, 1, 2, 3), _NOTES_B)
 
     @classmethod
     def excluded(cls, params: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
