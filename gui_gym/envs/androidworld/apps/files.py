@@ -29,7 +29,9 @@ __all__ = [
     "FilesApp",
     "FilesData",
     "FolderBrowserApp",
+    "PathItem",
     "StoredFile",
+    "add_parent_folders",
     "basename",
     "join",
     "long_date",
@@ -187,6 +189,33 @@ def join(folder: str, name: str) -> str:
 def within(path: str, folder: str) -> bool:
     """Whether ``path`` is ``folder`` or lies (at any depth) inside it; "" is the root."""
     return not folder or path == folder or path.startswith(folder + "/")
+
+
+def add_parent_folders(folders: list[str], path: str) -> None:
+    """Append to ``folders`` every folder above ``path`` it lacks, innermost first."""
+    folder = parent(path)
+    while folder and folder not in folders:
+        folders.append(folder)
+        folder = parent(folder)
+
+
+class PathItem:
+    """Mixin of a folder-browser item (a frozen dataclass with a ``path`` field): its name
+    and folder, and deep copies that share the item (it is immutable)."""
+
+    __slots__ = ()
+    path: str
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> PathItem:
+        return self  # immutable
+
+    @property
+    def name(self) -> str:
+        return basename(self.path)
+
+    @property
+    def folder(self) -> str:
+        return parent(self.path)
 
 
 def _rebase(path: str, old: str, new: str) -> str:
@@ -606,23 +635,12 @@ class FolderBrowserApp(PhoneApp):
 
 
 @dataclass(frozen=True)
-class StoredFile:
+class StoredFile(PathItem):
     """A file on the shared storage; ``modified`` is ``"YYYY-MM-DD HH:MM"``."""
 
     path: str
     size_kb: int = 1
     modified: str = "2023-10-15 15:34"
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> StoredFile:
-        return self  # immutable
-
-    @property
-    def name(self) -> str:
-        return basename(self.path)
-
-    @property
-    def folder(self) -> str:
-        return parent(self.path)
 
 
 @dataclass
@@ -636,10 +654,7 @@ class FilesData:
 
     def add(self, path: str, size_kb: int = 1, modified: str = "2023-10-15 15:34") -> StoredFile:
         """Add a file (creating its folders)."""
-        folder = parent(path)
-        while folder and folder not in self.folders:
-            self.folders.append(folder)
-            folder = parent(folder)
+        add_parent_folders(self.folders, path)
         stored = StoredFile(path, size_kb, modified)
         self.files.append(stored)
         return stored

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
@@ -25,9 +24,10 @@ from gui_gym.core.sim import CHAR_WIDTH, LINE_HEIGHT, Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.files import (
     FolderBrowserApp,
+    PathItem,
+    add_parent_folders,
     basename,
     long_date,
-    parent,
     within,
 )
 from gui_gym.envs.androidworld.phone import WIDTH, AppView, Dialog, PhoneState, Screen, icon
@@ -39,24 +39,13 @@ FORMATS = {"md": ("Markdown", ".md"), "txt": ("Plain text", ".txt")}
 
 
 @dataclass(frozen=True)
-class Note:
+class Note(PathItem):
     """A note file: ``path`` relative to the Markor folder, ``modified`` is
     ``"YYYY-MM-DD HH:MM"``."""
 
     path: str
     content: str = ""
     modified: str = "2023-10-15 15:34"
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Note:
-        return self  # immutable
-
-    @property
-    def name(self) -> str:
-        return basename(self.path)
-
-    @property
-    def folder(self) -> str:
-        return parent(self.path)
 
 
 @dataclass
@@ -71,10 +60,7 @@ class MarkorData:
 
     def add(self, path: str, content: str = "", modified: str = "2023-10-15 15:34") -> Note:
         """Add a note (creating its folders)."""
-        folder = parent(path)
-        while folder and folder not in self.folders:
-            self.folders.append(folder)
-            folder = parent(folder)
+        add_parent_folders(self.folders, path)
         note = Note(path, content, modified)
         self.notes.append(note)
         return note
