@@ -260,6 +260,25 @@ class AndroidWorldTask(Task):
     """Whether the expert handles dialogs itself (else the oracle dismisses them)."""
 
 
+def mix_with_noise(
+    rng: random.Random,
+    seeded: Sequence[dict[str, Any]],
+    n_noise: int,
+    make: Callable[[random.Random], dict[str, Any]],
+    excluded: Callable[[dict[str, Any]], bool],
+) -> list[dict[str, Any]]:
+    """The ``seeded`` rows and ``n_noise`` rows from ``make`` (redrawn while ``excluded``
+    holds for them), shuffled: an information-retrieval proto's starting rows."""
+    noise: list[dict[str, Any]] = []
+    while len(noise) < n_noise:
+        row = make(rng)
+        if not excluded(row):
+            noise.append(row)
+    rows = [*seeded, *noise]
+    rng.shuffle(rows)
+    return rows
+
+
 # -- expert helpers -------------------------------------------------------------------------
 
 

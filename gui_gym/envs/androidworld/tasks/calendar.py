@@ -33,6 +33,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
     StateCheck,
     fuzzy_match,
+    mix_with_noise,
     open_app,
     reach,
     register,
@@ -732,13 +733,7 @@ class _CalendarQuestion(AndroidWorldTask):
 
     def initialize_task(self, phone: PhoneState, rng: random.Random) -> None:
         excluded = self.excluded(self.params)
-        noise: list[dict[str, Any]] = []
-        while len(noise) < 75:
-            row = _window_event(rng)
-            if not excluded(row):
-                noise.append(row)
-        rows = [*self.params["events"], *noise]
-        rng.shuffle(rows)
+        rows = mix_with_noise(rng, self.params["events"], 75, _window_event, excluded)
         _write(phone, _with_ids(rows))
 
     def expected_answer(self) -> list[str]:

@@ -24,6 +24,7 @@ from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
     StateCheck,
+    mix_with_noise,
     open_app,
     register,
     tap,
@@ -250,14 +251,9 @@ class _TasksQuestion(AndroidWorldTask):
         return lambda row: False
 
     def initialize_task(self, phone: PhoneState, rng: random.Random) -> None:
-        excluded = self.excluded(self.params)
-        noise: list[dict[str, Any]] = []
-        while len(noise) < 20:
-            row = _random_noise(rng)
-            if not excluded(row):
-                noise.append(row)
-        rows = [*self.params["tasks"], *noise]
-        rng.shuffle(rows)
+        rows = mix_with_noise(
+            rng, self.params["tasks"], 20, _random_noise, self.excluded(self.params)
+        )
         data: TasksData = phone.apps["tasks_app"]
         data.tasks = []
         data.next_id = 1
