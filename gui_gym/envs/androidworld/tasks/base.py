@@ -33,6 +33,7 @@ __all__ = [
     "StateCheck",
     "check_answer",
     "fuzzy_match",
+    "milestone",
     "register",
 ]
 
@@ -67,6 +68,11 @@ class StateCheck(Predicate):
 
     def evaluate(self, ctx: PredicateContext) -> bool:
         return bool(self.fn(ctx.state))
+
+
+def milestone(name: str, fn: Callable[[PhoneState], bool]) -> tuple[str, StateCheck]:
+    """A ``(name, predicate)`` milestone pair whose check ``fn`` reads the phone state."""
+    return (name, StateCheck(name, fn))
 
 
 # -- answers -------------------------------------------------------------------------------
@@ -234,12 +240,10 @@ class AndroidWorldTask(Task):
         """Ordered ``(name, predicate)`` pairs; by default: the app is opened, then done."""
         app = self.app
         checks: list[tuple[str, Predicate]] = [
-            (f"{app}_opened", StateCheck(f"{app}_opened", lambda p: app in p.opened)),
+            milestone(f"{app}_opened", lambda p: app in p.opened),
         ]
         if self.answer_mode is None:
-            checks.append(
-                ("task_complete", StateCheck("task_complete", lambda p: self.score(p) >= 1.0))
-            )
+            checks.append(milestone("task_complete", lambda p: self.score(p) >= 1.0))
         return checks
 
     # -- oracle -----------------------------------------------------------------------------------

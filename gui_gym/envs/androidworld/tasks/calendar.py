@@ -31,8 +31,8 @@ from gui_gym.envs.androidworld.data import ANSWER_TITLES, PROTO_TIMES
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
-    StateCheck,
     fuzzy_match,
+    milestone,
     mix_with_noise,
     open_app,
     reach,
@@ -318,13 +318,10 @@ class _AddEvent(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            ("calendar_opened", StateCheck("calendar_opened", _opened)),
-            (
-                "editor_opened",
-                StateCheck("editor_opened", lambda p: p.screen_name == "calendar/edit"),
-            ),
-            ("details_entered", StateCheck("details_entered", self._form_ready)),
-            ("event_saved", StateCheck("event_saved", lambda p: self.score(p) >= 1.0)),
+            milestone("calendar_opened", _opened),
+            milestone("editor_opened", lambda p: p.screen_name == "calendar/edit"),
+            milestone("details_entered", self._form_ready),
+            milestone("event_saved", lambda p: self.score(p) >= 1.0),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -503,13 +500,10 @@ class _DeleteEvents(AndroidWorldTask):
         day = self.params["target_day"]
         n = len(self.params["targets"])
         return [
-            ("calendar_opened", StateCheck("calendar_opened", _opened)),
-            ("day_opened", StateCheck("day_opened", lambda p: _on_screen(p, "day", day))),
-            (
-                "first_event_deleted",
-                StateCheck("first_event_deleted", lambda p: len(self._remaining(p)) < n),
-            ),
-            ("events_deleted", StateCheck("events_deleted", lambda p: self.score(p) >= 1.0)),
+            milestone("calendar_opened", _opened),
+            milestone("day_opened", lambda p: _on_screen(p, "day", day)),
+            milestone("first_event_deleted", lambda p: len(self._remaining(p)) < n),
+            milestone("events_deleted", lambda p: self.score(p) >= 1.0),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -570,13 +564,10 @@ class SimpleCalendarDeleteOneEvent(_DeleteEvents):
         target = str(self.params["targets"][0])
         day = self.params["target_day"]
         return [
-            ("calendar_opened", StateCheck("calendar_opened", _opened)),
-            ("day_opened", StateCheck("day_opened", lambda p: _on_screen(p, "day", day))),
-            (
-                "event_opened",
-                StateCheck("event_opened", lambda p: _on_screen(p, "event", target)),
-            ),
-            ("event_deleted", StateCheck("event_deleted", lambda p: self.score(p) >= 1.0)),
+            milestone("calendar_opened", _opened),
+            milestone("day_opened", lambda p: _on_screen(p, "day", day)),
+            milestone("event_opened", lambda p: _on_screen(p, "event", target)),
+            milestone("event_deleted", lambda p: self.score(p) >= 1.0),
         ]
 
 
@@ -758,8 +749,8 @@ class _CalendarQuestion(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            ("calendar_opened", StateCheck("calendar_opened", _opened)),
-            ("answer_in_view", StateCheck("answer_in_view", self._answer_in_view)),
+            milestone("calendar_opened", _opened),
+            milestone("answer_in_view", self._answer_in_view),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:

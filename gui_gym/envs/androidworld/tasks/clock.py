@@ -18,7 +18,7 @@ from gui_gym.envs.androidworld.apps.clock import ClockData
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
-    StateCheck,
+    milestone,
     open_app,
     register,
     tap,
@@ -71,12 +71,9 @@ class ClockStopWatchRunning(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            ("clock_opened", StateCheck("clock_opened", _opened)),
-            (
-                "stopwatch_shown",
-                StateCheck("stopwatch_shown", lambda p: _in_front(p, "stopwatch")),
-            ),
-            ("stopwatch_running", StateCheck("stopwatch_running", lambda p: self.score(p) >= 1)),
+            milestone("clock_opened", _opened),
+            milestone("stopwatch_shown", lambda p: _in_front(p, "stopwatch")),
+            milestone("stopwatch_running", lambda p: self.score(p) >= 1),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -104,11 +101,8 @@ class ClockStopWatchPausedVerify(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            ("clock_opened", StateCheck("clock_opened", _opened)),
-            (
-                "stopwatch_shown",
-                StateCheck("stopwatch_shown", lambda p: _in_front(p, "stopwatch")),
-            ),
+            milestone("clock_opened", _opened),
+            milestone("stopwatch_shown", lambda p: _in_front(p, "stopwatch")),
         ]
 
     def oracle(self, ctx: PredicateContext) -> Action:
@@ -168,18 +162,13 @@ class ClockTimerEntry(AndroidWorldTask):
     def milestone_checks(self):
         want = self._digits()
         return [
-            ("clock_opened", StateCheck("clock_opened", _opened)),
-            ("timer_shown", StateCheck("timer_shown", lambda p: _in_front(p, "timer"))),
-            (
+            milestone("clock_opened", _opened),
+            milestone("timer_shown", lambda p: _in_front(p, "timer")),
+            milestone(
                 "digits_started",
-                StateCheck(
-                    "digits_started",
-                    lambda p: (
-                        bool(_clock(p).timer_entry) and want.startswith(_clock(p).timer_entry)
-                    ),
-                ),
+                lambda p: bool(_clock(p).timer_entry) and want.startswith(_clock(p).timer_entry),
             ),
-            ("timer_set", StateCheck("timer_set", lambda p: self.score(p) >= 1.0)),
+            milestone("timer_set", lambda p: self.score(p) >= 1.0),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:

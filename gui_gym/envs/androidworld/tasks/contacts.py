@@ -12,9 +12,9 @@ from gui_gym.envs.androidworld.data import random_name, random_phone
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
-    StateCheck,
     fuzzy_match,
     go_to_root,
+    milestone,
     open_app,
     reach,
     register,
@@ -82,13 +82,10 @@ class ContactsAddContact(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            ("contacts_opened", StateCheck("contacts_opened", lambda p: "contacts" in p.opened)),
-            (
-                "editor_opened",
-                StateCheck("editor_opened", lambda p: p.screen_name == "contacts/edit"),
-            ),
-            ("details_entered", StateCheck("details_entered", self._form_ready)),
-            ("contact_saved", StateCheck("contact_saved", lambda p: self.score(p) >= 1.0)),
+            milestone("contacts_opened", lambda p: "contacts" in p.opened),
+            milestone("editor_opened", lambda p: p.screen_name == "contacts/edit"),
+            milestone("details_entered", self._form_ready),
+            milestone("contact_saved", lambda p: self.score(p) >= 1.0),
         ]
 
     def score(self, phone: PhoneState) -> float:
@@ -145,13 +142,10 @@ class ContactsNewContactDraft(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            ("contacts_opened", StateCheck("contacts_opened", lambda p: "contacts" in p.opened)),
-            (
-                "editor_opened",
-                StateCheck("editor_opened", lambda p: p.screen_name == "contacts/edit"),
-            ),
-            ("fields_entered", StateCheck("fields_entered", self._fields_ok)),
-            ("label_set", StateCheck("label_set", lambda p: self.score(p) >= 1.0)),
+            milestone("contacts_opened", lambda p: "contacts" in p.opened),
+            milestone("editor_opened", lambda p: p.screen_name == "contacts/edit"),
+            milestone("fields_entered", self._fields_ok),
+            milestone("label_set", lambda p: self.score(p) >= 1.0),
         ]
 
     def score(self, phone: PhoneState) -> float:

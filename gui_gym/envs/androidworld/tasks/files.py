@@ -28,7 +28,7 @@ from gui_gym.envs.androidworld.data import random_file_name
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
-    StateCheck,
+    milestone,
     open_app,
     register,
     seek,
@@ -269,13 +269,10 @@ class FilesDeleteFile(_FilesTask):
 
     def milestone_checks(self):
         return [
-            ("files_opened", StateCheck("files_opened", lambda p: "files" in p.opened)),
-            (
-                "folder_opened",
-                StateCheck("folder_opened", self._browsing(self.params["subfolder"])),
-            ),
-            ("delete_confirmation", StateCheck("delete_confirmation", self._dialog_open)),
-            ("file_deleted", StateCheck("file_deleted", lambda p: self.score(p) >= 1.0)),
+            milestone("files_opened", lambda p: "files" in p.opened),
+            milestone("folder_opened", self._browsing(self.params["subfolder"])),
+            milestone("delete_confirmation", self._dialog_open),
+            milestone("file_deleted", lambda p: self.score(p) >= 1.0),
         ]
 
     def score(self, phone: PhoneState) -> float:
@@ -328,13 +325,10 @@ class FilesMoveFile(_FilesTask):
 
     def milestone_checks(self):
         return [
-            ("files_opened", StateCheck("files_opened", lambda p: "files" in p.opened)),
-            (
-                "source_opened",
-                StateCheck("source_opened", self._browsing(self.params["source_folder"])),
-            ),
-            ("picker_opened", StateCheck("picker_opened", self._picking)),
-            ("file_moved", StateCheck("file_moved", lambda p: self.score(p) >= 1.0)),
+            milestone("files_opened", lambda p: "files" in p.opened),
+            milestone("source_opened", self._browsing(self.params["source_folder"])),
+            milestone("picker_opened", self._picking),
+            milestone("file_moved", lambda p: self.score(p) >= 1.0),
         ]
 
     def score(self, phone: PhoneState) -> float:

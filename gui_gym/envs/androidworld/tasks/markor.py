@@ -25,6 +25,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
     StateCheck,
     fuzzy_match,
+    milestone,
     reach,
     register,
     seek,
@@ -249,18 +250,15 @@ class _MarkorTask(AndroidWorldTask):
         write_notes(phone, self.params.get("notes", ()), self.params.get("folders", ()))
 
     def _opened(self) -> tuple[str, StateCheck]:
-        return ("markor_opened", StateCheck("markor_opened", lambda p: "markor" in p.opened))
+        return milestone("markor_opened", lambda p: "markor" in p.opened)
 
     def _done(self, name: str) -> tuple[str, StateCheck]:
-        return (name, StateCheck(name, lambda p: self.score(p) >= 1.0))
+        return milestone(name, lambda p: self.score(p) >= 1.0)
 
     def _note_created(self) -> tuple[str, StateCheck]:
         """Milestone: a note named ``params["file_name"]`` exists (in any folder)."""
         name = self.params["file_name"]
-        return (
-            "note_created",
-            StateCheck("note_created", lambda p: bool(p.apps["markor"].find(name))),
-        )
+        return milestone("note_created", lambda p: bool(p.apps["markor"].find(name)))
 
 
 @register
@@ -314,10 +312,7 @@ class MarkorCreateFolder(_MarkorTask):
     def milestone_checks(self):
         return [
             self._opened(),
-            (
-                "create_dialog_opened",
-                StateCheck("create_dialog_opened", lambda p: p.screen_name == "markor/create"),
-            ),
+            milestone("create_dialog_opened", lambda p: p.screen_name == "markor/create"),
             self._done("folder_created"),
         ]
 
@@ -342,7 +337,7 @@ class _MarkorDeleteTask(_MarkorTask):
     def milestone_checks(self):
         return [
             self._opened(),
-            ("delete_confirmation", StateCheck("delete_confirmation", self._asked)),
+            milestone("delete_confirmation", self._asked),
             self._done("notes_deleted"),
         ]
 
@@ -501,7 +496,7 @@ class MarkorEditNote(_MarkorTask):
         path = self.params["file_name"]
         return [
             self._opened(),
-            ("note_opened", StateCheck("note_opened", lambda p: _editing(p, path))),
+            milestone("note_opened", lambda p: _editing(p, path)),
             self._done("note_edited"),
         ]
 
@@ -533,7 +528,7 @@ class _MarkorRewriteTask(_MarkorTask):
     def milestone_checks(self):
         return [
             self._opened(),
-            ("text_changed", StateCheck("text_changed", self._rewritten)),
+            milestone("text_changed", self._rewritten),
             self._done("note_renamed"),
         ]
 
@@ -680,11 +675,8 @@ class MarkorMoveNote(_MarkorTask):
 
         return [
             self._opened(),
-            (
-                "source_opened",
-                StateCheck("source_opened", lambda p: browser_at(p, "markor") == source),
-            ),
-            ("picker_opened", StateCheck("picker_opened", picking)),
+            milestone("source_opened", lambda p: browser_at(p, "markor") == source),
+            milestone("picker_opened", picking),
             self._done("note_moved"),
         ]
 
@@ -800,7 +792,7 @@ class MarkorMergeNotes(_MarkorTask):
     def milestone_checks(self):
         return [
             self._opened(),
-            ("note_created", StateCheck("note_created", lambda p: bool(self._candidates(p)))),
+            milestone("note_created", lambda p: bool(self._candidates(p))),
             self._done("notes_merged"),
         ]
 
@@ -856,9 +848,9 @@ class MarkorCreateNoteAndSms(_MarkorTask):
     def milestone_checks(self):
         return [
             self._opened(),
-            ("note_saved", StateCheck("note_saved", self._note_ok)),
-            ("sms_opened", StateCheck("sms_opened", lambda p: "sms" in p.opened)),
-            ("sms_sent", StateCheck("sms_sent", self._sms_ok)),
+            milestone("note_saved", self._note_ok),
+            milestone("sms_opened", lambda p: "sms" in p.opened),
+            milestone("sms_sent", self._sms_ok),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:

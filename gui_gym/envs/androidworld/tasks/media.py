@@ -19,7 +19,7 @@ from gui_gym.envs.androidworld.data import with_marker
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
-    StateCheck,
+    milestone,
     open_app,
     reach,
     register,
@@ -157,12 +157,9 @@ class AudioRecorderRecordAudio(_Record):
 
     def milestone_checks(self):
         return [
-            (
-                "audio_recorder_opened",
-                StateCheck("audio_recorder_opened", lambda p: "audio_recorder" in p.opened),
-            ),
-            ("recording_started", StateCheck("recording_started", self._started)),
-            ("recording_saved", StateCheck("recording_saved", lambda p: self.score(p) >= 1.0)),
+            milestone("audio_recorder_opened", lambda p: "audio_recorder" in p.opened),
+            milestone("recording_started", self._started),
+            milestone("recording_saved", lambda p: self.score(p) >= 1.0),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -203,13 +200,10 @@ class AudioRecorderRecordAudioWithFileName(_Record):
 
     def milestone_checks(self):
         return [
-            (
-                "audio_recorder_opened",
-                StateCheck("audio_recorder_opened", lambda p: "audio_recorder" in p.opened),
-            ),
-            ("recording_started", StateCheck("recording_started", self._started)),
-            ("name_entered", StateCheck("name_entered", self._name_entered)),
-            ("recording_saved", StateCheck("recording_saved", lambda p: self.score(p) >= 1.0)),
+            milestone("audio_recorder_opened", lambda p: "audio_recorder" in p.opened),
+            milestone("recording_started", self._started),
+            milestone("name_entered", self._name_entered),
+            milestone("recording_saved", lambda p: self.score(p) >= 1.0),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -263,8 +257,8 @@ class CameraTakePhoto(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            ("camera_opened", StateCheck("camera_opened", lambda p: "camera" in p.opened)),
-            ("photo_taken", StateCheck("photo_taken", lambda p: self.score(p) >= 1.0)),
+            milestone("camera_opened", lambda p: "camera" in p.opened),
+            milestone("photo_taken", lambda p: self.score(p) >= 1.0),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -286,19 +280,12 @@ class CameraTakeVideo(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            ("camera_opened", StateCheck("camera_opened", lambda p: "camera" in p.opened)),
-            (
-                "video_mode",
-                StateCheck("video_mode", lambda p: _camera(p).mode == "video"),
+            milestone("camera_opened", lambda p: "camera" in p.opened),
+            milestone("video_mode", lambda p: _camera(p).mode == "video"),
+            milestone(
+                "recording_started", lambda p: _camera(p).recording or bool(_camera(p).videos)
             ),
-            (
-                "recording_started",
-                StateCheck(
-                    "recording_started",
-                    lambda p: _camera(p).recording or bool(_camera(p).videos),
-                ),
-            ),
-            ("video_saved", StateCheck("video_saved", lambda p: self.score(p) >= 1.0)),
+            milestone("video_saved", lambda p: self.score(p) >= 1.0),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:

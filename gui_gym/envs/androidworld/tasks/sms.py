@@ -23,8 +23,8 @@ from gui_gym.envs.androidworld.data import random_name, random_phone, random_sen
 from gui_gym.envs.androidworld.phone import DEVICE_TIME, PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
-    StateCheck,
     fuzzy_match,
+    milestone,
     open_app,
     reach,
     register,
@@ -210,16 +210,10 @@ class _SmsTask(AndroidWorldTask):
     def milestone_checks(self):
         number, message = self.params["number"], self.params["message"]
         return [
-            ("sms_opened", StateCheck("sms_opened", lambda p: "sms" in p.opened)),
-            (
-                "conversation_opened",
-                StateCheck("conversation_opened", lambda p: _in_thread(p, number)),
-            ),
-            (
-                "message_typed",
-                StateCheck("message_typed", lambda p: _draft_is(p, number, message)),
-            ),
-            ("message_sent", StateCheck("message_sent", lambda p: self.score(p) >= 1.0)),
+            milestone("sms_opened", lambda p: "sms" in p.opened),
+            milestone("conversation_opened", lambda p: _in_thread(p, number)),
+            milestone("message_typed", lambda p: _draft_is(p, number, message)),
+            milestone("message_sent", lambda p: self.score(p) >= 1.0),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -324,10 +318,7 @@ class SimpleSmsSendClipboardContent(_SmsTask):
     def milestone_checks(self):
         checks = super().milestone_checks()
         number, message = self.params["number"], self.params["message"]
-        checks[2] = (
-            "message_pasted",
-            StateCheck("message_pasted", lambda p: _draft_is(p, number, message)),
-        )
+        checks[2] = milestone("message_pasted", lambda p: _draft_is(p, number, message))
         return checks
 
 
@@ -441,13 +432,10 @@ class SimpleSmsResend(AndroidWorldTask):
             return p.dialog is not None and any(h == "sms.resend" for _, h, _a in p.dialog.buttons)
 
         return [
-            ("sms_opened", StateCheck("sms_opened", lambda p: "sms" in p.opened)),
-            (
-                "conversation_opened",
-                StateCheck("conversation_opened", lambda p: _in_thread(p, number)),
-            ),
-            ("resend_offered", StateCheck("resend_offered", offered)),
-            ("message_resent", StateCheck("message_resent", lambda p: self.score(p) >= 1.0)),
+            milestone("sms_opened", lambda p: "sms" in p.opened),
+            milestone("conversation_opened", lambda p: _in_thread(p, number)),
+            milestone("resend_offered", offered),
+            milestone("message_resent", lambda p: self.score(p) >= 1.0),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:

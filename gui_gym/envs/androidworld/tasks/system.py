@@ -14,6 +14,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
     StateCheck,
     fuzzy_match,
+    milestone,
     open_app,
     reach,
     register,
@@ -59,11 +60,8 @@ class _SettingTask(AndroidWorldTask):
             return super().milestone_checks()
         section = self.section
         return [
-            ("settings_opened", StateCheck("settings_opened", lambda p: "settings" in p.opened)),
-            (
-                "setting_viewed",
-                StateCheck("setting_viewed", lambda p: p.screen_name == f"settings/{section}"),
-            ),
+            milestone("settings_opened", lambda p: "settings" in p.opened),
+            milestone("setting_viewed", lambda p: p.screen_name == f"settings/{section}"),
         ]
 
     def oracle(self, ctx: PredicateContext) -> Action:
@@ -199,9 +197,7 @@ class OpenAppTaskEval(AndroidWorldTask):
 
     def milestone_checks(self):
         key = self.params["app_name"]
-        return [
-            ("app_opened", StateCheck("app_opened", lambda p: p.foreground == key and not p.shade))
-        ]
+        return [milestone("app_opened", lambda p: p.foreground == key and not p.shade)]
 
     def score(self, phone: PhoneState) -> float:
         return float(phone.foreground == self.params["app_name"] and not phone.shade)
@@ -234,7 +230,7 @@ class TurnOnWifiAndOpenApp(AndroidWorldTask):
 
         # The app counts once Wi-Fi is on: opening Settings to toggle it is not the goal.
         opened = StateCheck("app_opened", lambda p: wifi_on(p) and p.foreground == key)
-        return [("wifi_on", StateCheck("wifi_on", wifi_on)), ("app_opened", opened)]
+        return [milestone("wifi_on", wifi_on), ("app_opened", opened)]
 
     def score(self, phone: PhoneState) -> float:
         wifi = phone.system.wifi and not phone.system.airplane
@@ -263,8 +259,8 @@ class TurnOffWifiAndTurnOnBluetooth(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            ("wifi_off", StateCheck("wifi_off", lambda p: not p.system.wifi or p.system.airplane)),
-            ("bluetooth_on", StateCheck("bluetooth_on", lambda p: p.system.bluetooth)),
+            milestone("wifi_off", lambda p: not p.system.wifi or p.system.airplane),
+            milestone("bluetooth_on", lambda p: p.system.bluetooth),
         ]
 
     def score(self, phone: PhoneState) -> float:

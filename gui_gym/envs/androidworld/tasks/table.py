@@ -24,6 +24,7 @@ from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
     StateCheck,
+    milestone,
     open_app,
     reach,
     seek,
@@ -224,10 +225,10 @@ class TableTask(AndroidWorldTask):
 
     def _opened(self) -> tuple[str, StateCheck]:
         name = f"{self.app}_opened"
-        return (name, StateCheck(name, lambda p: self.app in p.opened))
+        return milestone(name, lambda p: self.app in p.opened)
 
     def _done(self, name: str) -> tuple[str, StateCheck]:
-        return (name, StateCheck(name, lambda p: self.score(p) >= 1.0))
+        return milestone(name, lambda p: self.score(p) >= 1.0)
 
     def _delete_expert(self, phone: PhoneState, screen: UITree, to_delete: Sequence[int]) -> Action:
         data = phone.apps[self.app]
@@ -296,15 +297,13 @@ class TableAddTask(TableTask):
         editor = f"{self.app}/edit"
         checks = [
             self._opened(),
-            ("editor_opened", StateCheck("editor_opened", lambda p: p.screen_name == editor)),
+            milestone("editor_opened", lambda p: p.screen_name == editor),
         ]
         if len(self.params["targets"]) == 1:
-            checks.append(("fields_entered", StateCheck("fields_entered", self._form_ready)))
+            checks.append(milestone("fields_entered", self._form_ready))
         else:
             first = f"first_{self.row_noun}_saved"
-            checks.append(
-                (first, StateCheck(first, lambda p: self._matched(p.apps[self.app]) >= 1))
-            )
+            checks.append(milestone(first, lambda p: self._matched(p.apps[self.app]) >= 1))
         checks.append(self._done(f"{self.rows_attr}_saved"))
         return checks
 
@@ -376,17 +375,12 @@ class TableDeleteTask(TableTask):
         wanted = {str(i) for i in targets}
         checks = [
             self._opened(),
-            ("target_opened", StateCheck("target_opened", lambda p: self._row_opened(p, wanted))),
+            milestone("target_opened", lambda p: self._row_opened(p, wanted)),
         ]
         if len(targets) > 1:
             first = f"first_{self.row_noun}_deleted"
             checks.append(
-                (
-                    first,
-                    StateCheck(
-                        first, lambda p: any(p.apps[self.app].get(i) is None for i in targets)
-                    ),
-                )
+                milestone(first, lambda p: any(p.apps[self.app].get(i) is None for i in targets))
             )
         checks.append(self._done(f"{self.rows_attr}_deleted"))
         return checks
@@ -427,10 +421,7 @@ class TableDeleteDuplicatesTask(TableTask):
         wanted = {str(i) for i in self.params["targets"]}
         return [
             self._opened(),
-            (
-                "duplicate_opened",
-                StateCheck("duplicate_opened", lambda p: self._row_opened(p, wanted)),
-            ),
+            milestone("duplicate_opened", lambda p: self._row_opened(p, wanted)),
             self._done("duplicate_deleted"),
         ]
 

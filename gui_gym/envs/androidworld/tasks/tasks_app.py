@@ -23,7 +23,7 @@ from gui_gym.envs.androidworld.data import ANSWER_TITLES, DEVICE_DATE, PROTO_TIM
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
-    StateCheck,
+    milestone,
     mix_with_noise,
     open_app,
     register,
@@ -278,11 +278,8 @@ class _TasksQuestion(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            (
-                "tasks_app_opened",
-                StateCheck("tasks_app_opened", lambda p: "tasks_app" in p.opened),
-            ),
-            ("answer_in_view", StateCheck("answer_in_view", self._answer_in_view)),
+            milestone("tasks_app_opened", lambda p: "tasks_app" in p.opened),
+            milestone("answer_in_view", self._answer_in_view),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
