@@ -238,13 +238,19 @@ class AndroidWorldTask(Task):
 
     def milestone_checks(self) -> list[tuple[str, Predicate]]:
         """Ordered ``(name, predicate)`` pairs; by default: the app is opened, then done."""
-        app = self.app
-        checks: list[tuple[str, Predicate]] = [
-            milestone(f"{app}_opened", lambda p: app in p.opened),
-        ]
+        checks: list[tuple[str, Predicate]] = [self.opened_milestone()]
         if self.answer_mode is None:
-            checks.append(milestone("task_complete", lambda p: self.score(p) >= 1.0))
+            checks.append(self.done_milestone("task_complete"))
         return checks
+
+    def opened_milestone(self) -> tuple[str, StateCheck]:
+        """The milestone ``<app>_opened``: the task's app has been opened this episode."""
+        app = self.app
+        return milestone(f"{app}_opened", lambda p: app in p.opened)
+
+    def done_milestone(self, name: str) -> tuple[str, StateCheck]:
+        """The milestone ``name`` reached once the task scores 1 (the goal state)."""
+        return milestone(name, lambda p: self.score(p) >= 1.0)
 
     # -- oracle -----------------------------------------------------------------------------------
 

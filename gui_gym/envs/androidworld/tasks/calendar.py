@@ -230,10 +230,6 @@ def _on_screen(phone: PhoneState, name: str, arg: str) -> bool:
     )
 
 
-def _opened(p: PhoneState) -> bool:
-    return "calendar" in p.opened
-
-
 # -- adding events --------------------------------------------------------------------------------
 
 
@@ -318,10 +314,10 @@ class _AddEvent(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("calendar_opened", _opened),
+            self.opened_milestone(),
             milestone("editor_opened", lambda p: p.screen_name == "calendar/edit"),
             milestone("details_entered", self._form_ready),
-            milestone("event_saved", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("event_saved"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -500,10 +496,10 @@ class _DeleteEvents(AndroidWorldTask):
         day = self.params["target_day"]
         n = len(self.params["targets"])
         return [
-            milestone("calendar_opened", _opened),
+            self.opened_milestone(),
             milestone("day_opened", lambda p: _on_screen(p, "day", day)),
             milestone("first_event_deleted", lambda p: len(self._remaining(p)) < n),
-            milestone("events_deleted", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("events_deleted"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -564,10 +560,10 @@ class SimpleCalendarDeleteOneEvent(_DeleteEvents):
         target = str(self.params["targets"][0])
         day = self.params["target_day"]
         return [
-            milestone("calendar_opened", _opened),
+            self.opened_milestone(),
             milestone("day_opened", lambda p: _on_screen(p, "day", day)),
             milestone("event_opened", lambda p: _on_screen(p, "event", target)),
-            milestone("event_deleted", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("event_deleted"),
         ]
 
 
@@ -749,7 +745,7 @@ class _CalendarQuestion(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("calendar_opened", _opened),
+            self.opened_milestone(),
             milestone("answer_in_view", self._answer_in_view),
         ]
 

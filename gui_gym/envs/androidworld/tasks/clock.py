@@ -50,10 +50,6 @@ def _to_tab(phone: PhoneState, screen: UITree, tab: str) -> Action | None:
     return None
 
 
-def _opened(p: PhoneState) -> bool:
-    return "clock" in p.opened
-
-
 @register
 class ClockStopWatchRunning(AndroidWorldTask):
     """Start the stopwatch (it starts paused at 00:00.00).
@@ -71,9 +67,9 @@ class ClockStopWatchRunning(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("clock_opened", _opened),
+            self.opened_milestone(),
             milestone("stopwatch_shown", lambda p: _in_front(p, "stopwatch")),
-            milestone("stopwatch_running", lambda p: self.score(p) >= 1),
+            self.done_milestone("stopwatch_running"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -101,7 +97,7 @@ class ClockStopWatchPausedVerify(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("clock_opened", _opened),
+            self.opened_milestone(),
             milestone("stopwatch_shown", lambda p: _in_front(p, "stopwatch")),
         ]
 
@@ -162,13 +158,13 @@ class ClockTimerEntry(AndroidWorldTask):
     def milestone_checks(self):
         want = self._digits()
         return [
-            milestone("clock_opened", _opened),
+            self.opened_milestone(),
             milestone("timer_shown", lambda p: _in_front(p, "timer")),
             milestone(
                 "digits_started",
                 lambda p: bool(_clock(p).timer_entry) and want.startswith(_clock(p).timer_entry),
             ),
-            milestone("timer_set", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("timer_set"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:

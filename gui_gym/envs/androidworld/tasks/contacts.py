@@ -82,10 +82,10 @@ class ContactsAddContact(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("contacts_opened", lambda p: "contacts" in p.opened),
+            self.opened_milestone(),
             milestone("editor_opened", lambda p: p.screen_name == "contacts/edit"),
             milestone("details_entered", self._form_ready),
-            milestone("contact_saved", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("contact_saved"),
         ]
 
     def score(self, phone: PhoneState) -> float:
@@ -142,10 +142,10 @@ class ContactsNewContactDraft(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("contacts_opened", lambda p: "contacts" in p.opened),
+            self.opened_milestone(),
             milestone("editor_opened", lambda p: p.screen_name == "contacts/edit"),
             milestone("fields_entered", self._fields_ok),
-            milestone("label_set", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("label_set"),
         ]
 
     def score(self, phone: PhoneState) -> float:

@@ -269,10 +269,10 @@ class FilesDeleteFile(_FilesTask):
 
     def milestone_checks(self):
         return [
-            milestone("files_opened", lambda p: "files" in p.opened),
+            self.opened_milestone(),
             milestone("folder_opened", self._browsing(self.params["subfolder"])),
             milestone("delete_confirmation", self._dialog_open),
-            milestone("file_deleted", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("file_deleted"),
         ]
 
     def score(self, phone: PhoneState) -> float:
@@ -325,10 +325,10 @@ class FilesMoveFile(_FilesTask):
 
     def milestone_checks(self):
         return [
-            milestone("files_opened", lambda p: "files" in p.opened),
+            self.opened_milestone(),
             milestone("source_opened", self._browsing(self.params["source_folder"])),
             milestone("picker_opened", self._picking),
-            milestone("file_moved", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("file_moved"),
         ]
 
     def score(self, phone: PhoneState) -> float:

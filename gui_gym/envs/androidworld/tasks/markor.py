@@ -249,12 +249,6 @@ class _MarkorTask(AndroidWorldTask):
     def initialize_task(self, phone: PhoneState, rng: random.Random) -> None:
         write_notes(phone, self.params.get("notes", ()), self.params.get("folders", ()))
 
-    def _opened(self) -> tuple[str, StateCheck]:
-        return milestone("markor_opened", lambda p: "markor" in p.opened)
-
-    def _done(self, name: str) -> tuple[str, StateCheck]:
-        return milestone(name, lambda p: self.score(p) >= 1.0)
-
     def _note_created(self) -> tuple[str, StateCheck]:
         """Milestone: a note named ``params["file_name"]`` exists (in any folder)."""
         name = self.params["file_name"]
@@ -282,7 +276,7 @@ class MarkorCreateNote(_MarkorTask):
         return float(_note_holds(phone, self.params["file_name"], self.params["text"]))
 
     def milestone_checks(self):
-        return [self._opened(), self._note_created(), self._done("text_saved")]
+        return [self.opened_milestone(), self._note_created(), self.done_milestone("text_saved")]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
         return create_note_with(phone, screen, self.params["file_name"], self.params["text"])
@@ -311,9 +305,9 @@ class MarkorCreateFolder(_MarkorTask):
 
     def milestone_checks(self):
         return [
-            self._opened(),
+            self.opened_milestone(),
             milestone("create_dialog_opened", lambda p: p.screen_name == "markor/create"),
-            self._done("folder_created"),
+            self.done_milestone("folder_created"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -336,9 +330,9 @@ class _MarkorDeleteTask(_MarkorTask):
 
     def milestone_checks(self):
         return [
-            self._opened(),
+            self.opened_milestone(),
             milestone("delete_confirmation", self._asked),
-            self._done("notes_deleted"),
+            self.done_milestone("notes_deleted"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -495,9 +489,9 @@ class MarkorEditNote(_MarkorTask):
     def milestone_checks(self):
         path = self.params["file_name"]
         return [
-            self._opened(),
+            self.opened_milestone(),
             milestone("note_opened", lambda p: _editing(p, path)),
-            self._done("note_edited"),
+            self.done_milestone("note_edited"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -527,9 +521,9 @@ class _MarkorRewriteTask(_MarkorTask):
 
     def milestone_checks(self):
         return [
-            self._opened(),
+            self.opened_milestone(),
             milestone("text_changed", self._rewritten),
-            self._done("note_renamed"),
+            self.done_milestone("note_renamed"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -674,10 +668,10 @@ class MarkorMoveNote(_MarkorTask):
             return p.screen_name == "markor/move" and p.apps["markor"].moving == [self._path]
 
         return [
-            self._opened(),
+            self.opened_milestone(),
             milestone("source_opened", lambda p: browser_at(p, "markor") == source),
             milestone("picker_opened", picking),
-            self._done("note_moved"),
+            self.done_milestone("note_moved"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -715,7 +709,11 @@ class MarkorCreateNoteFromClipboard(_MarkorTask):
         return float(_note_holds(phone, self.params["file_name"], self.params["file_content"]))
 
     def milestone_checks(self):
-        return [self._opened(), self._note_created(), self._done("clipboard_pasted")]
+        return [
+            self.opened_milestone(),
+            self._note_created(),
+            self.done_milestone("clipboard_pasted"),
+        ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
         content = self.params["file_content"]
@@ -791,9 +789,9 @@ class MarkorMergeNotes(_MarkorTask):
 
     def milestone_checks(self):
         return [
-            self._opened(),
+            self.opened_milestone(),
             milestone("note_created", lambda p: bool(self._candidates(p))),
-            self._done("notes_merged"),
+            self.done_milestone("notes_merged"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -847,7 +845,7 @@ class MarkorCreateNoteAndSms(_MarkorTask):
 
     def milestone_checks(self):
         return [
-            self._opened(),
+            self.opened_milestone(),
             milestone("note_saved", self._note_ok),
             milestone("sms_opened", lambda p: "sms" in p.opened),
             milestone("sms_sent", self._sms_ok),

@@ -157,9 +157,9 @@ class AudioRecorderRecordAudio(_Record):
 
     def milestone_checks(self):
         return [
-            milestone("audio_recorder_opened", lambda p: "audio_recorder" in p.opened),
+            self.opened_milestone(),
             milestone("recording_started", self._started),
-            milestone("recording_saved", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("recording_saved"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -200,10 +200,10 @@ class AudioRecorderRecordAudioWithFileName(_Record):
 
     def milestone_checks(self):
         return [
-            milestone("audio_recorder_opened", lambda p: "audio_recorder" in p.opened),
+            self.opened_milestone(),
             milestone("recording_started", self._started),
             milestone("name_entered", self._name_entered),
-            milestone("recording_saved", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("recording_saved"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -257,8 +257,8 @@ class CameraTakePhoto(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("camera_opened", lambda p: "camera" in p.opened),
-            milestone("photo_taken", lambda p: self.score(p) >= 1.0),
+            self.opened_milestone(),
+            self.done_milestone("photo_taken"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -280,12 +280,12 @@ class CameraTakeVideo(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("camera_opened", lambda p: "camera" in p.opened),
+            self.opened_milestone(),
             milestone("video_mode", lambda p: _camera(p).mode == "video"),
             milestone(
                 "recording_started", lambda p: _camera(p).recording or bool(_camera(p).videos)
             ),
-            milestone("video_saved", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("video_saved"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:

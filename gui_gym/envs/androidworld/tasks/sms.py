@@ -210,10 +210,10 @@ class _SmsTask(AndroidWorldTask):
     def milestone_checks(self):
         number, message = self.params["number"], self.params["message"]
         return [
-            milestone("sms_opened", lambda p: "sms" in p.opened),
+            self.opened_milestone(),
             milestone("conversation_opened", lambda p: _in_thread(p, number)),
             milestone("message_typed", lambda p: _draft_is(p, number, message)),
-            milestone("message_sent", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("message_sent"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -432,10 +432,10 @@ class SimpleSmsResend(AndroidWorldTask):
             return p.dialog is not None and any(h == "sms.resend" for _, h, _a in p.dialog.buttons)
 
         return [
-            milestone("sms_opened", lambda p: "sms" in p.opened),
+            self.opened_milestone(),
             milestone("conversation_opened", lambda p: _in_thread(p, number)),
             milestone("resend_offered", offered),
-            milestone("message_resent", lambda p: self.score(p) >= 1.0),
+            self.done_milestone("message_resent"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:

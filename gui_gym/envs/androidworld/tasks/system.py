@@ -60,7 +60,7 @@ class _SettingTask(AndroidWorldTask):
             return super().milestone_checks()
         section = self.section
         return [
-            milestone("settings_opened", lambda p: "settings" in p.opened),
+            self.opened_milestone(),
             milestone("setting_viewed", lambda p: p.screen_name == f"settings/{section}"),
         ]
 

@@ -23,7 +23,6 @@ from gui_gym.core.ui import UITree
 from gui_gym.envs.androidworld.phone import PhoneState
 from gui_gym.envs.androidworld.tasks.base import (
     AndroidWorldTask,
-    StateCheck,
     milestone,
     open_app,
     reach,
@@ -223,13 +222,6 @@ class TableTask(AndroidWorldTask):
         wanted = set(self.params["targets"])
         return [r.id for r in data.ordered() if r.id in wanted]
 
-    def _opened(self) -> tuple[str, StateCheck]:
-        name = f"{self.app}_opened"
-        return milestone(name, lambda p: self.app in p.opened)
-
-    def _done(self, name: str) -> tuple[str, StateCheck]:
-        return milestone(name, lambda p: self.score(p) >= 1.0)
-
     def _delete_expert(self, phone: PhoneState, screen: UITree, to_delete: Sequence[int]) -> Action:
         data = phone.apps[self.app]
         return delete_rows_expert(
@@ -296,7 +288,7 @@ class TableAddTask(TableTask):
     def milestone_checks(self):
         editor = f"{self.app}/edit"
         checks = [
-            self._opened(),
+            self.opened_milestone(),
             milestone("editor_opened", lambda p: p.screen_name == editor),
         ]
         if len(self.params["targets"]) == 1:
@@ -304,7 +296,7 @@ class TableAddTask(TableTask):
         else:
             first = f"first_{self.row_noun}_saved"
             checks.append(milestone(first, lambda p: self._matched(p.apps[self.app]) >= 1))
-        checks.append(self._done(f"{self.rows_attr}_saved"))
+        checks.append(self.done_milestone(f"{self.rows_attr}_saved"))
         return checks
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -374,7 +366,7 @@ class TableDeleteTask(TableTask):
         targets = set(self.params["targets"])
         wanted = {str(i) for i in targets}
         checks = [
-            self._opened(),
+            self.opened_milestone(),
             milestone("target_opened", lambda p: self._row_opened(p, wanted)),
         ]
         if len(targets) > 1:
@@ -382,7 +374,7 @@ class TableDeleteTask(TableTask):
             checks.append(
                 milestone(first, lambda p: any(p.apps[self.app].get(i) is None for i in targets))
             )
-        checks.append(self._done(f"{self.rows_attr}_deleted"))
+        checks.append(self.done_milestone(f"{self.rows_attr}_deleted"))
         return checks
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
@@ -420,9 +412,9 @@ class TableDeleteDuplicatesTask(TableTask):
     def milestone_checks(self):
         wanted = {str(i) for i in self.params["targets"]}
         return [
-            self._opened(),
+            self.opened_milestone(),
             milestone("duplicate_opened", lambda p: self._row_opened(p, wanted)),
-            self._done("duplicate_deleted"),
+            self.done_milestone("duplicate_deleted"),
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:

@@ -278,7 +278,7 @@ class _TasksQuestion(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("tasks_app_opened", lambda p: "tasks_app" in p.opened),
+            self.opened_milestone(),
             milestone("answer_in_view", self._answer_in_view),
         ]
 
