@@ -267,6 +267,16 @@ class PhoneApp:
             height=40,
         )
 
+    def ask_delete(
+        self, phone: PhoneState, title: str, message: str, arg: str, handler: str = "confirm_delete"
+    ) -> None:
+        """Open a Cancel / Delete dialog; Delete calls ``<key>.<handler>`` with ``arg``."""
+        phone.dialog = Dialog(
+            title,
+            message,
+            [("Cancel", f"{self.key}.cancel", ""), ("Delete", f"{self.key}.{handler}", arg)],
+        )
+
     # -- default handlers shared by every app ------------------------------------------------
 
     def on_click_field(self, phone: PhoneState, element: UIElement, action: Action) -> None:
@@ -279,6 +289,10 @@ class PhoneApp:
 
     def on_click_back(self, phone: PhoneState, element: UIElement, action: Action) -> None:
         self.pop(phone)
+
+    def on_click_cancel(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        """Cancel in a dialog closes it."""
+        phone.dialog = None
 
     def on_enter(self, phone: PhoneState, field_name: str) -> None:
         """ENTER on a focused field: hides the keyboard by default; search boxes submit."""

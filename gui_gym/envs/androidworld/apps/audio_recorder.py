@@ -18,7 +18,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen
 
 __all__ = ["EXTENSION", "AudioRecorderApp", "AudioRecorderData", "Recording"]
 
@@ -131,17 +131,7 @@ class AudioRecorderApp(PhoneApp):
         phone.toast = f"Playing {element.handler_arg}"
 
     def on_long_click_play(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = Dialog(
-            "Delete record?",
-            element.handler_arg,
-            [
-                ("Cancel", "audio_recorder.cancel", ""),
-                ("Delete", "audio_recorder.confirm_delete", element.handler_arg),
-            ],
-        )
-
-    def on_click_cancel(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = None
+        self.ask_delete(phone, "Delete record?", element.handler_arg, element.handler_arg)
 
     def on_click_confirm_delete(
         self, phone: PhoneState, element: UIElement, action: Action

@@ -480,17 +480,12 @@ class CalendarApp(PhoneApp):
         e = self.data(phone).get(int(element.handler_arg))
         if e is None:
             raise InvalidAction("this event no longer exists")
-        phone.dialog = Dialog(
+        self.ask_delete(
+            phone,
             "Delete event?",
             f"'{e.title}' will be deleted" + (" with all its occurrences." if e.repeat else "."),
-            [
-                ("Cancel", "calendar.cancel", ""),
-                ("Delete", "calendar.confirm_delete", element.handler_arg),
-            ],
+            element.handler_arg,
         )
-
-    def on_click_cancel(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = None
 
     def on_click_confirm_delete(
         self, phone: PhoneState, element: UIElement, action: Action

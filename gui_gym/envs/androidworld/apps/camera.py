@@ -19,7 +19,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
 
 __all__ = ["CameraApp", "CameraData"]
 
@@ -182,17 +182,7 @@ class CameraApp(PhoneApp):
         self.push(phone, "gallery")
 
     def on_click_media(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = Dialog(
-            "Delete file?",
-            element.handler_arg,
-            [
-                ("Cancel", "camera.cancel", ""),
-                ("Delete", "camera.confirm_delete", element.handler_arg),
-            ],
-        )
-
-    def on_click_cancel(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = None
+        self.ask_delete(phone, "Delete file?", element.handler_arg, element.handler_arg)
 
     def on_click_confirm_delete(
         self, phone: PhoneState, element: UIElement, action: Action

@@ -156,17 +156,9 @@ class ContactsApp(PhoneApp):
         phone.toast = "Contact saved"
 
     def on_click_delete(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = Dialog(
-            "Delete contact?",
-            "This contact will be removed.",
-            [
-                ("Cancel", "contacts.cancel", ""),
-                ("Delete", "contacts.confirm_delete", element.handler_arg),
-            ],
+        self.ask_delete(
+            phone, "Delete contact?", "This contact will be removed.", element.handler_arg
         )
-
-    def on_click_cancel(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = None
 
     def on_click_confirm_delete(
         self, phone: PhoneState, element: UIElement, action: Action

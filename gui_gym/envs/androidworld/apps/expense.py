@@ -17,7 +17,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
 
 __all__ = [
     "CATEGORIES",
@@ -347,30 +347,24 @@ class ExpenseApp(PhoneApp):
         phone.toast = "Expense saved"
 
     def on_click_delete(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = Dialog(
+        self.ask_delete(
+            phone,
             "Delete expense?",
             "This expense will be deleted permanently.",
-            [
-                ("Cancel", "expense.cancel", ""),
-                ("Delete", "expense.confirm_delete", element.handler_arg),
-            ],
+            element.handler_arg,
         )
 
     def on_click_delete_selected(
         self, phone: PhoneState, element: UIElement, action: Action
     ) -> None:
         count = len(self.data(phone).selected)
-        phone.dialog = Dialog(
+        self.ask_delete(
+            phone,
             f"Delete {count} expense{'s' if count != 1 else ''}?",
             "The selected expenses will be deleted permanently.",
-            [
-                ("Cancel", "expense.cancel", ""),
-                ("Delete", "expense.confirm_delete_selected", ""),
-            ],
+            "",
+            handler="confirm_delete_selected",
         )
-
-    def on_click_cancel(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = None
 
     def on_click_confirm_delete(
         self, phone: PhoneState, element: UIElement, action: Action

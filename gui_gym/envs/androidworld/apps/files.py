@@ -21,7 +21,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
 
 __all__ = [
     "EMULATOR_DIRECTORIES",
@@ -547,17 +547,9 @@ class FolderBrowserApp(PhoneApp):
     def on_click_delete(self, phone: PhoneState, element: UIElement, action: Action) -> None:
         targets = self._targets(phone, element.handler_arg)
         what = basename(targets[0]) if len(targets) == 1 else f"{len(targets)} items"
-        phone.dialog = Dialog(
-            f"Delete {what}?",
-            "Deleted items can't be restored.",
-            [
-                ("Cancel", f"{self.key}.cancel", ""),
-                ("Delete", f"{self.key}.confirm_delete", "\n".join(targets)),
-            ],
+        self.ask_delete(
+            phone, f"Delete {what}?", "Deleted items can't be restored.", "\n".join(targets)
         )
-
-    def on_click_cancel(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = None
 
     def on_click_confirm_delete(
         self, phone: PhoneState, element: UIElement, action: Action

@@ -15,7 +15,7 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
 
 __all__ = ["EDITOR_FIELDS", "Recipe", "RecipesApp", "RecipesData"]
 
@@ -278,17 +278,9 @@ class RecipesApp(PhoneApp):
         phone.toast = "Recipe saved"
 
     def on_click_delete(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = Dialog(
-            "Delete recipe?",
-            "This recipe will be deleted permanently.",
-            [
-                ("Cancel", "recipes.cancel", ""),
-                ("Delete", "recipes.confirm_delete", element.handler_arg),
-            ],
+        self.ask_delete(
+            phone, "Delete recipe?", "This recipe will be deleted permanently.", element.handler_arg
         )
-
-    def on_click_cancel(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = None
 
     def on_click_confirm_delete(
         self, phone: PhoneState, element: UIElement, action: Action

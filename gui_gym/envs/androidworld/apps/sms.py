@@ -295,9 +295,6 @@ class SmsApp(PhoneApp):
         phone.focus = f"sms.{name}"
         self._pin(phone)
 
-    def on_click_cancel(self, phone: PhoneState, element: UIElement, action: Action) -> None:
-        phone.dialog = None
-
     def on_click_open(self, phone: PhoneState, element: UIElement, action: Action) -> None:
         self._open_thread(phone, element.handler_arg)
 
