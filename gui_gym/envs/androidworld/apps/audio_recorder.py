@@ -12,13 +12,12 @@ The simulated phone's clock does not run, so each recording gets a nominal lengt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.phone import AppView, ImmutableRow, PhoneApp, PhoneState, Screen
 
 __all__ = ["EXTENSION", "AudioRecorderApp", "AudioRecorderData", "Recording"]
 
@@ -26,16 +25,13 @@ EXTENSION = ".m4a"
 
 
 @dataclass(frozen=True)
-class Recording:
+class Recording(ImmutableRow):
     """A file in the recordings folder; ``serial`` tells two recordings of one name apart."""
 
     name: str
     duration_s: int
     size_kb: int
     serial: int
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Recording:
-        return self
 
 
 @dataclass

@@ -19,13 +19,21 @@ import calendar as _cal
 import functools
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any
 
 from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    Dialog,
+    ImmutableRow,
+    PhoneApp,
+    PhoneState,
+    RowTable,
+    Screen,
+    icon,
+)
 
 __all__ = [
     "REPEATS",
@@ -84,7 +92,7 @@ def parse_time(text: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class CalendarEvent:
+class CalendarEvent(ImmutableRow):
     """One row of the ``events`` table (immutable: an edit replaces the row)."""
 
     id: int
@@ -94,9 +102,6 @@ class CalendarEvent:
     location: str = ""
     description: str = ""
     repeat: str = ""
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> CalendarEvent:
-        return self  # immutable, so forks may share it
 
     @property
     def day(self) -> str:
@@ -133,23 +138,14 @@ class CalendarEvent:
 
 
 @dataclass
-class CalendarData:
+class CalendarData(RowTable[CalendarEvent]):
     """The app's data: its events and the next free id."""
+
+    rows_attr = "events"
+    row_type = CalendarEvent
 
     events: list[CalendarEvent] = field(default_factory=list)
     next_id: int = 1
-
-    def get(self, event_id: int) -> CalendarEvent | None:
-        for e in self.events:
-            if e.id == event_id:
-                return e
-        return None
-
-    def add(self, **fields: Any) -> CalendarEvent:
-        event = CalendarEvent(self.next_id, **fields)
-        self.next_id += 1
-        self.events.append(event)
-        return event
 
     def on_day(self, day: str) -> list[CalendarEvent]:
         """Events occurring on ``day`` in display order (start time, then id)."""

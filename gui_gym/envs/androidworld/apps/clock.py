@@ -15,14 +15,20 @@ on its buttons, and a running timer shows the time it was started with.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.calendar import parse_time
-from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    ImmutableRow,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    icon,
+)
 
 __all__ = ["TABS", "Alarm", "ClockApp", "ClockData", "timer_text"]
 
@@ -31,14 +37,11 @@ _TICK_CS = 150  # centiseconds a running stopwatch gains per tap
 
 
 @dataclass(frozen=True)
-class Alarm:
+class Alarm(ImmutableRow):
     id: int
     time: str  # "HH:MM"
     enabled: bool = False
     days: str = ""
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Alarm:
-        return self
 
 
 @dataclass

@@ -11,13 +11,20 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
 
 from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    ImmutableRow,
+    PhoneApp,
+    PhoneState,
+    RowTable,
+    Screen,
+    icon,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -85,7 +92,7 @@ def _short_day(iso: str) -> str:
 
 
 @dataclass(frozen=True)
-class Expense:
+class Expense(ImmutableRow):
     """One row of the ``expense`` table (amount in cents, category by id, ISO date)."""
 
     id: int
@@ -94,9 +101,6 @@ class Expense:
     category: int = 1
     note: str = ""
     date: str = TODAY
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Expense:
-        return self  # immutable
 
     @property
     def category_name(self) -> str:
@@ -109,25 +113,15 @@ class Expense:
 
 
 @dataclass
-class ExpenseData:
+class ExpenseData(RowTable[Expense]):
     """The app's data: the rows, the next id, and the ids picked in selection mode."""
+
+    rows_attr = "expenses"
+    row_type = Expense
 
     expenses: list[Expense] = field(default_factory=list)
     next_id: int = 1
     selected: list[int] = field(default_factory=list)
-
-    def get(self, expense_id: int) -> Expense | None:
-        for e in self.expenses:
-            if e.id == expense_id:
-                return e
-        return None
-
-    def add(self, **fields: Any) -> Expense:
-        """Append a row with a fresh id."""
-        row = Expense(self.next_id, **fields)
-        self.next_id += 1
-        self.expenses.append(row)
-        return row
 
     def ordered(self) -> list[Expense]:
         """Display order: newest first (ties: last added first)."""

@@ -446,24 +446,25 @@ class FolderBrowserApp(PhoneApp):
         )
 
     def rename_view(self, phone: PhoneState, screen: Screen) -> AppView:
-        return AppView(
-            "Rename",
-            [
-                Block("text", f"Rename {basename(screen.arg)}"),
-                self.field("name", "Name", phone),
-                self.button("Cancel", "back", resource_id="cancel"),
-                self.button("OK", "apply_rename", screen.arg, resource_id="ok"),
-            ],
-        )
+        text = f"Rename {basename(screen.arg)}"
+        return self._name_form(phone, "Rename", text, "Name", "apply_rename", screen.arg)
 
     def folder_form_view(self, phone: PhoneState, screen: Screen) -> AppView:
+        text = f"In {self.breadcrumbs(screen.arg)}"
+        return self._name_form(phone, "New folder", text, "Folder name", "make_folder", screen.arg)
+
+    def _name_form(
+        self, phone: PhoneState, title: str, text: str, hint: str, handler: str, arg: str
+    ) -> AppView:
+        """A form asking for one name: ``text``, the ``name`` field, Cancel, and OK calling
+        ``handler`` with ``arg``."""
         return AppView(
-            "New folder",
+            title,
             [
-                Block("text", f"In {self.breadcrumbs(screen.arg)}"),
-                self.field("name", "Folder name", phone),
+                Block("text", text),
+                self.field("name", hint, phone),
                 self.button("Cancel", "back", resource_id="cancel"),
-                self.button("OK", "make_folder", screen.arg, resource_id="ok"),
+                self.button("OK", handler, arg, resource_id="ok"),
             ],
         )
 

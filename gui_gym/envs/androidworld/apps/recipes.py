@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    ImmutableRow,
+    PhoneApp,
+    PhoneState,
+    RowTable,
+    Screen,
+    icon,
+)
 
 __all__ = ["EDITOR_FIELDS", "Recipe", "RecipesApp", "RecipesData"]
 
@@ -32,7 +39,7 @@ EDITOR_FIELDS = (
 
 
 @dataclass(frozen=True)
-class Recipe:
+class Recipe(ImmutableRow):
     """One row of Broccoli's ``recipes`` table."""
 
     id: int
@@ -44,9 +51,6 @@ class Recipe:
     ingredients: str = ""
     directions: str = ""
     favorite: bool = False
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Recipe:
-        return self  # immutable
 
     @property
     def content(self) -> tuple[str, str, str, str, str, str, str, bool]:
@@ -71,25 +75,16 @@ class Recipe:
 
 
 @dataclass
-class RecipesData:
+class RecipesData(RowTable[Recipe]):
     """The app's data: the rows, the next id, and the search box state."""
+
+    rows_attr = "recipes"
+    row_type = Recipe
 
     recipes: list[Recipe] = field(default_factory=list)
     next_id: int = 1
     searching: bool = False
     query: str = ""
-
-    def get(self, recipe_id: int) -> Recipe | None:
-        for r in self.recipes:
-            if r.id == recipe_id:
-                return r
-        return None
-
-    def add(self, **fields: Any) -> Recipe:
-        row = Recipe(self.next_id, **fields)
-        self.next_id += 1
-        self.recipes.append(row)
-        return row
 
     def ordered(self) -> list[Recipe]:
         """Display order: by title (case-insensitive), then oldest first."""

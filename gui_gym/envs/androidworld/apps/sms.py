@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
@@ -26,7 +25,16 @@ from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.contacts import digits
 from gui_gym.envs.androidworld.apps.files import short_date
-from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    Dialog,
+    ImmutableRow,
+    PhoneApp,
+    PhoneState,
+    RowTable,
+    Screen,
+    icon,
+)
 
 __all__ = ["Message", "SmsApp", "SmsData", "clean_address", "is_number"]
 
@@ -45,7 +53,7 @@ def is_number(text: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Message:
+class Message(ImmutableRow):
     """One SMS. ``status`` is ``received`` for incoming, ``sent`` or ``failed`` for outgoing;
     ``time`` is ``"YYYY-MM-DD HH:MM"``."""
 
@@ -56,13 +64,13 @@ class Message:
     outgoing: bool = False
     status: str = "received"
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Message:
-        return self  # immutable
-
 
 @dataclass
-class SmsData:
+class SmsData(RowTable[Message]):
     """All messages (any order; ``id`` grows with insertion)."""
+
+    rows_attr = "messages"
+    row_type = Message
 
     messages: list[Message] = field(default_factory=list)
     next_id: int = 1
@@ -75,12 +83,6 @@ class SmsData:
         self.next_id += 1
         self.messages.append(message)
         return message
-
-    def get(self, message_id: int) -> Message | None:
-        for m in self.messages:
-            if m.id == message_id:
-                return m
-        return None
 
     def sent(self) -> list[Message]:
         """Successfully sent messages, oldest first (the ``content://sms/sent`` box)."""

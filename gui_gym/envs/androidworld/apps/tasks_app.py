@@ -26,8 +26,10 @@ from gui_gym.envs.androidworld.phone import (
     WIDTH,
     AppView,
     Dialog,
+    ImmutableRow,
     PhoneApp,
     PhoneState,
+    RowTable,
     Screen,
     icon,
 )
@@ -62,7 +64,7 @@ def _clock(hhmm: str) -> str:
 
 
 @dataclass(frozen=True)
-class TodoTask:
+class TodoTask(ImmutableRow):
     """One row of the app's ``tasks`` table (dates as ISO days, times as ``HH:MM``)."""
 
     id: int
@@ -74,9 +76,6 @@ class TodoTask:
     completed_time: str = ""
     notes: str = ""
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> TodoTask:
-        return self  # immutable
-
     @property
     def done(self) -> bool:
         return bool(self.completed)
@@ -87,25 +86,16 @@ class TodoTask:
 
 
 @dataclass
-class TasksData:
+class TasksData(RowTable[TodoTask]):
     """The app's data: tasks plus the list's sort order and completed-tasks switch."""
+
+    rows_attr = "tasks"
+    row_type = TodoTask
 
     tasks: list[TodoTask] = field(default_factory=list)
     next_id: int = 1
     sort: str = "due"
     show_completed: bool = False
-
-    def get(self, task_id: int) -> TodoTask | None:
-        for t in self.tasks:
-            if t.id == task_id:
-                return t
-        return None
-
-    def add(self, **fields: Any) -> TodoTask:
-        row = TodoTask(self.next_id, **fields)
-        self.next_id += 1
-        self.tasks.append(row)
-        return row
 
     def _key(self, t: TodoTask) -> tuple[Any, ...]:
         due = (t.due or "9999-12-31", t.due_time or "99:99")
