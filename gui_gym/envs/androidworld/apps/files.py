@@ -21,7 +21,14 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    ImmutableRow,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    icon,
+)
 
 __all__ = [
     "EMULATOR_DIRECTORIES",
@@ -199,15 +206,12 @@ def add_parent_folders(folders: list[str], path: str) -> None:
         folder = parent(folder)
 
 
-class PathItem:
+class PathItem(ImmutableRow):
     """Mixin of a folder-browser item (a frozen dataclass with a ``path`` field): its name
-    and folder, and deep copies that share the item (it is immutable)."""
+    and folder."""
 
     __slots__ = ()
     path: str
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> PathItem:
-        return self  # immutable
 
     @property
     def name(self) -> str:
