@@ -3,6 +3,7 @@ found by their attributes, the oracle run until a condition holds, and the score
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import gymnasium as gym
@@ -25,6 +26,18 @@ def make(name: str, seed: int = 0) -> gym.Env:
     """The AndroidWorld env on template ``name``, reset with ``seed``."""
     env = gym.make(ENV_ID, task=name)
     env.reset(seed=seed)
+    return env
+
+
+def assert_clean_start(name: str, seed: int = 5) -> gym.Env:
+    """Reset template ``name`` and check the start: no milestone reached yet, parameters
+    that survive a JSON round trip, and an instruction with every slot filled."""
+    env = make(name, seed=seed)
+    base = env.unwrapped
+    assert base.milestones == []
+    params = base.task.params
+    assert json.loads(json.dumps(params)) == params
+    assert "{" not in base.task.instruction
     return env
 
 

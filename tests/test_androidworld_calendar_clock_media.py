@@ -4,7 +4,6 @@ wrong-app states score 0)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import gymnasium as gym
@@ -16,7 +15,16 @@ from gui_gym.envs.androidworld.apps.audio_recorder import Recording
 from gui_gym.envs.androidworld.apps.calendar import CalendarEvent, parse_date, parse_time
 from gui_gym.envs.androidworld.apps.clock import timer_text
 from gui_gym.envs.androidworld.tasks.calendar import reword_date
-from tests.androidworld_helpers import click, fill, make, oracle_until, step, success, templates_of
+from tests.androidworld_helpers import (
+    assert_clean_start,
+    click,
+    fill,
+    make,
+    oracle_until,
+    step,
+    success,
+    templates_of,
+)
 
 MINE = templates_of("calendar", "clock", "media")
 
@@ -28,12 +36,7 @@ def test_at_least_sixteen_templates_are_registered() -> None:
 
 @pytest.mark.parametrize("name", MINE)
 def test_no_milestone_at_reset_and_params_are_json_plain(name: str) -> None:
-    env = make(name, seed=5)
-    base = env.unwrapped
-    assert base.milestones == []
-    params = base.task.params
-    assert json.loads(json.dumps(params)) == params
-    assert "{" not in base.task.instruction
+    assert_clean_start(name)
 
 
 # -- Simple Calendar Pro --------------------------------------------------------------------------

@@ -3,7 +3,6 @@ templates' checks read the app state (half-done, wrong-row and wrong-app states 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 
 import pytest
@@ -14,7 +13,16 @@ from gui_gym.envs.androidworld.apps.expense import Expense, parse_amount, parse_
 from gui_gym.envs.androidworld.apps.recipes import Recipe
 from gui_gym.envs.androidworld.apps.tasks_app import visible_task_ids
 from gui_gym.envs.androidworld.tasks.tasks_app import reword_date
-from tests.androidworld_helpers import click, fill, make, oracle_until, score, step, templates_of
+from tests.androidworld_helpers import (
+    assert_clean_start,
+    click,
+    fill,
+    make,
+    oracle_until,
+    score,
+    step,
+    templates_of,
+)
 
 MINE = templates_of("expense", "recipes", "tasks_app")
 
@@ -26,12 +34,7 @@ def test_at_least_sixteen_templates_are_registered() -> None:
 
 @pytest.mark.parametrize("name", MINE)
 def test_no_milestone_at_reset_and_params_are_json_plain(name: str) -> None:
-    env = make(name, seed=5)
-    base = env.unwrapped
-    assert base.milestones == []
-    params = base.task.params
-    assert copy.deepcopy(params) == params
-    assert "{" not in base.task.instruction
+    assert_clean_start(name)
 
 
 # -- Pro Expense -----------------------------------------------------------------------------
