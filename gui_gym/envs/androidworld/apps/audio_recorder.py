@@ -17,7 +17,8 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import AppView, ImmutableRow, PhoneApp, PhoneState, Screen
+from gui_gym.envs.androidworld.apps.rows import ImmutableRow
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen
 
 __all__ = ["EXTENSION", "AudioRecorderApp", "AudioRecorderData", "Recording"]
 

@@ -16,15 +16,8 @@ from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.androidworld.phone import (
-    AppView,
-    ImmutableRow,
-    PhoneApp,
-    PhoneState,
-    RowTable,
-    Screen,
-    icon,
-)
+from gui_gym.envs.androidworld.apps.rows import ImmutableRow, RowTable
+from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
 
 __all__ = [
     "CATEGORIES",

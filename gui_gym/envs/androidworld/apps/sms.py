@@ -25,16 +25,8 @@ from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.contacts import digits
 from gui_gym.envs.androidworld.apps.files import short_date
-from gui_gym.envs.androidworld.phone import (
-    AppView,
-    Dialog,
-    ImmutableRow,
-    PhoneApp,
-    PhoneState,
-    RowTable,
-    Screen,
-    icon,
-)
+from gui_gym.envs.androidworld.apps.rows import ImmutableRow, RowTable
+from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
 
 __all__ = ["Message", "SmsApp", "SmsData", "clean_address", "is_number"]
 

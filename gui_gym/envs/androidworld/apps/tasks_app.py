@@ -17,6 +17,7 @@ from typing import Any
 from gui_gym.core.actions import Action
 from gui_gym.core.sim import Block, ScrollPage
 from gui_gym.core.ui import UIElement
+from gui_gym.envs.androidworld.apps.rows import ImmutableRow, RowTable
 from gui_gym.envs.androidworld.phone import (
     APP_BAR,
     BOTTOM_BUTTON,
@@ -26,10 +27,8 @@ from gui_gym.envs.androidworld.phone import (
     WIDTH,
     AppView,
     Dialog,
-    ImmutableRow,
     PhoneApp,
     PhoneState,
-    RowTable,
     Screen,
     icon,
 )
