@@ -328,9 +328,11 @@ class TableAddTask(TableTask):
 
 class TableDeleteTask(TableTask):
     """Delete the rows named in the goal (``n_rows`` of them, names unique in the list), with
-    ``n_noise`` (a ``(low, high)`` range) other rows.
+    ``n_noise`` (a ``(low, high)`` range) other rows. The goal's ``<key_field>s`` parameter
+    lists the targets' names.
 
-    ``targets_first``: the targets are the first rows drawn (else the last).
+    ``targets_first``: the targets are the first rows drawn (else the last; the two ports
+    differ here, and the order decides which rows a seed makes targets).
     """
 
     n_rows: ClassVar[int] = 1
