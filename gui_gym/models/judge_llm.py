@@ -99,32 +99,34 @@ class _Unparsed(ComponentError):
         self.last = last
 
 
-def _ask(
-    llm: TextGenerator,
-    prompt: str,
-    parse: Callable[[str], T],
-    *,
-    what: str,
-    retries: int,
-    max_new_tokens: int,
-    temperature: float = 0.0,
-) -> T:
-    """``parse(reply)`` of the first reply that parses; after a reply that does not, ask again
-    (up to ``retries`` more times) with the parser's complaint appended to the prompt.
+class _LLMComponent:
+    """An LLM with a completion budget and a retry count (the base of every component)."""
 
-    Raises:
-        ComponentError: (an ``_Unparsed``) when no reply parsed; the message names ``what``.
-    """
-    error, text = "", ""
-    for _ in range(retries + 1):
-        text = _one(
-            llm, prompt + (_retry_note(error) if error else ""), max_new_tokens, temperature
-        )
-        try:
-            return parse(text)
-        except ValueError as err:  # ActionParseError is a ValueError too
-            error = str(err)
-    raise _Unparsed(f"no usable {what} after {retries + 1} attempts: {error}", text)
+    temperature: float = 0.0
+
+    def __init__(self, llm: TextGenerator, max_new_tokens: int, retries: int):
+        _check_llm(llm)
+        self.llm = llm
+        self.max_new_tokens = int(max_new_tokens)
+        self.retries = _check_retries(retries)
+
+    def _ask(self, prompt: str, parse: Callable[[str], T], what: str) -> T:
+        """``parse(reply)`` of the first reply that parses; after a reply that does not, ask
+        again (up to ``retries`` more times) with the parser's complaint appended.
+
+        Raises:
+            ComponentError: (an ``_Unparsed``) when no reply parsed; the message names
+                ``what``.
+        """
+        error, text = "", ""
+        for _ in range(self.retries + 1):
+            note = _retry_note(error) if error else ""
+            text = _one(self.llm, prompt + note, self.max_new_tokens, self.temperature)
+            try:
+                return parse(text)
+            except ValueError as err:  # ActionParseError is a ValueError too
+                error = str(err)
+        raise _Unparsed(f"no usable {what} after {self.retries + 1} attempts: {error}", text)
 
 
 def _history(trace: Trace, limit: int = 30) -> str:
@@ -411,7 +413,7 @@ def _claims_block(claims: Sequence[Claim]) -> str:
 # ---------------------------------------------------------------------------- components
 
 
-class LLMReasoner:
+class LLMReasoner(_LLMComponent):
     """Schedules probing goals with an LLM (ProRe Eq. 1, Eq. 5; prompts after App. E.1).
 
     Args:
@@ -432,22 +434,11 @@ class LLMReasoner:
         max_new_tokens: int = 256,
         retries: int = 2,
     ):
-        _check_llm(llm)
-        self.llm = llm
+        super().__init__(llm, max_new_tokens, retries)
         self.temperature = float(temperature)
-        self.max_new_tokens = int(max_new_tokens)
-        self.retries = _check_retries(retries)
 
     def _goal(self, prompt: str) -> str:
-        return _ask(
-            self.llm,
-            prompt,
-            parse_goal,
-            what="goal",
-            retries=self.retries,
-            max_new_tokens=self.max_new_tokens,
-            temperature=self.temperature,
-        )
+        return self._ask(prompt, parse_goal, "goal")
 
     def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[str]:
         """``n_goals`` goals, one LLM sample each.
@@ -487,7 +478,7 @@ class LLMReasoner:
         return self._goal(prompt)
 
 
-class LLMEvaluator:
+class LLMEvaluator(_LLMComponent):
     """An LLM evaluator agent (ProRe Eq. 2): one action per step, read from the screen.
 
     Args:
@@ -503,10 +494,7 @@ class LLMEvaluator:
     def __init__(
         self, llm: TextGenerator, max_new_tokens: int = 96, retries: int = 2, history: int = 8
     ):
-        _check_llm(llm)
-        self.llm = llm
-        self.max_new_tokens = int(max_new_tokens)
-        self.retries = _check_retries(retries)
+        super().__init__(llm, max_new_tokens, retries)
         self.history = int(history)
 
     def probe(self, goal: str, session: ProbeSession) -> None:
@@ -522,20 +510,13 @@ class LLMEvaluator:
                 history=_history(session.trace, self.history),
                 screen=session.screen.text,
             )
-            action = _ask(
-                self.llm,
-                prompt,
-                parse_action,
-                what="action",
-                retries=self.retries,
-                max_new_tokens=self.max_new_tokens,
-            )
+            action = self._ask(prompt, parse_action, "action")
             session.step(action)
             if session.finished:
                 return
 
 
-class LLMClaimExtractor:
+class LLMClaimExtractor(_LLMComponent):
     """Claims with an LLM (ProRe Eq. 3; prompts after App. E.2): the actor's report for the
     policy trace, the detective's report for a probe trace.
 
@@ -558,10 +539,7 @@ class LLMClaimExtractor:
         min_claims: int = 1,
         max_screen_chars: int = 3000,
     ):
-        _check_llm(llm)
-        self.llm = llm
-        self.max_new_tokens = int(max_new_tokens)
-        self.retries = _check_retries(retries)
+        super().__init__(llm, max_new_tokens, retries)
         self.min_claims = int(min_claims)
         self.max_screen_chars = int(max_screen_chars)
 
@@ -584,17 +562,12 @@ class LLMClaimExtractor:
             key=key,
         )
         source = "policy" if policy else "probe"
-        return _ask(
-            self.llm,
-            prompt,
-            lambda text: parse_claims(text, key, len(trace.screens), source),
-            what="claims",
-            retries=self.retries,
-            max_new_tokens=self.max_new_tokens,
+        return self._ask(
+            prompt, lambda text: parse_claims(text, key, len(trace.screens), source), "claims"
         )
 
 
-class LLMClaimFilter:
+class LLMClaimFilter(_LLMComponent):
     """Vets claims with an LLM (ProRe Sec. 3.4 claim filter, App. E.3 Stage 1).
 
     Args:
@@ -614,10 +587,7 @@ class LLMClaimFilter:
         retries: int = 2,
         max_screen_chars: int = 3000,
     ):
-        _check_llm(llm)
-        self.llm = llm
-        self.max_new_tokens = int(max_new_tokens)
-        self.retries = _check_retries(retries)
+        super().__init__(llm, max_new_tokens, retries)
         self.max_screen_chars = int(max_screen_chars)
 
     def filter(
@@ -636,17 +606,12 @@ class LLMClaimFilter:
             trace=trace.render(self.max_screen_chars),
             claims=_claims_block(claims),
         )
-        return _ask(
-            self.llm,
-            prompt,
-            lambda text: parse_decisions(text, len(claims)),
-            what="filter decisions",
-            retries=self.retries,
-            max_new_tokens=self.max_new_tokens,
+        return self._ask(
+            prompt, lambda text: parse_decisions(text, len(claims)), "filter decisions"
         )
 
 
-class LLMJudge:
+class LLMJudge(_LLMComponent):
     """Chain-of-claims judgment with an LLM (ProRe Eq. 4; prompt after App. E.3 Stage 2).
 
     Args:
@@ -659,10 +624,7 @@ class LLMJudge:
     """
 
     def __init__(self, llm: TextGenerator, max_new_tokens: int = 512, retries: int = 2):
-        _check_llm(llm)
-        self.llm = llm
-        self.max_new_tokens = int(max_new_tokens)
-        self.retries = _check_retries(retries)
+        super().__init__(llm, max_new_tokens, retries)
 
     def judge(
         self,
@@ -687,14 +649,7 @@ class LLMJudge:
             return Verdict(status, analysis.strip(), raw=text)
 
         try:
-            return _ask(
-                self.llm,
-                prompt,
-                verdict,
-                what="verdict",
-                retries=self.retries,
-                max_new_tokens=self.max_new_tokens,
-            )
+            return self._ask(prompt, verdict, "verdict")
         except _Unparsed as err:
             reason = str(err).split(": ", 1)[-1]
             return Verdict(
