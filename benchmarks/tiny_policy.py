@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.core.actions import Action, ActionType
+from gui_gym.core.actions import Action, ActionType, candidate_actions
 from gui_gym.core.ui import UITree
 from gui_gym.envs.replay import ExpertDataset
 
@@ -124,23 +124,7 @@ def _expert_position(expert: Action, options: list[Action]) -> int | None:
 
 def _base_candidates(tree: UITree, vocabulary: Sequence[str]) -> list[Action]:
     """What ``GuiEnv.candidate_actions`` offers on ``tree`` (recomputed offline)."""
-    out: list[Action] = []
-    texts = tuple(vocabulary)
-    for e in tree.elements:
-        if not e.enabled:
-            continue
-        if e.clickable:
-            out.append(Action(ActionType.CLICK, index=e.index))
-        if e.long_clickable:
-            out.append(Action(ActionType.LONG_CLICK, index=e.index))
-        if e.editable:
-            out.extend(Action(ActionType.INPUT, index=e.index, text=t) for t in texts)
-    if tree.can_scroll_down:
-        out.append(Action(ActionType.SCROLL, direction="down"))
-    if tree.can_scroll_up:
-        out.append(Action(ActionType.SCROLL, direction="up"))
-    out.append(Action(ActionType.GOBACK))
-    return out
+    return candidate_actions(tree, tuple(vocabulary))
 
 
 def train(

@@ -24,6 +24,7 @@ import enum
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "Action",
     "ActionParseError",
     "ActionType",
+    "candidate_actions",
     "describe",
     "parse_action",
     "target_element",
@@ -767,3 +769,26 @@ def describe(action: Action, tree: UITree | None = None) -> str:
     if action.text:
         return f'stop and report the task as "{_short(action.text)}"'
     return "declare the task complete"
+
+
+def candidate_actions(tree: UITree, texts: Sequence[str] = ()) -> list[Action]:
+    """Actions that make sense on ``tree``: a click on each clickable element, a long-click
+    on each long-clickable one, typing each of ``texts`` into each editable one, scrolling
+    where the content continues, and going back. Disabled elements offer nothing.
+    ``GuiEnv.candidate_actions`` is this on the current screen with the task's vocabulary."""
+    out: list[Action] = []
+    for e in tree.elements:
+        if not e.enabled:
+            continue
+        if e.clickable:
+            out.append(Action(ActionType.CLICK, index=e.index))
+        if e.long_clickable:
+            out.append(Action(ActionType.LONG_CLICK, index=e.index))
+        if e.editable:
+            out.extend(Action(ActionType.INPUT, index=e.index, text=t) for t in texts)
+    if tree.can_scroll_down:
+        out.append(Action(ActionType.SCROLL, direction="down"))
+    if tree.can_scroll_up:
+        out.append(Action(ActionType.SCROLL, direction="up"))
+    out.append(Action(ActionType.GOBACK))
+    return out

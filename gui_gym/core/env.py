@@ -37,6 +37,7 @@ from gui_gym.core.actions import (
     parse_action,
     target_element,
 )
+from gui_gym.core.actions import candidate_actions as screen_candidates
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.task import Task, TaskSuite
@@ -363,24 +364,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         long-clicks on long-clickable ones, typing vocabulary into editable ones, scrolling
         where content continues, and going back. Random agents sample from this list; the SB3
         adapter uses it as its discrete action set."""
-        screen = self._current_screen()
-        out: list[Action] = []
-        texts = self._candidate_texts()
-        for e in screen.elements:
-            if not e.enabled:
-                continue
-            if e.clickable:
-                out.append(Action(ActionType.CLICK, index=e.index))
-            if e.long_clickable:
-                out.append(Action(ActionType.LONG_CLICK, index=e.index))
-            if e.editable:
-                out.extend(Action(ActionType.INPUT, index=e.index, text=t) for t in texts)
-        if screen.can_scroll_down:
-            out.append(Action(ActionType.SCROLL, direction="down"))
-        if screen.can_scroll_up:
-            out.append(Action(ActionType.SCROLL, direction="up"))
-        out.append(Action(ActionType.GOBACK))
-        return out
+        return screen_candidates(self._current_screen(), self._candidate_texts())
 
     def apply_action(self, action: str | Action | dict[str, Any]) -> str | None:
         """Apply ``action`` to the app as :meth:`step` does, without episode bookkeeping: no

@@ -24,6 +24,7 @@ from gui_gym.core.actions import (
     parse_action,
     target_element,
 )
+from gui_gym.core.actions import candidate_actions as screen_candidates
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.ui import UITree
 from gui_gym.envs.replay.dataset import ExpertDataset, ExpertTrajectory, load_image
@@ -507,28 +508,14 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         tree = self.ui_tree
         assert self.trajectory is not None
         texts = self.trajectory.vocabulary or tuple(self.trajectory.instruction.split()[:3])
-        out: list[Action] = []
-        for e in tree.elements:
-            if not e.enabled:
-                continue
-            if e.clickable:
-                out.append(Action(ActionType.CLICK, index=e.index))
-            if e.long_clickable:
-                out.append(Action(ActionType.LONG_CLICK, index=e.index))
-            if e.editable:
-                out.extend(Action(ActionType.INPUT, index=e.index, text=t) for t in texts)
-        if not tree.elements:
-            for gx in (0.25, 0.5, 0.75):
-                for gy in (0.15, 0.35, 0.55, 0.75, 0.9):
-                    out.append(
-                        Action(ActionType.CLICK, x=int(gx * tree.width), y=int(gy * tree.height))
-                    )
-            out.extend(Action(ActionType.SCROLL, direction=d) for d in ("up", "down"))
-        else:
-            if tree.can_scroll_down:
-                out.append(Action(ActionType.SCROLL, direction="down"))
-            if tree.can_scroll_up:
-                out.append(Action(ActionType.SCROLL, direction="up"))
+        if tree.elements:
+            return screen_candidates(tree, texts)
+        out = [
+            Action(ActionType.CLICK, x=int(gx * tree.width), y=int(gy * tree.height))
+            for gx in (0.25, 0.5, 0.75)
+            for gy in (0.15, 0.35, 0.55, 0.75, 0.9)
+        ]
+        out.extend(Action(ActionType.SCROLL, direction=d) for d in ("up", "down"))
         out.append(Action(ActionType.GOBACK))
         return out
 
