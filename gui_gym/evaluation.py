@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 
 from gui_gym.agents.base import Agent, run_episode
-from gui_gym.core.trajectory import Trajectory, TrajectoryWriter, atomic_write_text, read_jsonl
+from gui_gym.core.trajectory import Trajectory, atomic_write_text, open_run_log
 
 __all__ = ["EpisodeResult", "EvalSummary", "evaluate", "make_agent", "summarize"]
 
@@ -173,18 +173,8 @@ def evaluate(
     header = {"env_id": env_id, "agent": agent_name, "seed": seed, "env_kwargs": env_kwargs or {}}
     writer = None
     if log_path is not None:
-        if log_path.exists():
-            records = list(read_jsonl(log_path))
-            if records and records[0].get("header") != header:
-                raise ValueError(
-                    f"{log_path} holds a run with different settings ({records[0].get('header')}); "
-                    "remove it or choose another --out"
-                )
-            for r in records[1:]:
-                rows[r["episode"]] = EpisodeResult(**r)
-        writer = TrajectoryWriter(log_path)
-        if not log_path.stat().st_size:
-            writer.write({"header": header})
+        writer, done = open_run_log(log_path, header)
+        rows.update((r["episode"], EpisodeResult(**r)) for r in done)
     schedule = list(_schedule(env, episodes, seed))
     try:
         iterator: Any = schedule

@@ -28,7 +28,7 @@ from typing import Any
 import gymnasium as gym
 
 from gui_gym.agents.base import Agent
-from gui_gym.core.trajectory import TrajectoryWriter, atomic_write_text, read_jsonl
+from gui_gym.core.trajectory import atomic_write_text, open_run_log
 from gui_gym.envs.replay import ExpertDataset, SemiOnlineReplayEnv
 from gui_gym.rewards.action_match import Matcher
 from gui_gym.rewards.semi_online import SOPMetrics, sop_metrics
@@ -174,18 +174,8 @@ def evaluate_sop(
     log_path = Path(f"{out}.episodes.jsonl") if out is not None else None
     writer = None
     if log_path is not None:
-        if log_path.exists():
-            records = list(read_jsonl(log_path))
-            if records and records[0].get("header") != header:
-                raise ValueError(
-                    f"{log_path} holds a run with different settings ({records[0].get('header')}); "
-                    "remove it or choose another --out"
-                )
-            for r in records[1:]:
-                rows[r["index"]] = SOPEpisode(**r)
-        writer = TrajectoryWriter(log_path)
-        if not log_path.stat().st_size:
-            writer.write({"header": header})
+        writer, done = open_run_log(log_path, header)
+        rows.update((r["index"], SOPEpisode(**r)) for r in done)
     bar = None
     try:
         if progress:

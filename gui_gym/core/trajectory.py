@@ -29,6 +29,7 @@ __all__ = [
     "TrajectoryWriter",
     "atomic_write_text",
     "json_default",
+    "open_run_log",
     "read_jsonl",
     "read_trajectories",
     "write_jsonl",
@@ -355,3 +356,32 @@ def read_trajectories(path: str | Path) -> Iterator[Trajectory]:
 
 def _finite(x: float) -> float:
     return x if math.isfinite(x) else 0.0
+
+
+def open_run_log(path: str | Path, header: dict[str, Any]) -> tuple[TrajectoryWriter, list[Any]]:
+    """Open the JSON Lines log of a resumable run: ``header`` first, then one record per
+    finished item, appended as each finishes.
+
+    A new file gets the header. An existing one must start with the same header (the same
+    run's settings); its records after the header are returned, so the caller skips what is
+    done and appends the rest. A torn last line (a crash mid-write) is dropped.
+
+    Returns:
+        The writer (close it when done) and the records already in the log.
+
+    Raises:
+        ValueError: when the file holds a run with other settings.
+    """
+    path = Path(path)
+    records: list[Any] = []
+    if path.exists():
+        records = list(read_jsonl(path))
+        if records and records[0].get("header") != header:
+            raise ValueError(
+                f"{path} holds a run with different settings ({records[0].get('header')}); "
+                "remove it or choose another --out"
+            )
+    writer = TrajectoryWriter(path)
+    if not path.stat().st_size:
+        writer.write({"header": header})
+    return writer, records[1:]
