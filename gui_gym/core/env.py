@@ -401,6 +401,37 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         self._fork_backend(clone)
         return clone
 
+    # ---------------------------------------------------------------------------- pickling
+
+    def _portable_state(self) -> dict[str, Any]:
+        """``__dict__`` for pickling (multiprocessing, Ray) without the process-wide parts:
+        ``app`` and ``suite`` are dropped and tasks travel by id (``task`` too; override to
+        send more, as AndroidWorld sends its parameters). Pair it with
+        :meth:`_restore_portable_state` in ``__setstate__``."""
+        state = dict(self.__dict__)
+        state["app"] = None
+        state["suite"] = None
+        state["_pool"] = [t.task_id for t in self._pool]
+        state["_fixed_task"] = self._fixed_task.task_id if self._fixed_task is not None else None
+        state["task"] = self.task.task_id if self.task is not None else None
+        state["_screen_cache"] = None
+        return state
+
+    def _restore_portable_state(
+        self, state: dict[str, Any], suite: TaskSuite, app: Any, task: Task | None = None
+    ) -> None:
+        """Undo :meth:`_portable_state` with this process's ``suite`` and ``app``; ``task``
+        replaces the current task looked up by id (for tasks rebuilt from parameters)."""
+        state["app"] = app
+        state["suite"] = suite
+        state["_pool"] = [suite[t] for t in state["_pool"]]
+        state["_fixed_task"] = suite[state["_fixed_task"]] if state["_fixed_task"] else None
+        if task is not None:
+            state["task"] = task
+        else:
+            state["task"] = suite[state["task"]] if state["task"] else None
+        self.__dict__.update(state)
+
     # ------------------------------------------------------------------------------- helpers
 
     def _apply(self, action: Action, screen: UITree, execute: bool = True) -> str | None:

@@ -124,26 +124,18 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
     def __getstate__(self) -> dict[str, Any]:
         # Templates hold closures (milestone checks), so a pickled env keeps only names and
         # parameters and rebuilds the rest (multiprocessing, Ray workers).
-        state = dict(self.__dict__)
-        state["app"] = None
-        state["suite"] = None
-        state["_pool"] = [t.task_id for t in self._pool]
-        state["_fixed_task"] = self._fixed_task.task_id if self._fixed_task is not None else None
+        state = self._portable_state()
         task = self.task
         state["task"] = (task.task_id, task.params) if task is not None else None
-        state["_screen_cache"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        suite = load_suite()
-        state["app"] = Phone(default_apps(), scale=state["screen_scale"] * 3)
-        state["suite"] = suite
-        state["_pool"] = [suite[t] for t in state["_pool"]]
-        state["_fixed_task"] = suite[state["_fixed_task"]] if state["_fixed_task"] else None
+        task = None
         if state["task"] is not None:
             name, params = state["task"]
-            state["task"] = TASKS[name].from_params(params)
-        self.__dict__.update(state)
+            task = TASKS[name].from_params(params)
+        app = Phone(default_apps(), scale=state["screen_scale"] * 3)
+        self._restore_portable_state(state, load_suite(), app, task=task)
 
     def _screenshot(self, screen: UITree) -> np.ndarray:
         return draw_phone(screen)

@@ -96,23 +96,10 @@ class WikiHowEnv(SimGuiEnv[WikiHowState]):
     def __getstate__(self) -> dict[str, Any]:
         # The app and suite are process-wide and rebuilt from package data on unpickling, so a
         # pickled env (multiprocessing, Ray) carries only its episode state.
-        state = dict(self.__dict__)
-        state["app"] = None
-        state["suite"] = None
-        state["_pool"] = [t.task_id for t in self._pool]
-        state["_fixed_task"] = self._fixed_task.task_id if self._fixed_task is not None else None
-        state["task"] = self.task.task_id if self.task is not None else None
-        state["_screen_cache"] = None
-        return state
+        return self._portable_state()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        suite = load_suite()
-        state["app"] = get_app()
-        state["suite"] = suite
-        state["_pool"] = [suite[t] for t in state["_pool"]]
-        state["_fixed_task"] = suite[state["_fixed_task"]] if state["_fixed_task"] else None
-        state["task"] = suite[state["task"]] if state["task"] else None
-        self.__dict__.update(state)
+        self._restore_portable_state(state, load_suite(), get_app())
 
     def _candidate_texts(self) -> tuple[str, ...]:
         assert self.task is not None
