@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.gui-gym-installed
 
-.PHONY: setup browser demo test lint format bench clean
+.PHONY: setup browser demo test lint format bench bench-rewards clean
 
 setup: $(STAMP)
 
@@ -35,6 +35,18 @@ format: setup
 bench: setup
 	$(PY) benchmarks/bench_envs.py --out benchmarks/results/bench_envs.json
 	$(PY) benchmarks/bench_miniwob.py --out benchmarks/results/bench_miniwob.json
+	$(PY) benchmarks/bench_webshop.py --out benchmarks/results/bench_webshop.json
+
+# The reward wrappers' speed and quality (tens of minutes on 2 CPU cores; see docs/*.md).
+bench-rewards: setup
+	$(PY) benchmarks/bench_admire.py --latency-only --out benchmarks/results/bench_admire_latency.json
+	$(PY) benchmarks/bench_admire.py --quality-only --out benchmarks/results/bench_admire.json
+	$(PY) benchmarks/admire_learning.py
+	$(PY) benchmarks/prm_verifier.py
+	$(PY) benchmarks/judge_accuracy.py
+	$(PY) benchmarks/sop_correlation.py
+	$(PY) benchmarks/bench_replay.py
+	$(PY) benchmarks/progress_table.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
