@@ -82,6 +82,7 @@ def _success_rate(
     n: int,
     p: float,
     max_steps: int,
+    selection: str = "argmax",
 ) -> dict[str, Any]:
     env = gym.make(env_id, split="test", max_steps=max_steps)
     wins = 0
@@ -91,7 +92,7 @@ def _success_rate(
         # The policy's randomness depends on the episode only, so N = 1 is the same run for
         # every verifier and the N > 1 runs differ from it only by the verifier's choices.
         policy = NoisyOraclePolicy(env, p=p, seed=seed)
-        agent = BestOfNAgent(policy, prm, n, env=env)
+        agent = BestOfNAgent(policy, prm, n, env=env, selection=selection)
         trajectory = run_episode(env, agent, seed=seed, options={"task": task_id})
         wins += trajectory.success
         steps += len(trajectory)
@@ -111,18 +112,45 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--p", type=float, default=0.4, help="probability of the expert action")
     parser.add_argument("--ns", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--max-steps", type=int, default=15, help="GUI-Shepherd caps at 15")
-    parser.add_argument("--train-tasks", type=int, default=427, help="WikiHow train tasks used")
-    parser.add_argument("--random-rollouts", type=int, default=2)
+    parser.add_argument("--train-tasks", type=int, default=250, help="WikiHow train tasks used")
+    parser.add_argument("--random-rollouts", type=int, default=0, help="random rollouts per task")
+    parser.add_argument(
+        "--noisy-rollouts", type=int, default=2, help="noisy-expert rollouts per task (PRM data)"
+    )
+    parser.add_argument("--proposals-per-state", type=int, default=3)
+    parser.add_argument("--perturbations-per-kind", type=int, default=2)
+    parser.add_argument(
+        "--pair-leftovers",
+        action="store_true",
+        help="pair class leftovers across action types (default: each type exactly balanced)",
+    )
+    parser.add_argument(
+        "--keep-best",
+        choices=("ranking", "auc", "none"),
+        default="ranking",
+        help="epoch kept: best validation ranking top-1, best validation AUC, or the last",
+    )
+    parser.add_argument(
+        "--episodes", type=int, default=None, help="cap best-of-N episodes per env (iterating)"
+    )
     parser.add_argument(
         "--aw-repeats", type=int, default=2, help="AndroidWorld test seeds per template"
     )
-    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument(
+        "--aw-train-repeats",
+        type=int,
+        default=2,
+        help="passes over the AndroidWorld templates (train parameter stream) for PRM data",
+    )
+    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--vocab-size", type=int, default=1024)
     parser.add_argument("--max-length", type=int, default=384)
     parser.add_argument("--n-layer", type=int, default=2)
     parser.add_argument("--n-embd", type=int, default=64)
-    parser.add_argument("--screen-chars", type=int, default=800, help="screen cut for the PRM")
+    parser.add_argument("--screen-chars", type=int, default=400, help="screen cut for the PRM")
+    parser.add_argument("--history", type=int, default=4, help="earlier actions in the prompt")
     parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--lr-schedule", choices=("constant", "linear"), default="linear")
     parser.add_argument("--prompt-lm-weight", type=float, default=0.5)
     parser.add_argument(
         "--ranking-tasks", type=int, default=30, help="test tasks per env for the ranking metric"
@@ -152,21 +180,45 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # 1. Labelled steps from the train split of both envs; a PRM trained on them.
     t = time.perf_counter()
     steps = []
-    for env_id in ENVS:
+    passes = [(ENVS[0], 0)] + [(ENVS[1], r) for r in range(args.aw_train_repeats)]
+    for env_id, r in passes:
         steps += collect_prm_steps(
             env_id,
             split="train",
             max_tasks=train_tasks if env_id == ENVS[0] else (limit or None),
             random_rollouts=args.random_rollouts,
+            noisy_rollouts=args.noisy_rollouts,
+            noisy_p=args.p,
+            proposals_per_state=args.proposals_per_state,
+            perturbations_per_kind=args.perturbations_per_kind,
             max_steps=args.max_steps,
-            seed=args.seed,
+            seed=args.seed + 7 * r,
             progress=True,
         )
-    dataset = build_prm_dataset(steps, eval_fraction=0.1, seed=args.seed)
+    dataset = build_prm_dataset(
+        steps, eval_fraction=0.1, seed=args.seed, pair_leftovers=args.pair_leftovers
+    )
+    # Held-out ranking states (train split, the validation tasks) to pick the best epoch by.
+    held_tasks: dict[str, list[str]] = {}
+    for s in dataset.eval:
+        held_tasks.setdefault(s.env_id, [])
+        if s.task_id not in held_tasks[s.env_id]:
+            held_tasks[s.env_id].append(s.task_id)
+    validation_states = []
+    for env_id, tasks in held_tasks.items():
+        validation_states += collect_ranking_states(
+            env_id,
+            split="train",
+            tasks=tasks[:20],
+            p=args.p,
+            max_steps=args.max_steps,
+            max_candidates=10,
+            seed=args.seed + 3,
+        )
     report["data"] = {**dataset.report, "collect_seconds": time.perf_counter() - t}
     print(f"data: {dataset.report['train']} train / {dataset.report['eval']} validation steps")
 
-    template = PromptTemplate(max_screen_chars=args.screen_chars, max_history=4)
+    template = PromptTemplate(max_screen_chars=args.screen_chars, max_history=args.history)
     texts = [template.render(s.query, " True", " False") for s in dataset.train[:4000]]
     prm = TransformersPRM.tiny(
         texts,
@@ -189,9 +241,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             batch_size=16,
             lr=args.lr,
             prompt_lm_weight=args.prompt_lm_weight,
+            keep_best=None if args.keep_best == "none" else "auc",
+            lr_schedule=args.lr_schedule,
             seed=args.seed,
         ),
         progress=True,
+        select=(
+            (lambda model: evaluate_ranking(model, validation_states)["top1"])
+            if args.keep_best == "ranking" and validation_states
+            else None
+        ),
     )
     if args.save_model is not None:
         prm.save(args.save_model)
@@ -201,7 +260,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "seconds": training["seconds"],
         "train_accuracy_last_50_updates": training["train_accuracy"],
         "validation": training["eval"],
+        "validation_ranking_states": len(validation_states),
         "history": training["history"],
+        "best_epoch": training["best_epoch"],
+        "selection": training["selection"],
     }
     print(
         f"trained {n_params:,} parameters, {training['updates']} updates in "
@@ -266,19 +328,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
 
     # 4. Best-of-N on the test split.
-    verifiers = {"RulePRM": RulePRM(), "TransformersPRM": prm}
+    # The headline is the paper's pure argmax (Eq. 6); the count-weighted variant (score
+    # times how often the policy proposed the candidate) is not in the paper.
+    verifiers = {
+        "RulePRM": (RulePRM(), "argmax"),
+        "TransformersPRM": (prm, "argmax"),
+        "TransformersPRM count-weighted": (prm, "count_weighted"),
+    }
     report["best_of_n"] = {}
     for env_id in ENVS:
         repeats = args.aw_repeats if env_id == ENVS[1] else 1
-        episodes = _test_episodes(env_id, repeats, limit)
+        episodes = _test_episodes(env_id, repeats, limit or args.episodes)
         rows: dict[str, Any] = {}
-        for name, verifier in verifiers.items():
+        for name, (verifier, selection) in verifiers.items():
             rows[name] = {}
             for n in args.ns:
-                result = _success_rate(env_id, episodes, verifier, n, args.p, args.max_steps)
+                result = _success_rate(
+                    env_id, episodes, verifier, n, args.p, args.max_steps, selection
+                )
                 rows[name][str(n)] = result
                 print(
-                    f"{SHORT[env_id]:12s} {name:15s} N={n}: success {result['success_rate']:.3f} "
+                    f"{SHORT[env_id]:12s} {name:30s} N={n}: success {result['success_rate']:.3f} "
                     f"({result['episodes']} episodes, {result['seconds']:.0f} s)"
                 )
         report["best_of_n"][SHORT[env_id]] = rows
@@ -302,9 +372,13 @@ def _plot(report: dict[str, Any], path: Path, ns: list[int], p: float) -> None:
         return
     fig, axes = plt.subplots(1, len(report["best_of_n"]), figsize=(10, 4), sharey=True)
     for ax, (env, rows) in zip(np.atleast_1d(axes), report["best_of_n"].items()):
-        for name, marker in (("RulePRM", "o"), ("TransformersPRM", "s")):
+        for name, style in (
+            ("RulePRM", "o-"),
+            ("TransformersPRM", "s-"),
+            ("TransformersPRM count-weighted", "s:"),
+        ):
             rates = [rows[name][str(n)]["success_rate"] for n in ns]
-            ax.plot(ns, rates, marker=marker, label=f"best-of-N, {name}")
+            ax.plot(ns, rates, style, label=f"best-of-N, {name}")
         ax.axhline(
             rows["RulePRM"][str(ns[0])]["success_rate"], color="grey", ls="--", label="policy alone"
         )

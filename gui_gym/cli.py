@@ -430,6 +430,24 @@ def train_prm_cmd(
     ] = None,
     max_tasks: Annotated[int | None, typer.Option(help="tasks per env (default: all)")] = None,
     random_rollouts: Annotated[int, typer.Option(help="random rollouts per task")] = 2,
+    noisy_rollouts: Annotated[
+        int,
+        typer.Option(
+            help="noisy-expert rollouts per task: their states get the proposable actions as "
+            "negatives (the data a best-of-N verifier needs)"
+        ),
+    ] = 0,
+    noisy_p: Annotated[float, typer.Option(help="expert probability of the noisy rollouts")] = 0.4,
+    proposals_per_state: Annotated[
+        int, typer.Option(help="wrong proposable actions labelled per noisy-rollout state")
+    ] = 3,
+    pair_leftovers: Annotated[
+        bool,
+        typer.Option(
+            "--pair-leftovers",
+            help="after balancing each action type, pair the leftovers across types",
+        ),
+    ] = False,
     eval_fraction: Annotated[float, typer.Option(help="share of tasks held out")] = 0.2,
     model: Annotated[
         Path | None,
@@ -448,6 +466,10 @@ def train_prm_cmd(
     ] = None,
     epochs: Annotated[int, typer.Option(help="passes over the data")] = 2,
     batch_size: Annotated[int, typer.Option(help="steps per update")] = 16,
+    keep_best: Annotated[
+        str,
+        typer.Option(help="keep the epoch with the best held-out auc or accuracy, or none (last)"),
+    ] = "auc",
     lr: Annotated[
         float | None,
         typer.Option(help="AdamW learning rate (default: 2e-3 tiny model, 1e-5 --model)"),
@@ -482,6 +504,10 @@ def train_prm_cmd(
         data=data,
         max_tasks=max_tasks,
         random_rollouts=random_rollouts,
+        noisy_rollouts=noisy_rollouts,
+        noisy_p=noisy_p,
+        proposals_per_state=proposals_per_state,
+        pair_leftovers=pair_leftovers,
         eval_fraction=eval_fraction,
         model=model,
         positive_token=positive_token,
@@ -495,6 +521,7 @@ def train_prm_cmd(
         config=PRMTrainConfig(
             epochs=epochs,
             batch_size=batch_size,
+            keep_best=None if keep_best == "none" else keep_best,
             lr=lr or (2e-3 if model is None else 1e-5),
             seed=seed,
             # a model trained from scratch must also learn to read (docs/prm.md)

@@ -97,6 +97,15 @@ def test_select_candidate_takes_the_argmax_then_the_most_proposed_then_the_first
         select_candidate([0.1, float("nan")])
 
 
+def test_count_weighted_selection_sums_the_scores_over_the_proposals() -> None:
+    # proposed 3 times at 0.4 (1.2) beats once at 0.9; argmax takes the 0.9
+    assert select_candidate([0.9, 0.4], counts=[1, 3], selection="count_weighted") == 1
+    assert select_candidate([0.9, 0.4], counts=[1, 3]) == 0
+    assert select_candidate([0.3, 0.6], counts=[2, 1], selection="count_weighted") == 0  # tie
+    with pytest.raises(ValueError, match="selection"):
+        select_candidate([0.5], selection="vote")
+
+
 def test_auc_matches_pairwise_counting_with_ties() -> None:
     rng = np.random.default_rng(0)
     labels = rng.integers(0, 2, 60)

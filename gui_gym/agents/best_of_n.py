@@ -9,7 +9,7 @@ import gymnasium as gym
 from gui_gym.agents.sampling import SamplingPolicy
 from gui_gym.core.actions import Action, ActionParseError, describe, parse_action
 from gui_gym.models.prm import ProcessRewardModel
-from gui_gym.rewards.prm import PRMQuery, select_candidate
+from gui_gym.rewards.prm import SELECTIONS, PRMQuery, select_candidate
 
 __all__ = ["BestOfNAgent"]
 
@@ -33,9 +33,13 @@ class BestOfNAgent:
             with it, candidates also get the natural-language description the PRM prompt
             shows (as ``info["action_description"]`` does for the action taken).
         history_length: Earlier action descriptions kept for the PRM prompt.
+        selection: ``"argmax"`` (default, the paper's Eq. 6) or ``"count_weighted"`` (the
+            highest score times the number of times the candidate was proposed; not in the
+            paper, see :func:`~gui_gym.rewards.prm.select_candidate`).
 
     Raises:
-        ValueError: for ``n < 1`` or a PRM that needs the env when none is given.
+        ValueError: for ``n < 1``, an unknown selection or a PRM that needs the env when
+            none is given.
         TypeError: when ``policy`` cannot sample or ``prm`` is not a PRM.
     """
 
@@ -47,6 +51,7 @@ class BestOfNAgent:
         *,
         env: gym.Env | None = None,
         history_length: int = 4,
+        selection: str = "argmax",
     ):
         if not callable(getattr(policy, "sample", None)):
             raise TypeError(
@@ -61,13 +66,18 @@ class BestOfNAgent:
             raise ValueError(f"{type(prm).__name__} judges with the env: pass env=<the env>")
         if history_length < 0:
             raise ValueError(f"history_length must be >= 0, got {history_length}")
+        if selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+        self.selection = selection
         self.policy = policy
         self.prm = prm
         self.n = n
         self.env = env
         self.history_length = history_length
+        how = "" if selection == "argmax" else f", {selection}"
         self.name = (
-            f"best-of-{n}({getattr(policy, 'name', type(policy).__name__)}, {type(prm).__name__})"
+            f"best-of-{n}({getattr(policy, 'name', type(policy).__name__)}, "
+            f"{type(prm).__name__}{how})"
         )
         self.history: list[str] = []
         self.last_info: dict[str, Any] = {}
@@ -130,7 +140,7 @@ class BestOfNAgent:
                 )
             for i, value in zip(judged, values):
                 scores[i] = float(value)
-        chosen = select_candidate(scores, counts)
+        chosen = select_candidate(scores, counts, self.selection)
         self.last_info = {
             "candidates": [str(c) for c in candidates],
             "counts": counts,

@@ -128,7 +128,9 @@ def collect_task_steps(
             the path: the recovery move), other proposable actions that make progress are
             positives too, and up to ``proposals_per_state`` of the wrong proposable actions,
             drawn uniformly, are negatives (source ``proposal``): the data matches what a
-            best-of-N verifier ranks at inference.
+            best-of-N verifier ranks at inference. When no proposable action shares the
+            expert's action type (``OPEN_APP``, ``ANSWER``, ``DONE``), the expert's action is
+            also perturbed there, so that type has negatives in off-path states too.
         noisy_p: Probability of the expert's action in the noisy rollouts.
         proposals_per_state: Wrong proposable actions labelled per state of a noisy rollout.
         env_id: Recorded in each step.
@@ -255,6 +257,10 @@ def collect_task_steps(
             expert_q = query(observation, proposals[0], history, step)
             due = _rationale_due(expert_q.action_description)
             add(expert_q, 1, "oracle", f"{due} This is it.")
+            if proposals[0].type not in {a.type for a in proposals[1:]}:
+                # nothing proposable shares the expert's action type (OPEN_APP, ANSWER,
+                # DONE, ...): perturbations give that type its negatives in this state
+                add_perturbations(observation, proposals[0], expert_q, history, step)
             wrong = []
             for action, reason in zip(proposals[1:], reasons[1:]):
                 if reason in _POSITIVE_REASONS:
@@ -609,6 +615,8 @@ class PRMTrainConfig:
             or whatever ``train_prm(select=...)`` measures). None keeps the last epoch.
             A tiny model trained from scratch overfits within a few epochs, so the last
             epoch is often not the best one.
+        lr_schedule: ``"constant"`` (the paper's, App. A.3) or ``"linear"`` (decays linearly
+            to zero over all updates; a from-scratch model settles better with it).
         seed: Seeds the data order.
     """
 
@@ -622,6 +630,7 @@ class PRMTrainConfig:
     checkpoint_every: int = 200
     eval_batch_size: int = 32
     keep_best: str | None = "auc"
+    lr_schedule: str = "constant"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -631,6 +640,10 @@ class PRMTrainConfig:
             raise ValueError(f"lr must be > 0, got {self.lr!r}")
         if self.checkpoint_every < 0:
             raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+        if self.lr_schedule not in ("constant", "linear"):
+            raise ValueError(
+                f"lr_schedule must be 'constant' or 'linear', got {self.lr_schedule!r}"
+            )
         if self.keep_best not in ("auc", "accuracy", None):
             raise ValueError(f"keep_best must be 'auc', 'accuracy' or None, got {self.keep_best!r}")
 
@@ -850,6 +863,10 @@ def train_prm(
                 batch_steps = [
                     train[i] for i in order[b * config.batch_size : (b + 1) * config.batch_size]
                 ]
+                if config.lr_schedule == "linear":
+                    # from the update count alone, so a resumed run gets the same rates
+                    for group in optimizer.param_groups:
+                        group["lr"] = config.lr * (1.0 - state["updates"] / total)
                 batch = prm.training_batch(batch_steps, prompt_loss=config.prompt_lm_weight > 0)
                 loss, pair = prm.loss(batch, config.rationale_weight, config.prompt_lm_weight)
                 optimizer.zero_grad(set_to_none=True)
@@ -950,6 +967,10 @@ def run_training(
     data: str | Path | None = None,
     max_tasks: int | None = None,
     random_rollouts: int = 2,
+    noisy_rollouts: int = 0,
+    noisy_p: float = 0.4,
+    proposals_per_state: int = 3,
+    pair_leftovers: bool = False,
     eval_fraction: float = 0.2,
     model: str | Path | None = None,
     positive_token: str = " True",
@@ -996,11 +1017,16 @@ def run_training(
                         split="train",
                         max_tasks=max_tasks,
                         random_rollouts=random_rollouts,
+                        noisy_rollouts=noisy_rollouts,
+                        noisy_p=noisy_p,
+                        proposals_per_state=proposals_per_state,
                         seed=config.seed,
                         progress=progress,
                     )
                 )
-        dataset = build_prm_dataset(steps, eval_fraction=eval_fraction, seed=config.seed)
+        dataset = build_prm_dataset(
+            steps, eval_fraction=eval_fraction, seed=config.seed, pair_leftovers=pair_leftovers
+        )
         train, held = dataset.train, dataset.eval
         write_labelled_steps(train_file, train)
         write_labelled_steps(eval_file, held)

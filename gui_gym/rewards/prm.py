@@ -39,6 +39,7 @@ __all__ = [
     "NEGATIVE_SOURCES",
     "PERTURBATION_KINDS",
     "POSITIVE_SOURCES",
+    "SELECTIONS",
     "DedupReport",
     "LabelledStep",
     "PRMQuery",
@@ -370,7 +371,8 @@ def perturb_action(
       half of them (rounded up) on elements of the target's role when there are such
       (another search result for a search result: the hard negatives);
     * ``wrong_text``: typing, answering or opening (an app) another text (a distractor from
-      ``texts``, a word from the screen, or a corrupted copy);
+      ``texts``, a word from the screen, or a corrupted copy; for an app, preferably the
+      label of another tappable element, e.g. another app on the launcher);
     * ``wrong_direction``: scrolling the opposite way;
     * ``detour``: going back, or scrolling, when something else is due (the moves an agent
       makes when it is lost; without them a learned PRM sees ``GOBACK()`` mostly as the
@@ -449,6 +451,14 @@ def perturb_action(
     text_types = (ActionType.INPUT, ActionType.ANSWER, ActionType.OPEN_APP)
     if "wrong_text" in kinds and t in text_types and action.text:
         pool = _distractor_texts(action.text, tree, texts)
+        if t is ActionType.OPEN_APP:
+            # another app: the labels of tappable elements (app icons on a launcher) first
+            target = action.text.strip().lower()
+            names = [
+                e.text.strip() for e in tree.elements if e.clickable and (e.text or "").strip()
+            ]
+            names = [n for n in dict.fromkeys(names) if n.lower() != target]
+            pool = names or pool
         wrongs = _pick(pool, per_kind, rng) if pool else [_wrong_text(action.text, tree, (), rng)]
         for wrong in wrongs:
             if wrong.strip().lower() != action.text.strip().lower():
@@ -769,17 +779,31 @@ def prm_step_reward(
     return PRMReward(total=prm + fmt + invalid, prm=prm, format=fmt, invalid=invalid)
 
 
-def select_candidate(
-    scores: Sequence[float] | np.ndarray, counts: Sequence[int] | None = None
-) -> int:
-    """Index of the candidate to act with: the highest PRM score (GUI-Shepherd Eq. 6).
+SELECTIONS = ("argmax", "count_weighted")
+"""How best-of-N picks among scored candidates (:func:`select_candidate`)."""
 
-    Ties go to the candidate the policy proposed most often (``counts``), then to the
-    earliest one, so with a flat scorer best-of-N falls back to the policy's own mode.
+
+def select_candidate(
+    scores: Sequence[float] | np.ndarray,
+    counts: Sequence[int] | None = None,
+    selection: str = "argmax",
+) -> int:
+    """Index of the candidate to act with.
+
+    * ``"argmax"`` (default): the highest PRM score, GUI-Shepherd's Eq. 6. Ties go to the
+      candidate the policy proposed most often (``counts``), then to the earliest one, so
+      with a flat scorer best-of-N falls back to the policy's own mode.
+    * ``"count_weighted"`` (not in the paper): the highest ``score * count``, i.e. the sum
+      of the PRM's scores over the ``N`` proposals rather than their maximum. A candidate the
+      policy proposes often needs a lower score to win, so the policy's own preference and
+      the verifier's are combined (like weighted majority voting); ties as for argmax.
 
     Raises:
-        ValueError: for no candidates, NaN scores or mismatched counts.
+        ValueError: for no candidates, NaN scores, mismatched counts or an unknown
+            selection.
     """
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
     s = np.asarray(scores, dtype=np.float64)
     if s.ndim != 1 or len(s) == 0:
         raise ValueError("select_candidate needs a non-empty 1-D sequence of scores")
@@ -788,8 +812,8 @@ def select_candidate(
     c = np.ones(len(s)) if counts is None else np.asarray(counts, dtype=np.float64)
     if c.shape != s.shape:
         raise ValueError(f"counts {c.shape} do not match scores {s.shape}")
-    best = s.max()
-    tied = np.flatnonzero(s == best)
+    value = s * c if selection == "count_weighted" else s
+    tied = np.flatnonzero(value == value.max())
     return int(tied[np.argmax(c[tied])])  # argmax returns the first of equal counts
 
 
