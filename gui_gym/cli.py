@@ -470,6 +470,9 @@ def train_prm_cmd(
         str,
         typer.Option(help="keep the epoch with the best held-out auc or accuracy, or none (last)"),
     ] = "auc",
+    lr_schedule: Annotated[
+        str, typer.Option(help="constant (the paper's) or linear (decay to 0 over the run)")
+    ] = "constant",
     lr: Annotated[
         float | None,
         typer.Option(help="AdamW learning rate (default: 2e-3 tiny model, 1e-5 --model)"),
@@ -522,6 +525,7 @@ def train_prm_cmd(
             epochs=epochs,
             batch_size=batch_size,
             keep_best=None if keep_best == "none" else keep_best,
+            lr_schedule=lr_schedule,
             lr=lr or (2e-3 if model is None else 1e-5),
             seed=seed,
             # a model trained from scratch must also learn to read (docs/prm.md)
