@@ -1,4 +1,4 @@
-"""The ``gui-gym`` command: list, play, eval, record, convert and bench.
+"""The ``gui-gym`` command: envs, evaluation, recording, benchmarks, training and inspection.
 
 Heavy imports happen inside each command, so ``gui-gym --help`` is instant.
 """
@@ -718,6 +718,51 @@ def train_progress_cmd(
             line += f", eval loss {record['eval_loss']:.4f}, eval MAE {record['eval_mae']:.4f}"
         typer.echo(line)
     typer.echo(f"model written to {out / 'model'}; metrics in {out / 'metrics.json'}")
+
+
+@app.command("milestones")
+def milestones_cmd(
+    store: Annotated[Path, typer.Argument(help="a milestone store (JSON) from MilestoneWrapper")],
+    task: Annotated[str | None, typer.Option(help="one task key (default: every task)")] = None,
+    history: Annotated[
+        bool, typer.Option("--history", help="every version, oldest first, not just the current")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of text")] = False,
+) -> None:
+    """Show the milestones ADMIRE learned: the current version of each task's milestones in a
+    ``MilestoneWrapper`` store, or their whole refinement history."""
+    from gui_gym.rewards.milestone_store import MilestoneStore
+
+    if not store.is_file():
+        raise typer.BadParameter(f"no such file: {store}")
+    try:
+        milestones = MilestoneStore(store)
+        keys = milestones.task_ids()
+    except ValueError as err:  # not a store, or a broken one: say so, never rewrite it
+        raise typer.BadParameter(str(err)) from None
+    if task is not None:
+        if task not in keys:
+            raise typer.BadParameter(f"{store} has no milestones for {task!r}")
+        keys = [task]
+    report = {}
+    for key in keys:
+        versions = milestones.history(key)
+        shown = versions if history else versions[-1:]
+        report[key] = {
+            "instruction": milestones.instruction(key),
+            "versions": [v.to_dict() for v in shown],
+        }
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    for key, entry in report.items():
+        typer.echo(f"{key}" + (f"  ({entry['instruction']})" if entry["instruction"] else ""))
+        for v in entry["versions"]:
+            made = f"{v['kind']} by {v['generator']}" if v["generator"] else v["kind"]
+            typer.echo(f"  v{v['version']} {made} {v['created']}".rstrip())
+            for i, m in enumerate(v["milestones"], 1):
+                typer.echo(f"    {i}. {m}")
+    typer.echo(f"{len(report)} task(s) in {store}")
 
 
 def main() -> None:

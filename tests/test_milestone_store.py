@@ -192,3 +192,36 @@ def test_two_concurrent_writers_lose_no_version(tmp_path: Path) -> None:
     assert writers_seen != sorted(writers_seen)  # the two really interleaved
     assert store.version("own-a") == store.version("own-b") == 40
     assert not list(tmp_path.glob(".m.json.*.tmp"))  # no temporary file left behind
+
+
+def test_milestones_command_shows_current_and_history_and_refuses_bad_files(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from gui_gym.cli import app
+
+    runner = CliRunner()
+    path = tmp_path / "m.json"
+    store = MilestoneStore(path)
+    store.commit("task-a", ["open the app", 'type "<Name>" into "Name" input'], generator="llm")
+    store.commit("task-a", ["open the app", "click Save"], kind="refine")
+    store.commit("task-b", ["scroll down"])
+    result = runner.invoke(app, ["milestones", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "task-a" in result.output and "task-b" in result.output
+    assert "v2 refine" in result.output and "2. click Save" in result.output
+    assert "<Name>" not in result.output  # only the current version without --history
+    result = runner.invoke(
+        app, ["milestones", str(path), "--task", "task-a", "--history", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    assert list(shown) == ["task-a"]
+    assert [v["version"] for v in shown["task-a"]["versions"]] == [1, 2]
+    assert shown["task-a"]["versions"][0]["milestones"][1] == 'type "<Name>" into "Name" input'
+    assert runner.invoke(app, ["milestones", str(path), "--task", "nope"]).exit_code != 0
+    assert runner.invoke(app, ["milestones", str(tmp_path / "missing.json")]).exit_code != 0
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "something else"}')
+    result = runner.invoke(app, ["milestones", str(broken)])
+    assert result.exit_code != 0 and "not a milestone store" in result.output
+    assert broken.read_text() == '{"format": "something else"}'  # never rewritten
