@@ -6,8 +6,9 @@ few WikiHow tasks, in two arms that differ only in ``lambda0``:
 * ``milestone``: ``R_total = R_outcome + eta * R_format + lambda0 * gamma**epoch * R_mil``
   with ``lambda0 = 0.3`` (the paper's);
 * ``outcome_only``: the same with ``lambda0 = 0``: a random tiny policy almost never
-  succeeds, and every candidate action is well-formed, so every step of a group gets the
-  same reward and the GRPO advantages vanish.
+  succeeds, and the candidate actions are well-formed, so almost every step of a group gets
+  the same reward (only an action the env rejects, such as going back from the first page,
+  gets the format penalty) and the GRPO advantages carry next to no signal.
 
 Both arms are measured the same way, per iteration: success rate, ``k/K`` (milestones of the
 store reached, the same oracle-seeded milestones in both arms), and the env's own
