@@ -79,3 +79,26 @@ def test_minilm_in_bfloat16_agrees_with_float32() -> None:
     assert np.abs(full @ full.T - low @ low.T).max() < 0.03
     with pytest.raises(ValueError, match="dtype"):
         SentenceEmbedder(dtype="int8")
+
+
+def test_batch_lru_cache_computes_missing_keys_once_and_evicts_least_recent() -> None:
+    from gui_gym.models.cache import BatchLRUCache
+
+    calls: list[list[str]] = []
+
+    def upper(keys: list[str]) -> list[str]:
+        calls.append(keys)
+        return [k.upper() for k in keys]
+
+    cache: BatchLRUCache[str, str] = BatchLRUCache(2)
+    assert cache.get_many(["a", "b", "a"], upper) == ["A", "B", "A"]
+    assert calls == [["a", "b"]]  # one call, each distinct key once
+    assert cache.get_many(["a"], upper) == ["A"] and len(calls) == 1  # a is now most recent
+    cache.get_many(["c"], upper)  # evicts b, the least recently used
+    assert "a" in cache and "c" in cache and "b" not in cache and len(cache) == 2
+    none: BatchLRUCache[str, str] = BatchLRUCache(0)
+    assert none.get_many(["x", "x"], upper) == ["X", "X"] and len(none) == 0
+    with pytest.raises(ValueError, match="2 keys"):
+        cache.get_many(["p", "q"], lambda keys: ["only one"])
+    with pytest.raises(ValueError, match=">= 0"):
+        BatchLRUCache(-1)

@@ -16,11 +16,12 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
+from gui_gym.models.cache import BatchLRUCache
 
 __all__ = [
     "Embedder",
@@ -59,38 +60,24 @@ class _CachedEmbedder:
         if cache_size < 0:
             raise ValueError(f"cache_size must be >= 0, got {cache_size}")
         self.cache_size = cache_size
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: BatchLRUCache[str, np.ndarray] = BatchLRUCache(cache_size)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
+
+    def _embed_normalised(self, texts: list[str]) -> list[np.ndarray]:
+        vectors = self._embed(texts)
+        vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return list(vectors.astype(np.float32))
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Normalised embeddings of ``texts`` (float32, one row per text)."""
         if isinstance(texts, str):
             raise TypeError("encode() takes a sequence of texts; wrap a single text in a list")
-        texts = [str(t) for t in texts]
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            vectors = self._embed(missing)
-            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            with self._lock:
-                fresh = dict(zip(missing, vectors.astype(np.float32)))
-                for text, vector in fresh.items():
-                    self._cache[text] = vector
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
-        else:
-            fresh = {}
-        with self._lock:
-            for i, text in enumerate(texts):
-                vector = fresh.get(text)
-                if vector is None:
-                    vector = self._cache[text]
-                    self._cache.move_to_end(text)
-                out[i] = vector
+        rows = self._cache.get_many([str(t) for t in texts], self._embed_normalised)
+        out = np.empty((len(rows), self.dim), dtype=np.float32)
+        for i, row in enumerate(rows):
+            out[i] = row
         return out
 
     def similarity(self, a: str, b: str) -> float:

@@ -29,8 +29,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -38,6 +36,7 @@ import numpy as np
 
 from gui_gym.core.actions import ActionType
 from gui_gym.core.trajectory import Trajectory
+from gui_gym.models.cache import BatchLRUCache
 from gui_gym.models.embed import Embedder, cosine_matrix, default_embedder
 from gui_gym.models.llm import LLM
 from gui_gym.rewards.milestones import (
@@ -424,9 +423,8 @@ class CosineMatcher:
     def __init__(self, embedder: Embedder | None = None, cache_size: int = 10_000):
         self.embedder = embedder if embedder is not None else default_embedder("minilm")
         self.cache_size = cache_size
-        self._milestones: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._milestones: BatchLRUCache[str, np.ndarray] = BatchLRUCache(cache_size)
         self._patterns: dict[str, re.Pattern[str] | None] = {}
-        self._lock = threading.Lock()
 
     def _template_match(self, description: str, milestone: str) -> bool:
         if milestone not in self._patterns:
@@ -436,34 +434,24 @@ class CosineMatcher:
         pattern = self._patterns[milestone]
         return pattern is not None and pattern.fullmatch(description) is not None
 
-    def _milestone_vector(self, milestone: str) -> np.ndarray:
-        with self._lock:
-            vector = self._milestones.get(milestone)
-            if vector is not None:
-                self._milestones.move_to_end(milestone)
-                return vector
-        vector = self.embedder.encode([milestone])[0]
-        with self._lock:
-            self._milestones[milestone] = vector
-            while len(self._milestones) > self.cache_size:
-                self._milestones.popitem(last=False)
-        return vector
+    def _milestone_vectors(self, milestones: Sequence[str]) -> np.ndarray:
+        """Embeddings of ``milestones``, one row each; the uncached ones in one batch."""
+        rows = self._milestones.get_many(
+            list(milestones), lambda missing: list(self.embedder.encode(missing))
+        )
+        return np.stack(rows)
 
     def prepare(self, milestones: Sequence[str]) -> None:
         """Embed ``milestones`` now (one batch) so that steps only embed descriptions."""
-        missing = [m for m in dict.fromkeys(milestones) if m not in self._milestones]
-        if missing:
-            vectors = self.embedder.encode(missing)
-            with self._lock:
-                for m, v in zip(missing, vectors):
-                    self._milestones[m] = v
+        if milestones:
+            self._milestone_vectors(milestones)
 
     def score(self, description: str, milestone: str) -> float:
         """Cosine of the two texts' embeddings (1.0 for a placeholder template match)."""
         if self._template_match(description, milestone):
             return 1.0
         a = self.embedder.encode([description])[0]
-        b = self._milestone_vector(milestone)
+        b = self._milestone_vectors([milestone])[0]
         return float(a @ b)  # embedders return L2-normalised rows
 
     def score_pairs(self, descriptions: Sequence[str], milestones: Sequence[str]) -> np.ndarray:
@@ -473,9 +461,8 @@ class CosineMatcher:
             raise ValueError(f"{len(descriptions)} descriptions but {len(milestones)} milestones")
         if not descriptions:
             return np.zeros(0, dtype=np.float32)
-        self.prepare(milestones)
         a = self.embedder.encode(list(descriptions))
-        b = np.stack([self._milestone_vector(m) for m in milestones])
+        b = self._milestone_vectors(milestones)
         out = np.einsum("ij,ij->i", a, b)  # embedders return L2-normalised rows
         for i, (d, m) in enumerate(zip(descriptions, milestones)):
             if self._template_match(d, m):
@@ -487,8 +474,7 @@ class CosineMatcher:
         the embeddings computed in two batches."""
         if not descriptions or not milestones:
             return np.zeros((len(descriptions), len(milestones)), dtype=np.float32)
-        self.prepare(milestones)
-        b = np.stack([self._milestone_vector(m) for m in milestones])
+        b = self._milestone_vectors(milestones)
         out = cosine_matrix(self.embedder.encode(list(descriptions)), b)
         for i, d in enumerate(descriptions):
             for j, m in enumerate(milestones):
@@ -551,7 +537,7 @@ class LLMJudgeMatcher:
         self.prompt = prompt
         self.cache_size = cache_size
         self.unparsed = 0
-        self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._cache: BatchLRUCache[tuple[str, str], float] = BatchLRUCache(cache_size)
 
     def score(self, description: str, milestone: str) -> float:
         """1.0 if the judge says ``description`` reaches ``milestone``, else 0.0."""
@@ -562,36 +548,25 @@ class LLMJudgeMatcher:
         the cache go to the LLM as one batch of prompts."""
         if len(descriptions) != len(milestones):
             raise ValueError(f"{len(descriptions)} descriptions but {len(milestones)} milestones")
-        keys = list(zip(descriptions, milestones))
-        missing = [k for k in dict.fromkeys(keys) if k not in self._cache]
-        fresh: dict[tuple[str, str], float] = {}
-        if missing:
-            prompts = [self.prompt.format(milestone=m, description=d) for d, m in missing]
-            answers = self.llm.generate(
-                prompts, max_new_tokens=self.max_new_tokens, temperature=0.0, n=1
-            )
-            if len(answers) != len(prompts):
-                raise ValueError(f"the judge LLM answered {len(answers)} of {len(prompts)} prompts")
-            for key, completions in zip(missing, answers):
-                answer = completions[0] if completions else ""
-                verdict = _YES_NO.match(answer.strip())
-                if verdict is None:
-                    self.unparsed += 1
-                    logger.warning(
-                        "milestone judge answered %s; counting it as 'no'", _preview(answer)
-                    )
-                    fresh[key] = 0.0
-                else:
-                    fresh[key] = 1.0 if verdict.group(1).lower() == "yes" else 0.0
-            for key, value in fresh.items():
-                self._cache[key] = value
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        out = np.empty(len(keys))
-        for i, key in enumerate(keys):
-            value = fresh.get(key)
-            if value is None:
-                value = self._cache[key]
-                self._cache.move_to_end(key)
-            out[i] = value
+        verdicts = self._cache.get_many(list(zip(descriptions, milestones)), self._judge)
+        return np.array(verdicts, dtype=np.float64)
+
+    def _judge(self, pairs: list[tuple[str, str]]) -> list[float]:
+        """Ask the LLM about every ``(description, milestone)`` pair in one batch."""
+        prompts = [self.prompt.format(milestone=m, description=d) for d, m in pairs]
+        answers = self.llm.generate(
+            prompts, max_new_tokens=self.max_new_tokens, temperature=0.0, n=1
+        )
+        if len(answers) != len(prompts):
+            raise ValueError(f"the judge LLM answered {len(answers)} of {len(prompts)} prompts")
+        out = []
+        for completions in answers:
+            answer = completions[0] if completions else ""
+            verdict = _YES_NO.match(answer.strip())
+            if verdict is None:
+                self.unparsed += 1
+                logger.warning("milestone judge answered %s; counting it as 'no'", _preview(answer))
+                out.append(0.0)
+            else:
+                out.append(1.0 if verdict.group(1).lower() == "yes" else 0.0)
         return out
