@@ -408,7 +408,7 @@ class TrajectoryMilestoneGenerator:
 class CosineMatcher:
     """Cosine similarity of sentence embeddings (ADMIRE Eq. 8), all-MiniLM-L6-v2 by default.
 
-    Milestone embeddings are kept in a dict (a task's few milestones are compared at every
+    Milestone embeddings are kept in a bounded cache (a task's few milestones are compared at every
     step); descriptions go through the embedder's own per-text cache. A milestone with
     placeholders (``type "<Text>" into "Name" input``) scores 1.0 against a description that
     matches it word for word with any text in place of each placeholder (the appendix's judge
