@@ -17,11 +17,12 @@ import hashlib
 import re
 import threading
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
 from gui_gym.models.cache import BatchLRUCache
+from gui_gym.rewards.embedding import Embedder
 
 __all__ = [
     "Embedder",
@@ -30,15 +31,6 @@ __all__ = [
     "cosine_matrix",
     "default_embedder",
 ]
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Anything that turns texts into L2-normalised float32 rows (``(len(texts), dim)``)."""
-
-    dim: int
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:

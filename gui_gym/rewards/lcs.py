@@ -40,7 +40,7 @@ from gui_gym.core.trajectory import Step
 from gui_gym.core.ui import UITree
 
 if TYPE_CHECKING:
-    from gui_gym.models.embed import Embedder
+    from gui_gym.rewards.embedding import Embedder
 
 __all__ = [
     "INVALID",

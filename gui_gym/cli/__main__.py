@@ -1,0 +1,5 @@
+"""``python -m gui_gym.cli``."""
+
+from gui_gym.cli import main
+
+main()

@@ -1,0 +1,153 @@
+"""``gui-gym eval``: agents over a split, or UI-S1 SOP on an expert dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gui_gym.cli._common import app, parse_kwargs
+
+
+@app.command("eval")
+def eval_cmd(
+    env_id: Annotated[
+        str | None, typer.Argument(help="e.g. GuiGym/WikiHow-v0 (not with --sop)")
+    ] = None,
+    agent: Annotated[
+        str,
+        typer.Option(help="oracle, random, or random:done=P (declares DONE with probability P)"),
+    ] = "oracle",
+    episodes: Annotated[
+        int | None, typer.Option(help="episodes (default: every task once)")
+    ] = None,
+    split: Annotated[str, typer.Option(help="train, test or all")] = "test",
+    category: Annotated[str | None, typer.Option(help="restrict to one category")] = None,
+    seed: Annotated[int, typer.Option(help="base seed")] = 0,
+    out: Annotated[
+        Path | None, typer.Option(help="summary JSON (episodes stream beside it; reruns resume)")
+    ] = None,
+    env_arg: Annotated[
+        list[str] | None, typer.Option("--env-arg", help="extra gym.make key=value")
+    ] = None,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="hide the progress bar")
+    ] = False,
+    sop: Annotated[
+        bool,
+        typer.Option("--sop", help="UI-S1 Semi-Online Performance on an expert --dataset"),
+    ] = False,
+    dataset: Annotated[
+        Path | None, typer.Option(help="--sop: expert dataset folder (gui-gym record/convert)")
+    ] = None,
+    matcher: Annotated[str, typer.Option(help="--sop: action matcher, loose or strict")] = "loose",
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="--sop: skip corrupt records, count them")
+    ] = False,
+    no_step_accuracy: Annotated[
+        bool,
+        typer.Option(
+            "--no-step-accuracy", help="--sop: stop at the first mismatch (no step accuracy)"
+        ),
+    ] = False,
+) -> None:
+    """Evaluate a built-in agent over a split and print a summary table; with ``--sop``,
+    its Semi-Online Performance (PG, TSR, Score) on an expert dataset."""
+    from rich.console import Console
+    from rich.table import Table
+
+    import gui_gym  # noqa: F401
+    from gui_gym.evaluation import evaluate
+
+    if sop:
+        _eval_sop(dataset, agent, matcher, seed, out, skip_bad, no_step_accuracy, no_progress)
+        return
+    if env_id is None:
+        raise typer.BadParameter("give an env id, or --sop --dataset DIR", param_hint="ENV_ID")
+
+    kwargs = {
+        "split": split,
+        **({"category": category} if category else {}),
+        **parse_kwargs(env_arg),
+    }
+    summary, _ = evaluate(
+        env_id,
+        agent,
+        episodes=episodes,
+        seed=seed,
+        out=out,
+        env_kwargs=kwargs,
+        progress=not no_progress,
+    )
+    table = Table(title=f"{agent} on {env_id} ({split})")
+    for column in ("category", "episodes", "success", "steps", "reward", "invalid"):
+        table.add_column(column, justify="right")
+    rows = [*summary.per_category.items(), ("all", summary.to_dict())]
+    for name, stats in rows:
+        table.add_row(
+            name,
+            str(int(stats["episodes"])),
+            f"{stats['success_rate']:.1%}",
+            f"{stats['mean_steps']:.1f}",
+            f"{stats['mean_reward']:.3f}",
+            f"{stats['invalid_action_rate']:.1%}",
+        )
+    Console().print(table)
+    if out is not None:
+        typer.echo(f"results written to {out}")
+
+
+def _eval_sop(
+    dataset: Path | None,
+    agent: str,
+    matcher: str,
+    seed: int,
+    out: Path | None,
+    skip_bad: bool,
+    no_step_accuracy: bool,
+    no_progress: bool,
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from gui_gym.envs.replay import DatasetError
+    from gui_gym.sop import evaluate_sop
+
+    if dataset is None:
+        raise typer.BadParameter("--sop needs --dataset DIR", param_hint="--dataset")
+    try:
+        summary, _ = evaluate_sop(
+            dataset,
+            agent,
+            matcher=matcher,
+            step_accuracy=not no_step_accuracy,
+            seed=seed,
+            out=out,
+            skip_bad=skip_bad,
+            progress=not no_progress,
+        )
+    except (DatasetError, ValueError) as err:  # a bad dataset, agent, matcher or --out
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
+    table = Table(title=f"SOP of {agent} on {dataset} (matcher {matcher})")
+    for column in ("category", "tasks", "PG", "TSR", "Score"):
+        table.add_column(column, justify="right")
+    rows = [*summary.per_category.items(), ("all", summary.sop.to_dict())]
+    for name, stats in rows:
+        table.add_row(
+            name,
+            str(int(stats["tasks"])),
+            f"{stats['pg']:.1%}",
+            f"{stats['tsr']:.1%}",
+            f"{stats['score']:.1%}",
+        )
+    Console().print(table)
+    if summary.step_accuracy is not None:
+        typer.echo(f"step accuracy (every mismatch patched): {summary.step_accuracy:.1%}")
+    if summary.skipped:
+        typer.echo(f"skipped {summary.skipped} bad record(s) (--skip-bad)")
+    if summary.failed:
+        typer.echo(f"left out {summary.failed} recorded episode(s) whose expert failed")
+    if out is not None:
+        typer.echo(f"results written to {out}")
