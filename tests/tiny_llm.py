@@ -38,15 +38,16 @@ def tiny_tokenizer(chat_template: bool = False) -> Any:
     return tokenizer
 
 
-def tiny_gpt2(vocab_size: int, seed: int = 0) -> Any:
-    """A 2-layer, 32-dim GPT-2 (about 40k parameters) with random weights."""
+def tiny_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 256) -> Any:
+    """A 2-layer, 32-dim GPT-2 (about 40k parameters) with random weights; ``n_positions``
+    is its context length (agent prompts with a whole screen need about 1,024)."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
     config = GPT2Config(
         vocab_size=vocab_size,
-        n_positions=256,
+        n_positions=n_positions,
         n_embd=32,
         n_layer=2,
         n_head=2,

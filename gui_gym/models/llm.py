@@ -17,35 +17,51 @@ as one user message) or a list of chat messages (``{"role": ..., "content": ...}
 
 ``temperature=0`` means greedy decoding everywhere; ``n > 1`` then returns ``n`` copies of
 the same completion from the local backends (a server may or may not vary them).
+
+Token-exact generation (what trainers need): ``generate_with_tokens`` (and, for servers,
+the coroutine ``agenerate_with_tokens``) takes the same arguments and returns one list of
+:class:`Generation` per prompt: the text plus, when the backend can give them, the prompt's
+token ids, the sampled completion ids and each completion token's log-probability under the
+distribution it was sampled from (``log_softmax(logits / temperature)``; temperature 1 for
+greedy decoding). :class:`TransformersLLM` always gives all three; :class:`OpenAICompatLLM`
+gives them when the server returns them (vLLM does with ``request_tokens=True``);
+:class:`ScriptedLLM` gives text only.
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import logging
 import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 __all__ = [
     "LLM",
     "ChatMessage",
+    "Generation",
     "LLMError",
     "OpenAICompatLLM",
     "Prompt",
     "ScriptedLLM",
     "TransformersLLM",
+    "content_text",
+    "openai_messages",
+    "prompt_images",
     "prompt_text",
     "to_messages",
 ]
 
 logger = logging.getLogger(__name__)
 
-ChatMessage: TypeAlias = Mapping[str, str]
-"""One chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``."""
+ChatMessage: TypeAlias = Mapping[str, Any]
+"""One chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}`` (content
+may be a list of text and image parts, see :func:`to_messages`)."""
 Prompt: TypeAlias = str | Sequence[ChatMessage]
 """A plain string (one user message) or a whole conversation."""
 
@@ -53,6 +69,27 @@ Prompt: TypeAlias = str | Sequence[ChatMessage]
 class LLMError(RuntimeError):
     """A backend could not produce completions (server unreachable after retries, a request
     the server rejected, a scripted LLM with no rule for a prompt)."""
+
+
+@dataclass
+class Generation:
+    """One completion with, when the backend gives them, its exact tokens.
+
+    Attributes:
+        text: The decoded completion (special tokens removed).
+        prompt_ids: The token ids the model was conditioned on (no padding).
+        completion_ids: The sampled token ids, up to and including the end token when the
+            model emitted one (no padding after it).
+        logprobs: Log-probability of each completion id under the sampling distribution.
+        finish_reason: ``"stop"`` (the model ended), ``"length"`` (``max_new_tokens`` hit),
+            or None when unknown.
+    """
+
+    text: str
+    prompt_ids: list[int] | None = None
+    completion_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    finish_reason: str | None = None
 
 
 @runtime_checkable
@@ -68,16 +105,44 @@ class LLM(Protocol):
     ) -> list[list[str]]: ...
 
 
-def to_messages(prompt: Prompt, system_prompt: str | None = None) -> list[dict[str, str]]:
+def _check_content(i: int, content: Any) -> str | list[dict[str, Any]]:
+    """A message's content: a string, or a list of text and image parts (checked)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence) and not isinstance(content, bytes):
+        parts = []
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                parts.append({"type": "text", "text": part["text"]})
+            elif kind == "image" and part.get("image") is not None:
+                parts.append({"type": "image", "image": part["image"]})
+            else:
+                raise ValueError(
+                    f"prompt message {i}, part {j}: expected {{'type': 'text', 'text': str}} or "
+                    f"{{'type': 'image', 'image': array}}, got {part!r:.120}"
+                )
+        return parts
+    raise ValueError(
+        f"prompt message {i} needs string 'content' or a list of text/image parts, "
+        f"got {type(content).__name__}"
+    )
+
+
+def to_messages(prompt: Prompt, system_prompt: str | None = None) -> list[dict[str, Any]]:
     """A prompt as a list of chat messages (a string becomes one user message), with
     ``system_prompt`` prepended when given and the conversation has no system message.
 
+    A message's ``content`` is a string or, for vision-language models, a list of parts:
+    ``{"type": "text", "text": str}`` and ``{"type": "image", "image": img}`` (an HxWx3
+    uint8 array or a PIL image).
+
     Raises:
         TypeError: for a prompt that is neither a string nor a list of messages.
-        ValueError: for a message without a string ``role`` and ``content``.
+        ValueError: for a message without a string ``role`` and valid ``content``.
     """
     if isinstance(prompt, str):
-        messages = [{"role": "user", "content": prompt}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     elif isinstance(prompt, Sequence):
         messages = []
         for i, message in enumerate(prompt):
@@ -87,11 +152,11 @@ def to_messages(prompt: Prompt, system_prompt: str | None = None) -> list[dict[s
                     f"got {type(message).__name__}"
                 )
             role, content = message.get("role"), message.get("content")
-            if not isinstance(role, str) or not isinstance(content, str):
+            if not isinstance(role, str) or content is None:
                 raise ValueError(
                     f"prompt message {i} needs string 'role' and 'content', got {dict(message)!r}"
                 )
-            messages.append({"role": role, "content": content})
+            messages.append({"role": role, "content": _check_content(i, content)})
     else:
         raise TypeError(f"a prompt is a str or a list of messages, got {type(prompt).__name__}")
     if system_prompt and not any(m["role"] == "system" for m in messages):
@@ -99,12 +164,66 @@ def to_messages(prompt: Prompt, system_prompt: str | None = None) -> list[dict[s
     return messages
 
 
+def content_text(content: str | Sequence[Mapping[str, Any]]) -> str:
+    """A message content as text: a string unchanged, parts joined with images as
+    ``<image>``."""
+    if isinstance(content, str):
+        return content
+    return "".join(p["text"] if p["type"] == "text" else "<image>" for p in content)
+
+
+def prompt_images(prompt: Prompt) -> list[Any]:
+    """The images of a prompt, in order of appearance."""
+    if isinstance(prompt, str):
+        return []
+    return [
+        part["image"]
+        for m in to_messages(prompt)
+        if not isinstance(m["content"], str)
+        for part in m["content"]
+        if part["type"] == "image"
+    ]
+
+
 def prompt_text(prompt: Prompt) -> str:
     """The prompt as plain text: a string unchanged, a conversation as ``role: content``
-    lines (what :class:`ScriptedLLM` rules and tokenizers without a chat template see)."""
+    lines (what :class:`ScriptedLLM` rules and tokenizers without a chat template see;
+    images appear as ``<image>``)."""
     if isinstance(prompt, str):
         return prompt
-    return "\n".join(f"{m['role']}: {m['content']}" for m in to_messages(prompt))
+    return "\n".join(f"{m['role']}: {content_text(m['content'])}" for m in to_messages(prompt))
+
+
+def _image_data_url(image: Any) -> str:
+    """An image (HxWx3 uint8 array or PIL image) as a ``data:image/png;base64,...`` URL."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    if not isinstance(image, Image.Image):
+        image = Image.fromarray(np.asarray(image, dtype=np.uint8))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Chat messages in the OpenAI wire format: image parts become ``image_url`` parts with
+    base64 PNG data URLs (what vLLM and OpenAI accept for vision models)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        content = m["content"]
+        if not isinstance(content, str):
+            content = [
+                {"type": "text", "text": p["text"]}
+                if p["type"] == "text"
+                else {"type": "image_url", "image_url": {"url": _image_data_url(p["image"])}}
+                for p in content
+            ]
+        out.append({"role": m["role"], "content": content})
+    return out
 
 
 def _check_generate_args(
@@ -197,6 +316,17 @@ class ScriptedLLM:
             text = self.complete(prompt_text(prompt))
             out.append([text] * n)
         return out
+
+    def generate_with_tokens(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[Generation]]:
+        """As :meth:`generate`, as :class:`Generation` records with text only (no tokens)."""
+        texts = self.generate(prompts, max_new_tokens, temperature, n)
+        return [[Generation(t, finish_reason="stop") for t in row] for row in texts]
 
 
 # ----------------------------------------------------------------------------- transformers
@@ -301,9 +431,29 @@ class TransformersLLM:
         n: int = 1,
     ) -> list[list[str]]:
         """Complete each prompt ``n`` times (greedy when ``temperature == 0``)."""
+        rows = self.generate_with_tokens(prompts, max_new_tokens, temperature, n)
+        return [[g.text for g in row] for row in rows]
+
+    def generate_with_tokens(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[Generation]]:
+        """Complete each prompt ``n`` times and return the exact tokens with the text.
+
+        Each :class:`Generation` holds the prompt's ids (its row of the left-padded batch
+        without the padding), the sampled ids up to and including the first end token, and
+        each sampled id's log-probability under the distribution it was drawn from:
+        ``log_softmax(logits / temperature)`` with no top-k/top-p truncation (the model's
+        generation-config defaults for those are overridden), ``log_softmax(logits)`` for
+        greedy decoding. The log-probs are read from the logits ``generate`` computed while
+        sampling, so they are the behaviour policy's, not a second forward pass.
+        """
         _check_generate_args(prompts, max_new_tokens, temperature, n)
         texts = [self.format_prompt(p) for p in prompts]
-        out: list[list[str]] = []
+        out: list[list[Generation]] = []
         for start in range(0, len(texts), self.batch_size):
             out.extend(
                 self._generate_batch(
@@ -312,10 +462,23 @@ class TransformersLLM:
             )
         return out
 
+    def _end_ids(self) -> set[int]:
+        """Token ids that end a completion: the generation config's eos ids (one or a list)
+        and the tokenizer's eos."""
+        ids: set[int] = set()
+        config = getattr(self.model, "generation_config", None)
+        eos = getattr(config, "eos_token_id", None)
+        if isinstance(eos, int):
+            ids.add(eos)
+        elif isinstance(eos, list | tuple):
+            ids.update(int(e) for e in eos)
+        if self.tokenizer.eos_token_id is not None:
+            ids.add(int(self.tokenizer.eos_token_id))
+        return ids
+
     def _generate_batch(
         self, texts: list[str], max_new_tokens: int, temperature: float, n: int
-    ) -> list[list[str]]:
-        torch = self._torch
+    ) -> list[list[Generation]]:
         tok = self.tokenizer
         side = tok.padding_side
         tok.padding_side = "left"  # generation continues from the right end of every row
@@ -330,26 +493,121 @@ class TransformersLLM:
         finally:
             tok.padding_side = side
         enc = {k: v.to(self.device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+        self._check_context(enc["input_ids"].shape[1], max_new_tokens)
+        return self._run_generate(enc, len(texts), max_new_tokens, temperature, n)
+
+    def _check_context(self, prompt_tokens: int, max_new_tokens: int) -> None:
+        """Raise a clear error before a prompt overflows the model's context (an embedding
+        index error deep inside ``generate`` otherwise)."""
+        config = getattr(self.model, "config", None)
+        limit = None
+        for key in ("max_position_embeddings", "n_positions"):
+            value = getattr(config, key, None)
+            if isinstance(value, int):
+                limit = value
+                break
+        if limit is not None and prompt_tokens + max_new_tokens > limit:
+            raise ValueError(
+                f"a prompt of {prompt_tokens} tokens plus max_new_tokens={max_new_tokens} "
+                f"exceeds the model's context of {limit} tokens; shorten the prompt (fewer "
+                "history turns) or use a model with a longer context"
+            )
+
+    def _run_generate(
+        self,
+        enc: dict[str, Any],
+        prompts: int,
+        max_new_tokens: int,
+        temperature: float,
+        n: int,
+    ) -> list[list[Generation]]:
+        """``model.generate`` on an encoded, left-padded batch, with the sampled ids' log-probs
+        recorded on the way (see :class:`_SampledLogprobs`)."""
+        torch = self._torch
+        tok = self.tokenizer
         sample = temperature > 0.0
+        recorder = _SampledLogprobs(torch, temperature if sample else 1.0)
         kwargs: dict[str, Any] = {
             "max_new_tokens": max_new_tokens,
             "do_sample": sample,
             "pad_token_id": tok.pad_token_id,
             "num_return_sequences": n if sample else 1,
+            "logits_processor": [recorder],
         }
         if sample:
-            kwargs["temperature"] = float(temperature)
-            kwargs["top_k"] = 0  # plain temperature sampling over the whole vocabulary
+            # plain temperature sampling over the whole vocabulary: the behaviour policy is
+            # exactly softmax(logits / T), which a trainer can recompute
+            kwargs.update(temperature=float(temperature), top_k=0, top_p=1.0)
         with torch.inference_mode():
             generated = self.model.generate(**enc, **kwargs)
-        new_tokens = generated[:, enc["input_ids"].shape[1] :]
-        decoded = tok.batch_decode(new_tokens, skip_special_tokens=True)
+        width = enc["input_ids"].shape[1]
+        new_tokens = generated[:, width:]
+        logprobs = recorder.finish(new_tokens)
+        end_ids = self._end_ids()
         per_prompt = n if sample else 1
-        out = []
-        for i in range(len(texts)):
-            completions = decoded[i * per_prompt : (i + 1) * per_prompt]
-            out.append(completions if sample else completions * n)
+        mask = enc["attention_mask"].bool()
+        out: list[list[Generation]] = []
+        for i in range(prompts):
+            prompt_ids = enc["input_ids"][i][mask[i]].tolist()
+            row: list[Generation] = []
+            for r in range(i * per_prompt, (i + 1) * per_prompt):
+                ids = new_tokens[r].tolist()
+                finish = "length"
+                for k, token in enumerate(ids):
+                    if token in end_ids:
+                        ids = ids[: k + 1]
+                        finish = "stop"
+                        break
+                row.append(
+                    Generation(
+                        text=tok.decode(ids, skip_special_tokens=True),
+                        prompt_ids=list(prompt_ids),
+                        completion_ids=ids,
+                        logprobs=logprobs[r, : len(ids)].tolist(),
+                        finish_reason=finish,
+                    )
+                )
+            out.append(row if sample else row * n)
         return out
+
+
+class _SampledLogprobs:
+    """A logits processor that keeps the log-probability of each sampled token without
+    holding every step's logits.
+
+    ``generate`` runs custom processors after its own processors (repetition penalty and
+    the like) and before its warpers (temperature, top-k, top-p), so this one divides by the
+    temperature itself; top-k and top-p are switched off by the caller, so the result is
+    the distribution sampled from. At step ``t`` it sees the ids so far, whose last column
+    is the token sampled at step ``t - 1``: it gathers that token's log-prob from the
+    previous step's log-softmax (one ``batch x vocab`` array kept). :meth:`finish` gathers
+    the last step's from the returned ids.
+    """
+
+    def __init__(self, torch: Any, temperature: float):
+        self._torch = torch
+        self._temperature = float(temperature)
+        self._previous: Any = None
+        self._columns: list[Any] = []
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self._previous is not None:
+            token = input_ids[:, -1:]
+            self._columns.append(self._previous.gather(-1, token).squeeze(-1))
+        self._previous = self._torch.log_softmax(scores.float() / self._temperature, dim=-1)
+        return scores
+
+    def finish(self, new_tokens: Any) -> Any:
+        """A ``rows x new_tokens`` float tensor of the sampled tokens' log-probs (on CPU)."""
+        torch = self._torch
+        columns = list(self._columns)
+        if self._previous is not None and len(columns) < new_tokens.shape[1]:
+            token = new_tokens[:, len(columns) : len(columns) + 1]
+            columns.append(self._previous.gather(-1, token).squeeze(-1))
+        self._previous = None
+        if not columns:
+            return torch.zeros(new_tokens.shape, dtype=torch.float32)
+        return torch.stack(columns, dim=1).cpu()
 
 
 # ---------------------------------------------------------------------------- OpenAI-compat
@@ -374,8 +632,16 @@ class OpenAICompatLLM:
         backoff: First backoff in seconds.
         max_backoff: Longest single wait.
         timeout: Seconds per request.
-        max_concurrency: Requests in flight at once.
+        max_concurrency: Requests in flight at once (per event loop for the async methods).
         extra_body: Extra JSON fields for every request (e.g. vLLM's ``top_k``).
+        request_tokens: Ask the server for token ids and log-probs (``logprobs: true`` and
+            vLLM's ``return_token_ids: true``) so ``agenerate_with_tokens`` can fill them;
+            a server that ignores the request gives text only.
+
+    Async: :meth:`agenerate` and :meth:`agenerate_with_tokens` are coroutines for one event
+    loop with many requests in flight (the rollout engine keeps one per env); at most
+    ``max_concurrency`` run at once, the rest wait on a semaphore. They retry as the
+    synchronous path does, sleeping with ``asyncio.sleep``.
 
     Raises:
         gymnasium.error.DependencyNotInstalled: without the ``openai`` package.
@@ -394,6 +660,7 @@ class OpenAICompatLLM:
         timeout: float = 120.0,
         max_concurrency: int = 8,
         extra_body: Mapping[str, Any] | None = None,
+        request_tokens: bool = False,
     ):
         try:
             import openai
@@ -419,7 +686,11 @@ class OpenAICompatLLM:
         self.max_backoff = float(max_backoff)
         self.max_concurrency = max_concurrency
         self.extra_body = dict(extra_body or {})
+        self.request_tokens = bool(request_tokens)
+        self.timeout = float(timeout)
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
         self._openai = openai
+        self._async: tuple[Any, Any, Any] | None = None  # (loop, client, semaphore)
         # retries are ours (so they are logged and tested); the client makes one attempt
         self._client = openai.OpenAI(
             base_url=base_url,
@@ -481,7 +752,7 @@ class OpenAICompatLLM:
     def _complete(
         self, prompt: Prompt, max_new_tokens: int, temperature: float, n: int
     ) -> list[str]:
-        messages = to_messages(prompt, self.system_prompt)
+        messages = openai_messages(to_messages(prompt, self.system_prompt))
         out: list[str] = []
         while len(out) < n:  # some servers ignore n and answer once
             out.extend(self._request(messages, max_new_tokens, temperature, n - len(out)))
@@ -509,3 +780,163 @@ class OpenAICompatLLM:
                 pool.submit(self._complete, p, max_new_tokens, temperature, n) for p in prompts
             ]
             return [f.result() for f in futures]
+
+    # ------------------------------------------------------------------------------ async
+
+    def _async_client(self) -> tuple[Any, asyncio.Semaphore]:
+        """The async client and semaphore of the running event loop (an httpx client and an
+        asyncio semaphore belong to one loop, so a new loop gets new ones)."""
+        loop = asyncio.get_running_loop()
+        if self._async is None or self._async[0] is not loop:
+            client = self._openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                timeout=self.timeout,
+                max_retries=0,
+            )
+            self._async = (loop, client, asyncio.Semaphore(self.max_concurrency))
+        return self._async[1], self._async[2]
+
+    async def _arequest(
+        self, messages: list[dict[str, Any]], max_new_tokens: int, temperature: float, n: int
+    ) -> list[Generation]:
+        client, semaphore = self._async_client()
+        extra = dict(self.extra_body)
+        options: dict[str, Any] = {}
+        if self.request_tokens:
+            extra["return_token_ids"] = True
+            options["logprobs"] = True
+        last: Exception | None = None
+        for attempt in range(self.max_retries + 1):
+            try:
+                async with semaphore:
+                    response = await client.chat.completions.create(
+                        model=self.model,
+                        messages=messages,  # type: ignore[arg-type]
+                        max_tokens=max_new_tokens,
+                        temperature=temperature,
+                        n=n,
+                        extra_body=extra or None,
+                        **options,
+                    )
+                return _generations_from_response(response, self.base_url, self.model)
+            except (ValueError, TypeError, AttributeError) as err:  # a body that is not JSON
+                raise LLMError(
+                    f"{self.base_url} sent a response for model {self.model!r} that is not a "
+                    f"chat completion: {err}"
+                ) from err
+            except self._openai.OpenAIError as err:
+                if not self._is_transient(err):
+                    raise LLMError(
+                        f"{self.base_url} rejected the request for model {self.model!r}: {err}"
+                    ) from err
+                last = err
+                if attempt < self.max_retries:
+                    wait = min(self.backoff * 2**attempt, self.max_backoff)
+                    logger.warning(
+                        "%s: %s (attempt %d of %d); retrying in %.2fs",
+                        self.base_url,
+                        err,
+                        attempt + 1,
+                        self.max_retries + 1,
+                        wait,
+                    )
+                    await asyncio.sleep(wait)
+        raise LLMError(
+            f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
+            f"last error: {last}"
+        ) from last
+
+    async def _acomplete(
+        self, prompt: Prompt, max_new_tokens: int, temperature: float, n: int
+    ) -> list[Generation]:
+        messages = openai_messages(to_messages(prompt, self.system_prompt))
+        out: list[Generation] = []
+        while len(out) < n:  # some servers ignore n and answer once
+            out.extend(await self._arequest(messages, max_new_tokens, temperature, n - len(out)))
+        return out[:n]
+
+    async def agenerate_with_tokens(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[Generation]]:
+        """``n`` :class:`Generation` s per prompt, all requests in flight together (bounded
+        by ``max_concurrency``). Token ids and log-probs are filled when the server returns
+        them (``request_tokens=True`` with vLLM), else None.
+
+        Raises:
+            LLMError: when a request is rejected, still fails after the retries, or the
+                server's answer is not a chat completion.
+        """
+        _check_generate_args(prompts, max_new_tokens, temperature, n)
+        return list(
+            await asyncio.gather(
+                *(self._acomplete(p, max_new_tokens, temperature, n) for p in prompts)
+            )
+        )
+
+    async def agenerate(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[str]]:
+        """The coroutine form of :meth:`generate` (see :meth:`agenerate_with_tokens`)."""
+        rows = await self.agenerate_with_tokens(prompts, max_new_tokens, temperature, n)
+        return [[g.text for g in row] for row in rows]
+
+    def generate_with_tokens(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[Generation]]:
+        """The blocking form of :meth:`agenerate_with_tokens` (runs its own event loop; call
+        the coroutine instead from inside one)."""
+        return asyncio.run(self.agenerate_with_tokens(prompts, max_new_tokens, temperature, n))
+
+
+def _generations_from_response(response: Any, base_url: str, model: str) -> list[Generation]:
+    """The choices of a chat-completions response as :class:`Generation` s, with token ids
+    (vLLM's ``prompt_token_ids`` and per-choice ``token_ids``) and log-probs when present.
+
+    Raises:
+        LLMError: when the response has no choices or is not a chat completion at all.
+    """
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise LLMError(f"{base_url} returned no choices for model {model!r}: {response!r:.200}")
+    extra = getattr(response, "model_extra", None) or {}
+    prompt_ids = extra.get("prompt_token_ids")
+    if not (isinstance(prompt_ids, list) and all(isinstance(t, int) for t in prompt_ids)):
+        prompt_ids = None
+    out = []
+    for choice in sorted(choices, key=lambda c: getattr(c, "index", 0) or 0):
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        if message is None or not (content is None or isinstance(content, str)):
+            raise LLMError(f"{base_url} returned a malformed choice for model {model!r}")
+        ids = (getattr(choice, "model_extra", None) or {}).get("token_ids")
+        if not (isinstance(ids, list) and all(isinstance(t, int) for t in ids)):
+            ids = None
+        logprobs = None
+        entries = getattr(getattr(choice, "logprobs", None), "content", None)
+        if entries:
+            logprobs = [float(e.logprob) for e in entries]
+        if ids is not None and logprobs is not None and len(ids) != len(logprobs):
+            logprobs = None  # unpaired: never store log-probs that do not match the ids
+        out.append(
+            Generation(
+                text=content or "",
+                prompt_ids=list(prompt_ids) if prompt_ids is not None else None,
+                completion_ids=ids,
+                logprobs=logprobs if ids is not None else None,
+                finish_reason=getattr(choice, "finish_reason", None),
+            )
+        )
+    return out

@@ -1,5 +1,8 @@
-"""Training: the rollout engine, SFT and the RL algorithms for LLM GUI agents.
+"""Training: the rollout engine every trainer and ``gui-gym eval`` share, SFT, and the RL
+algorithms for LLM GUI agents.
 
+* :mod:`gui_gym.train.rollout`: the rollout engine (batched local generation, async server
+  requests, GRPO and fork groups, ``infra_error``).
 * :mod:`gui_gym.train.core`: what every RL algorithm shares (models, LoRA, optimizer and
   schedule, token scoring, clipped surrogate, KL estimators, loss aggregation, checkpoints
   with exact resume, metrics, progress) and the training loop.
