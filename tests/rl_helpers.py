@@ -15,6 +15,7 @@ TASK = "send_a_certified_letter-references"
 RIGHT = 'INPUT(0, "send a certified letter")'
 ACTIONS = [RIGHT, 'INPUT(0, "letter")', "CLICK(1)", "CLICK(4)", "SCROLL(down)", "GOBACK()"]
 PROMPT = "Task: send a certified letter"
+PROMPT_LINE = f"user: {PROMPT}"  # how TransformersLLM renders it without a chat template
 
 
 def line_tokenizer() -> Any:
@@ -22,7 +23,7 @@ def line_tokenizer() -> Any:
     from transformers import PreTrainedTokenizerFast
 
     specials = ["<pad>", "<eos>", "<unk>"]
-    vocab = {w: i for i, w in enumerate(specials + ACTIONS + [PROMPT])}
+    vocab = {w: i for i, w in enumerate(specials + ACTIONS + [PROMPT, PROMPT_LINE])}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.Split(Regex("\n"), behavior="removed")
     return PreTrainedTokenizerFast(
@@ -39,8 +40,9 @@ def policy_folder(path: Path, seed: int = 0) -> Path:
     return path
 
 
-def one_step_prompt(observation: dict[str, Any], history: list[str]) -> str:
-    return PROMPT
+def one_step_prompt(prompt_input: Any) -> list[dict[str, str]]:
+    """A fixed one-line prompt (the one-step env needs no screen to be learned)."""
+    return [{"role": "user", "content": PROMPT}]
 
 
 _DATASET: list[Any] = []
@@ -57,15 +59,17 @@ def make_env() -> Any:
     return SemiOnlineReplayEnv(_DATASET[0], trajectory=0, epsilon=0, max_steps=1)
 
 
-def right_action_logprob(policy: Any) -> float:
-    """log p(RIGHT | PROMPT) under the policy (one-token completions)."""
+def right_action_logprob(trainer: Any) -> float:
+    """log p(RIGHT | the agent's prompt) under the trainer's policy (one-token completions)."""
     import torch
 
     from gui_gym.train.core import TurnSample, score_completions
 
+    policy = trainer.policy
     tok = policy.tokenizer
+    text = trainer.agent.llm.format_prompt(one_step_prompt(None))
     turn = TurnSample(
-        prompt_ids=tok.encode(PROMPT, add_special_tokens=False),
+        prompt_ids=tok(text)["input_ids"],
         completion_ids=tok.encode(RIGHT, add_special_tokens=False),
         advantages=[0.0],
     )

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import pytest
 
 from tests.conftest import require
@@ -84,9 +85,9 @@ def test_algorithm_raises_the_right_actions_probability(
 ) -> None:
     algorithm, defaults = build(name)
     trainer = Trainer(config_for(defaults, folder, tmp_path), algorithm, prompt=one_step_prompt)
-    before = math.exp(right_action_logprob(trainer.policy))
+    before = math.exp(right_action_logprob(trainer))
     metrics = trainer.train()
-    after = math.exp(right_action_logprob(trainer.policy))
+    after = math.exp(right_action_logprob(trainer))
     assert before < 0.2
     assert after > max(0.5, 3 * before), (name, before, after)
     updated = [m for m in metrics if m["turns"]]
@@ -165,24 +166,17 @@ def test_a_crashed_run_resumes_from_its_last_checkpoint(folder: Path, tmp_path: 
 def test_env_failures_are_excluded_not_scored_zero(folder: Path, tmp_path: Path) -> None:
     made = {"count": 0}
 
-    class Flaky:
-        """Every third env dies on its first step."""
+    class Flaky(gym.Wrapper):
+        """Every third step of the run kills its env."""
 
         def __init__(self) -> None:
-            made["count"] += 1
-            self.env = make_env()
-            self.dies = made["count"] % 3 == 0
-
-        def reset(self, **kwargs: Any) -> Any:
-            return self.env.reset(**kwargs)
+            super().__init__(make_env())
 
         def step(self, action: str) -> Any:
-            if self.dies:
+            made["count"] += 1
+            if made["count"] % 3 == 0:
                 raise ConnectionError("emulator lost")
             return self.env.step(action)
-
-        def close(self) -> None:
-            self.env.close()
 
     algorithm, defaults = build("grpo", env_factory=Flaky)
     trainer = Trainer(
@@ -193,5 +187,5 @@ def test_env_failures_are_excluded_not_scored_zero(folder: Path, tmp_path: Path)
     assert len(lost) == 2 and all("emulator lost" in t.infra_error for t in lost)
     turns = algorithm.advantages(trainer, groups, 0)
     assert len(turns) == 6  # the two lost episodes are left out, not given reward 0
-    metrics = trainer.train()[0]  # envs 9..16 of this run: 9, 12 and 15 die
+    metrics = trainer.train()[0]  # steps 9..16 of the run: 9, 12 and 15 fail
     assert metrics["infra_errors"] == 3 and metrics["episodes"] == 5

@@ -63,6 +63,8 @@ KL_ESTIMATORS = ("k1", "k2", "k3")
 LOSS_AGGREGATIONS = ("token_mean", "turn_mean")
 """How per-token losses become one number (see :func:`aggregate_tokens`)."""
 LR_SCHEDULES = ("constant", "linear", "cosine")
+STEP_INFO_KEYS = ("semi_online", "milestone", "prm", "judge", "progress")
+"""Wrapper components the rollout engine keeps in ``Step.info`` for the algorithms."""
 
 
 def _torch() -> Any:
@@ -113,6 +115,8 @@ class TrainConfig:
             Eq. 12: the mean over steps of each step's token-mean).
         temperature: Sampling temperature; scoring uses the same ``logits / temperature``.
         max_new_tokens: Generation budget per step; 512 in ADMIRE App. A.1.2.
+        num_envs: Envs the rollout engine steps at once (one batched generation per round).
+        generation_batch_size: Prompts per ``generate`` call of the local policy.
         save_every: Iterations between checkpoints (and one at the end).
         device: ``auto`` (CUDA when present), ``cpu`` or ``cuda[:i]``.
         dtype: ``auto`` (bf16 on CUDA, fp32 on CPU), ``float32`` or ``bfloat16``.
@@ -143,6 +147,8 @@ class TrainConfig:
     loss_agg: str = "turn_mean"
     temperature: float = 1.0
     max_new_tokens: int = 512
+    num_envs: int = 16
+    generation_batch_size: int = 16
     save_every: int = 10
     device: str = "auto"
     dtype: str = "auto"
@@ -150,7 +156,14 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         positive = ("iterations", "update_epochs", "mini_batch_turns", "micro_batch_turns")
-        for name in (*positive, "max_new_tokens", "save_every", "lora_r"):
+        for name in (
+            *positive,
+            "max_new_tokens",
+            "save_every",
+            "lora_r",
+            "num_envs",
+            "generation_batch_size",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -657,7 +670,9 @@ class Trainer:
         config: Shared hyperparameters.
         algorithm: The algorithm.
         policy: A loaded :class:`Policy` (default: :meth:`Policy.load` from ``config``).
-        prompt: How an observation and the episode's earlier actions become the prompt.
+        prompt: The agent's prompt: a name of :data:`gui_gym.agents.prompts.PROMPTS`
+            (``progrm``, ``admire``, ``ui_s1``, ``gui_shepherd``, ``default``), a
+            ``PromptFormat``, or a callable ``PromptInput -> chat messages``.
         resume: Continue from ``out/checkpoint`` when there is one.
     """
 
@@ -667,15 +682,15 @@ class Trainer:
         algorithm: Algorithm,
         *,
         policy: Policy | None = None,
-        prompt: Callable[[dict[str, Any], list[str]], str] | None = None,
+        prompt: Any = "default",
         resume: bool = True,
     ):
         torch = _torch()
-        from gui_gym.train.local_rollout import default_prompt
+        from gui_gym.agents.llm import LLMAgent
+        from gui_gym.models.llm import TransformersLLM
 
         self.config = config
         self.algorithm = algorithm
-        self.prompt = prompt or default_prompt
         self.out = Path(config.out)
         seed_everything(config.seed)
         needs_ref = algorithm.needs_reference or config.kl_coef > 0
@@ -685,6 +700,19 @@ class Trainer:
             for p in reference.parameters():
                 p.requires_grad_(False)
             self.policy.reference = reference
+        llm = TransformersLLM(
+            self.policy.model,
+            self.policy.tokenizer,
+            device=self.policy.device,
+            batch_size=config.generation_batch_size,
+        )
+        self.agent = LLMAgent(
+            llm,
+            prompt=prompt,
+            temperature=config.temperature,
+            max_new_tokens=config.max_new_tokens,
+        )
+        self._engines: dict[Any, Any] = {}
         self.algorithm.setup(self)
         groups = [
             {
@@ -719,18 +747,32 @@ class Trainer:
     def run_episodes(
         self, make_env: Callable[[], Any], requests: Sequence[dict[str, Any]]
     ) -> list[Trajectory]:
-        """One episode per request (``{"seed": ..., "options": ...}``), the policy acting on
-        all of them in lockstep; episodes lost to an env failure carry ``infra_error``."""
-        from gui_gym.train.local_rollout import run_episodes
+        """One episode per request (``{"seed": ..., "options": {"task": ...} | {...}}``)
+        through the shared rollout engine (:mod:`gui_gym.train.rollout`), the policy acting on
+        every env at once; an episode lost to an env or server failure carries
+        ``infra_error`` and is left out of the update by the algorithms."""
+        from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
 
-        return run_episodes(
-            self.policy,
-            make_env,
-            requests,
-            max_new_tokens=self.config.max_new_tokens,
-            temperature=self.config.temperature,
-            prompt=self.prompt,
-        )
+        engine = self._engines.get(make_env)
+        if engine is None:
+            engine = RolloutEngine(
+                make_env, self.agent, num_envs=self.config.num_envs, info_keys=STEP_INFO_KEYS
+            )
+            self._engines[make_env] = engine
+        specs = []
+        for position, request in enumerate(requests):
+            options = dict(request.get("options") or {})
+            task = options.pop("task", None)
+            specs.append(
+                EpisodeSpec(task, request.get("seed"), episode=position, options=options or None)
+            )
+        return engine.run(specs)
+
+    def close(self) -> None:
+        """Close the rollout engines' envs."""
+        for engine in self._engines.values():
+            engine.close()
+        self._engines.clear()
 
     # -- scoring ----------------------------------------------------------------------------
 
@@ -904,6 +946,7 @@ class Trainer:
         from gui_gym.models.prm import write_folder_atomically
 
         write_folder_atomically(self.out / "model", self.policy.save_pretrained)
+        self.close()
         return done
 
     # -- checkpoints ------------------------------------------------------------------------

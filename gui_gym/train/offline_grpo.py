@@ -19,16 +19,25 @@ advantages and the loss.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
+
+import gymnasium as gym
 
 from gui_gym.core.trajectory import Trajectory
 from gui_gym.rewards.semi_online import episode_level_advantages, group_std
 from gui_gym.train.core import Algorithm, Trainer, TurnSample, iteration_rng, turns_from_trajectory
 from gui_gym.train.rewards import clean_groups
 
-__all__ = ["TRAIN_DEFAULTS", "OfflineGRPO", "OfflineGRPOConfig", "oracle_reward"]
+__all__ = [
+    "TRAIN_DEFAULTS",
+    "OfflineGRPO",
+    "OfflineGRPOConfig",
+    "RecordedState",
+    "oracle_reward",
+]
 
 TRAIN_DEFAULTS: dict[str, Any] = {"kl_coef": 0.01, "update_epochs": 1}
 """GUI-Shepherd App. C: KL loss coefficient 0.01."""
@@ -68,6 +77,39 @@ def oracle_reward(semi_online_info: dict[str, Any]) -> float:
     return type_ok + type_ok * float(bool(semi_online_info.get("exact_ok")))
 
 
+class RecordedState(gym.Wrapper):
+    """A replay env that starts at step ``step`` of the recorded trajectory (reached by
+    replaying the expert's actions on reset) and ends after one action: a recorded
+    single-step state, as GUI-Shepherd's offline data are. The replay is deterministic, so
+    every reset with the same trajectory gives the identical state.
+
+    Raises:
+        ValueError: on reset, when the trajectory has no step ``step``.
+    """
+
+    def __init__(self, env: gym.Env, step: int):
+        super().__init__(env)
+        self.step_index = int(step)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        observation, info = self.env.reset(seed=seed, options=options)
+        for _ in range(self.step_index):
+            observation, _, terminated, truncated, info = self.env.step(
+                self.env.unwrapped.oracle_action()
+            )
+            if terminated or truncated:
+                raise ValueError(f"the recorded trajectory has no step {self.step_index}")
+        return observation, info
+
+    def step(self, action: Any) -> Any:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        return observation, reward, terminated, True, info
+
+
+def _recorded_state(make_env: Callable[[], Any], step: int) -> RecordedState:
+    return RecordedState(make_env(), step)
+
+
 class OfflineGRPO(Algorithm):
     """GRPO over single recorded states with an oracle or PRM reward.
 
@@ -104,77 +146,55 @@ class OfflineGRPO(Algorithm):
         if not states:
             raise ValueError("offline GRPO needs at least one recorded state")
         self.states = list(states)
+        self._factories: dict[int, Callable[[], Any]] = {}
 
     # -- rollout: G actions from one recorded state --------------------------------------------
 
-    def _anchor(self, index: int, step: int) -> tuple[Any, tuple[dict, dict], list[str]]:
-        """The replay env at step ``step`` of trajectory ``index``, reached by the expert."""
-        env = self.make_env()
-        start = env.reset(options={"trajectory": index})
-        history: list[str] = []
-        for _ in range(step):
-            observation, _, _, _, info = env.step(env.oracle_action())
-            start = (observation, info)
-            history.append(str(info.get("action_description", "")))
-        return env, start, history
+    def _factory(self, step: int) -> Callable[[], Any]:
+        # one callable per anchor step, so the trainer's rollout engine for it is reused
+        if step not in self._factories:
+            self._factories[step] = functools.partial(_recorded_state, self.make_env, step)
+        return self._factories[step]
 
     def collect(self, trainer: Trainer, iteration: int) -> list[list[Trajectory]]:
-        from gui_gym.train.local_rollout import continue_episodes
-
         rng = iteration_rng(trainer.config.seed, iteration)
         count = min(self.config.states_per_iteration, len(self.states))
         groups: list[list[Trajectory]] = []
         for pick in rng.choice(len(self.states), size=count, replace=False).tolist():
             index, step = self.states[pick]
-            anchor, start, history = self._anchor(index, step)
-            forks = [anchor.fork() for _ in range(self.config.group_size)]
-            group = continue_episodes(
-                trainer.policy,
-                forks,
-                [start] * len(forks),
-                max_new_tokens=trainer.config.max_new_tokens,
-                temperature=trainer.config.temperature,
-                prompt=trainer.prompt,
-                max_policy_steps=1,
-                history=history,
-            )
+            requests = [{"seed": 0, "options": {"trajectory": index}}] * self.config.group_size
+            group = trainer.run_episodes(self._factory(step), requests)
             if self.config.reward == "prm":
-                self._prm_rewards(group, start, history, anchor, step)
+                self._prm_rewards(group, index, step)
             else:
                 for trajectory in group:
                     if trajectory.steps:
                         info = trajectory.steps[0].info.get("semi_online", {})
                         trajectory.metadata["offline_reward"] = oracle_reward(info)
             groups.append(group)
-            anchor.close()
         return groups
 
-    def _prm_rewards(
-        self,
-        group: list[Trajectory],
-        start: tuple[dict, dict],
-        history: list[str],
-        anchor: Any,
-        step: int,
-    ) -> None:
+    def _prm_rewards(self, group: list[Trajectory], index: int, step: int) -> None:
         from gui_gym.rewards.prm import PRMQuery
 
-        observation = start[0]
-        acted = [t for t in group if t.steps]
+        acted = [t for t in group if t.steps and t.infra_error is None]
         queries = [
             PRMQuery(
-                instruction=str(observation.get("instruction", "")),
-                screen=str(observation.get("screen", "")),
+                instruction=t.instruction,
+                screen=t.steps[0].screen,
                 action=t.steps[0].action,
                 action_description=t.steps[0].action_description,
-                history=tuple(history),
                 step=step,
             )
             for t in acted
         ]
-        # a PRM that judges on the env sees the state before the action: fresh forks
-        needs_env = getattr(self.prm, "requires_env", False)
-        envs = [anchor.fork() for _ in acted] if needs_env else None
+        envs = None
+        if getattr(self.prm, "requires_env", False):  # it judges on the state before the action
+            envs = []
+            for _ in acted:
+                env = self._factory(step)()
+                env.reset(seed=0, options={"trajectory": index})
+                envs.append(env)
         scores = self.prm.score(queries, envs) if queries else []
         for trajectory, score in zip(acted, scores):
             trajectory.metadata["offline_reward"] = float(score >= self.config.prm_threshold)

@@ -441,6 +441,8 @@ class RolloutEngine:
             per env; see the module docstring).
         record_trees: Store each step's UI tree in the trajectory.
         record_prompts: Store each step's prompt (images as placeholders) and generation.
+        info_keys: Keys of each step's ``info`` to keep in ``Step.info`` (wrapper components
+            a trainer reads: ``"semi_online"``, ``"milestone"``, ``"prm"``, ``"judge"``).
 
     Raises:
         ValueError: for a bad ``num_envs`` or ``workers``.
@@ -457,6 +459,7 @@ class RolloutEngine:
         workers: str = "inline",
         record_trees: bool = False,
         record_prompts: bool = True,
+        info_keys: Sequence[str] = (),
     ):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -487,6 +490,7 @@ class RolloutEngine:
         self.workers = workers
         self.record_trees = record_trees
         self.record_prompts = record_prompts
+        self.info_keys = tuple(info_keys)
         self._make = make
         factory = None if self.batch_agent else agent
         self._slots: list[Any] = []
@@ -637,6 +641,8 @@ class RolloutEngine:
             if self.record_prompts and step.prompt is not None:
                 record.prompt = sanitize_prompt(step.prompt)
                 record.completion = step.text
+            if self.info_keys:
+                record.info = {k: new_info[k] for k in self.info_keys if k in new_info}
             record.prompt_ids = step.prompt_ids
             record.completion_ids = step.completion_ids
             record.logprobs = step.logprobs
