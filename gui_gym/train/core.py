@@ -673,6 +673,9 @@ class Trainer:
         prompt: The agent's prompt: a name of :data:`gui_gym.agents.prompts.PROMPTS`
             (``progrm``, ``admire``, ``ui_s1``, ``gui_shepherd``, ``default``), a
             ``PromptFormat``, or a callable ``PromptInput -> chat messages``.
+        on_batch: Called with each batch's groups and the iteration after collection and
+            before advantages (ADMIRE's once-per-batch milestone refinement,
+            :meth:`gui_gym.train.rewards.RewardStack.refine_milestones`).
         resume: Continue from ``out/checkpoint`` when there is one.
     """
 
@@ -683,6 +686,7 @@ class Trainer:
         *,
         policy: Policy | None = None,
         prompt: Any = "default",
+        on_batch: Callable[[list[list[Trajectory]], int], None] | None = None,
         resume: bool = True,
     ):
         torch = _torch()
@@ -691,6 +695,7 @@ class Trainer:
 
         self.config = config
         self.algorithm = algorithm
+        self.on_batch = on_batch
         self.out = Path(config.out)
         seed_everything(config.seed)
         needs_ref = algorithm.needs_reference or config.kl_coef > 0
@@ -830,6 +835,8 @@ class Trainer:
             "mean_return": float(np.mean([t.total_reward for t in clean])) if clean else None,
             "mean_steps": float(np.mean([len(t.steps) for t in clean])) if clean else None,
         }
+        if self.on_batch is not None:
+            self.on_batch(groups, iteration)
         turns = self.algorithm.advantages(self, groups, iteration)
         metrics.update(self.update(turns))
         metrics["lr"] = self.scheduler.get_last_lr()[0]

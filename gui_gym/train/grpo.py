@@ -82,9 +82,6 @@ class GRPO(Algorithm):
         make_env: Builds the (reward-wrapped) env; it must accept ``options={"task": id}``.
         tasks: Task ids to train on (drawn ``tasks_per_iteration`` at a time).
         config: :class:`GRPOConfig`.
-        before_advantages: Called with the batch's groups before advantages are computed
-            (ADMIRE's once-per-batch milestone refinement,
-            :meth:`gui_gym.train.rewards.RewardStack.refine_milestones`).
     """
 
     name: ClassVar[str] = "grpo"
@@ -94,15 +91,12 @@ class GRPO(Algorithm):
         make_env: Callable[[], Any],
         tasks: list[str],
         config: GRPOConfig | None = None,
-        *,
-        before_advantages: Callable[[list[list[Trajectory]], int], None] | None = None,
     ):
         if not tasks:
             raise ValueError("GRPO needs at least one task id to train on")
         self.make_env = make_env
         self.tasks = list(tasks)
         self.config = config or GRPOConfig()
-        self.before_advantages = before_advantages
 
     # -- rollout: G episodes of each task from one seed ------------------------------------
 
@@ -125,8 +119,6 @@ class GRPO(Algorithm):
     def advantages(
         self, trainer: Trainer, groups: list[list[Trajectory]], iteration: int
     ) -> list[TurnSample]:
-        if self.before_advantages is not None:
-            self.before_advantages(groups, iteration)
         turns: list[TurnSample] = []
         episode = 0
         for group in clean_groups(groups):

@@ -173,7 +173,9 @@ class RewardStack:
         embedder = default_embedder(self.embedder)
         return TrajectoryMilestoneGenerator(embedder), CosineMatcher(embedder)
 
-    def refine_milestones(self, env: Any, groups: Sequence[Sequence[Trajectory]]) -> dict:
+    def refine_milestones(
+        self, env: Any, groups: Sequence[Sequence[Trajectory]], epoch: int | None = None
+    ) -> dict:
         """ADMIRE Algorithm 1 once per batch: per task, refine the milestones from the
         batch's best success (fewest steps), then re-score *every* trajectory of the batch
         with the current milestones, writing ``episode_total_rewards`` into the final step's
@@ -182,6 +184,8 @@ class RewardStack:
         Args:
             env: An env made by :meth:`wrap` (its milestone wrapper is used).
             groups: The batch.
+            epoch: Training epoch ``E`` of the milestone weight ``lambda0 * decay**E``
+                (ADMIRE Algorithm 1 line 4); None keeps the wrapper's.
         """
         if "milestone" not in self.weights:
             return {}
@@ -192,6 +196,8 @@ class RewardStack:
             if not hasattr(wrapper, "env"):
                 raise TypeError("the env has no MilestoneWrapper; make it with RewardStack.wrap")
             wrapper = wrapper.env
+        if epoch is not None:
+            wrapper.set_epoch(epoch)
         episodes = [
             t for g in groups for t in g if getattr(t, "infra_error", None) is None and t.steps
         ]
