@@ -188,3 +188,17 @@ def test_parse_reward_expressions() -> None:
         parse_reward("prm+prm")
     with pytest.raises(ValueError, match="takes no weight"):
         parse_reward("2*outcome")
+
+
+def test_ppo_critic_from_a_prm_starts_at_the_prms_log_odds(tmp_path: Path) -> None:
+    from gui_gym.models.prm import TransformersPRM
+    from gui_gym.train.ppo import ValueModel
+
+    prm = TransformersPRM.tiny(["click the search button", "type a name"], vocab_size=300)
+    prm.save(tmp_path / "prm")
+    critic = ValueModel.from_prm(tmp_path / "prm", "cpu")
+    sequences = [prm._ids("click the search button"), prm._ids("type a name click")]
+    logits = prm._label_logits(sequences)  # [negative, positive] at each sequence's end
+    with torch.no_grad():
+        values = critic(sequences, prm.pad_id)
+    assert values.tolist() == pytest.approx(list(logits[:, 1] - logits[:, 0]), abs=1e-4)
