@@ -25,7 +25,15 @@ from typing import Any
 
 from gui_gym.train.rewards import RewardStack
 
-__all__ = ["ALGORITHMS", "load_settings", "make_env_factory", "make_trainer", "split_settings"]
+__all__ = [
+    "ALGORITHMS",
+    "build_tiny_policy",
+    "env_texts",
+    "load_settings",
+    "make_env_factory",
+    "make_trainer",
+    "split_settings",
+]
 
 ALGORITHMS = ("grpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo")
 """The ``--algo`` names."""
@@ -209,3 +217,51 @@ def make_trainer(
             stack.refine_milestones(probe, groups, epoch=iteration)
 
     return Trainer(config, algorithm, prompt=prompt, on_batch=on_batch, resume=resume)
+
+
+def build_tiny_policy(
+    folder: str | Path,
+    texts: list[str],
+    *,
+    vocab_size: int = 1024,
+    n_layer: int = 2,
+    n_embd: int = 64,
+    n_positions: int = 2048,
+    seed: int = 0,
+) -> Path:
+    """Write a small random GPT-2 policy with a BPE tokenizer trained on ``texts`` to
+    ``folder`` (safetensors, no download): for CPU demos, examples and benchmarks."""
+    from gui_gym.models.prm import build_tokenizer, tiny_causal_lm
+
+    folder = Path(folder)
+    tokenizer = build_tokenizer(texts, vocab_size)
+    model = tiny_causal_lm(
+        tokenizer, n_layer=n_layer, n_embd=n_embd, n_positions=n_positions, seed=seed
+    )
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def env_texts(env_id: str, count: int = 50, **env_kwargs: Any) -> list[str]:
+    """Instructions, screens and oracle actions of ``count`` episodes: text to train a tiny
+    tokenizer on."""
+    import gymnasium as gym
+
+    import gui_gym  # noqa: F401
+
+    env = gym.make(env_id, **env_kwargs)
+    texts: list[str] = []
+    for seed in range(count):
+        observation, _ = env.reset(seed=seed)
+        texts += [observation["instruction"], observation["screen"]]
+        for _ in range(3):
+            action = env.unwrapped.oracle_action()
+            texts.append(str(action))
+            observation, _, terminated, truncated, _ = env.step(action)
+            texts.append(observation["screen"])
+            if terminated or truncated:
+                break
+    env.close()
+    return texts
