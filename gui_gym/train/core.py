@@ -119,7 +119,11 @@ class TrainConfig:
         generation_batch_size: Prompts per ``generate`` call of the local policy.
         save_every: Iterations between checkpoints (and one at the end).
         device: ``auto`` (CUDA when present), ``cpu`` or ``cuda[:i]``.
-        dtype: ``auto`` (bf16 on CUDA, fp32 on CPU), ``float32`` or ``bfloat16``.
+        dtype: ``auto``: on CUDA, a LoRA run keeps the frozen base in bf16 (peft keeps the
+            adapters in fp32) and a full fine-tune keeps fp32 master weights with bf16 autocast
+            for the forward passes (bf16 weights cannot take 1e-6 updates); fp32 on CPU.
+            ``bfloat16``: bf16 weights everywhere (less memory, lossy updates).
+            ``float32``: no bf16 at all.
         progress: Show a rich progress bar.
     """
 
@@ -284,7 +288,7 @@ class Policy:
                 f"{path} has no .safetensors weights (pickled checkpoints are not loaded)"
             )
         device = resolve_device(config.device)
-        dtype = _dtype(config.dtype, device)
+        dtype = _dtype(config.dtype, device, config.lora)
         tokenizer = transformers.AutoTokenizer.from_pretrained(path)
         model = transformers.AutoModelForCausalLM.from_pretrained(
             path, use_safetensors=True, dtype=dtype
@@ -318,11 +322,23 @@ class Policy:
         self.tokenizer.save_pretrained(folder)
 
 
-def _dtype(name: str, device: str) -> Any:
+def _dtype(name: str, device: str, lora: bool = False) -> Any:
+    """The dtype the weights load in (see ``TrainConfig.dtype``)."""
     torch = _torch()
     if name == "auto":
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+        return torch.bfloat16 if device.startswith("cuda") and lora else torch.float32
     return {"float32": torch.float32, "bfloat16": torch.bfloat16}[name]
+
+
+def autocast_context(config: TrainConfig, device: str) -> Any:
+    """bf16 autocast for forward passes of an fp32 model on CUDA (``dtype="auto"``);
+    a no-op context elsewhere."""
+    import contextlib
+
+    torch = _torch()
+    if config.dtype == "auto" and device.startswith("cuda") and not config.lora:
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 def apply_lora(model: Any, config: TrainConfig) -> Any:
@@ -785,7 +801,7 @@ class Trainer:
         """Log-probs of the turns' completions under ``model``, micro-batched, no grad."""
         torch = _torch()
         out: list[Any] = []
-        with torch.no_grad():
+        with torch.no_grad(), autocast_context(self.config, self.policy.device):
             for chunk in _chunks(range(len(turns)), self.config.micro_batch_turns):
                 out.extend(
                     t.detach()
@@ -871,13 +887,14 @@ class Trainer:
                 total_tokens = sum(len(turns[i].completion_ids) for i in mini)
                 for micro in _chunks(mini, config.micro_batch_turns):
                     batch = [turns[i] for i in micro]
-                    logp = score_completions(
-                        self.policy.model,
-                        batch,
-                        pad_id=self.policy.pad_id,
-                        temperature=config.temperature,
-                        device=device,
-                    )
+                    with autocast_context(config, device):
+                        logp = score_completions(
+                            self.policy.model,
+                            batch,
+                            pad_id=self.policy.pad_id,
+                            temperature=config.temperature,
+                            device=device,
+                        )
 
                     def tensors(name: str, batch: list[TurnSample] = batch) -> list[Any]:
                         return [
@@ -897,7 +914,8 @@ class Trainer:
                         total_turns=len(mini),
                         config=config,
                     )
-                    loss, parts = self.algorithm.loss(self, inputs)
+                    with autocast_context(config, device):
+                        loss, parts = self.algorithm.loss(self, inputs)
                     loss.backward()
                     for key, value in parts.items():
                         stats.setdefault(key, []).append(value)
