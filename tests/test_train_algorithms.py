@@ -189,3 +189,28 @@ def test_env_failures_are_excluded_not_scored_zero(folder: Path, tmp_path: Path)
     assert len(turns) == 6  # the two lost episodes are left out, not given reward 0
     metrics = trainer.train()[0]  # steps 9..16 of the run: 9, 12 and 15 fail
     assert metrics["infra_errors"] == 3 and metrics["episodes"] == 5
+
+
+@pytest.mark.parametrize(
+    "name", ["grpo", "grpo_rloo_episode", "reinforce_pp", "ppo", "semi_online", "offline_grpo"]
+)
+def test_advantage_and_logprob_shapes(name: str, folder: Path, tmp_path: Path) -> None:
+    algorithm, defaults = build(name)
+    config = config_for(defaults, folder, tmp_path, max_new_tokens=3, kl_coef=0.01)
+    trainer = Trainer(config, algorithm, prompt=one_step_prompt)
+    groups = algorithm.collect(trainer, 0)
+    turns = algorithm.advantages(trainer, groups, 0)
+    stats = trainer.update(turns)
+    for turn in turns:
+        width = len(turn.completion_ids)
+        assert 1 <= width <= 3
+        assert len(turn.advantages) == width
+        assert len(turn.old_logprobs) == width and len(turn.ref_logprobs) == width
+        assert all(math.isfinite(a) for a in turn.advantages)
+        if name == "ppo":
+            assert turn.returns is not None
+    if turns:
+        assert stats["tokens"] == sum(len(t.completion_ids) for t in turns)
+        assert stats["kl"] >= 0.0 and math.isfinite(stats["pg_loss"])
+        # the sampler's log-probs and the scorer's agree on the ids it sampled
+        assert stats["logprob_drift"] < 1e-4
