@@ -56,3 +56,43 @@ def tiny_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 256) -> Any:
         pad_token_id=0,
     )
     return GPT2LMHeadModel(config).eval()
+
+
+def bpe_tokenizer(texts: list[str], vocab_size: int = 3000) -> Any:
+    """A byte-level BPE tokenizer trained on ``texts`` in milliseconds: any text encodes, and
+    decodes back exactly, so a model can learn to write gui-gym actions with it."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<pad>", "<eos>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    core.train_from_iterator(texts, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", eos_token="<eos>")
+
+
+def small_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 1024) -> Any:
+    """A 2-layer, 32-dim GPT-2 without dropout and with a context for whole agent prompts."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    config = GPT2Config(
+        vocab_size=vocab_size,
+        n_positions=n_positions,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=1,
+        eos_token_id=1,
+        pad_token_id=0,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+    )
+    return GPT2LMHeadModel(config).eval()

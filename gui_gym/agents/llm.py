@@ -35,6 +35,14 @@ from gui_gym.core.actions import ActionParseError, parse_action
 
 __all__ = ["LLMAgent"]
 
+HISTORY_ITEM_CHARS = 120
+"""Longest history entry a prompt shows (longer ones end in ``...``)."""
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= HISTORY_ITEM_CHARS else text[: HISTORY_ITEM_CHARS - 3] + "..."
+
 
 class LLMAgent:
     """A generating agent over any :class:`~gui_gym.models.llm.LLM` backend.
@@ -98,7 +106,9 @@ class LLMAgent:
         self, observation: dict[str, Any], info: dict[str, Any], turns: Sequence[Turn]
     ) -> PromptInput:
         """What the prompt shows for one env at one step."""
-        descriptions = [t.action_description or t.step.action for t in turns]
+        # an invalid action has no description: its raw text stands in, cut short so a
+        # rambling generation cannot flood every later prompt
+        descriptions = [_clip(t.action_description or t.step.action) for t in turns]
         shots: list[Any] = []
         current = None
         if self.screenshot:

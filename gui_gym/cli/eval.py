@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,8 +17,30 @@ def eval_cmd(
     ] = None,
     agent: Annotated[
         str,
-        typer.Option(help="oracle, random, or random:done=P (declares DONE with probability P)"),
+        typer.Option(
+            help="oracle, random, random:done=P (declares DONE with probability P), "
+            "webshop-greedy, llm (a local model: --model DIR) or openai (a server: "
+            "--base-url URL --model NAME)"
+        ),
     ] = "oracle",
+    model: Annotated[
+        str | None,
+        typer.Option(help="--agent llm: Hugging Face folder; --agent openai: served model name"),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="--agent openai: API root, e.g. http://localhost:8000/v1")
+    ] = None,
+    prompt: Annotated[str, typer.Option(help="LLM agents: prompt format")] = "default",
+    screenshot: Annotated[
+        bool, typer.Option("--screenshot", help="LLM agents: show the screenshot (VLMs)")
+    ] = False,
+    temperature: Annotated[float, typer.Option(help="LLM agents: sampling temperature")] = 0.0,
+    max_new_tokens: Annotated[int, typer.Option(help="LLM agents: longest generation")] = 128,
+    device: Annotated[str | None, typer.Option(help="--agent llm: cpu or cuda")] = None,
+    num_envs: Annotated[int, typer.Option(help="episodes in flight at once")] = 1,
+    workers: Annotated[
+        str, typer.Option(help="inline, or process (each env in its own worker process)")
+    ] = "inline",
     episodes: Annotated[
         int | None, typer.Option(help="episodes (default: every task once)")
     ] = None,
@@ -58,7 +80,7 @@ def eval_cmd(
     from rich.table import Table
 
     import gui_gym  # noqa: F401
-    from gui_gym.evaluation import evaluate
+    from gui_gym.evaluation import evaluate, make_llm_agent
 
     if sop:
         _eval_sop(dataset, agent, matcher, seed, out, skip_bad, no_step_accuracy, no_progress)
@@ -69,17 +91,45 @@ def eval_cmd(
     kwargs = {
         "split": split,
         **({"category": category} if category else {}),
+        **({"screenshot": True} if screenshot else {}),
         **parse_kwargs(env_arg),
     }
-    summary, _ = evaluate(
-        env_id,
-        agent,
-        episodes=episodes,
-        seed=seed,
-        out=out,
-        env_kwargs=kwargs,
-        progress=not no_progress,
-    )
+    if workers not in ("inline", "process"):
+        _fail(f"--workers must be inline or process, got {workers!r}")
+    if num_envs < 1:
+        _fail(f"--num-envs must be a positive int, got {num_envs}")
+    policy: Any = agent
+    if agent in ("llm", "openai"):
+        if not model:
+            _fail(f"--agent {agent} needs --model")
+        try:
+            policy = make_llm_agent(
+                agent,
+                str(model),
+                base_url=base_url,
+                prompt=prompt,
+                screenshot=screenshot,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                device=device,
+            )
+        except (ValueError, OSError) as err:
+            _fail(str(err))
+    try:
+        summary, _ = evaluate(
+            env_id,
+            policy,
+            episodes=episodes,
+            seed=seed,
+            out=out,
+            env_kwargs=kwargs,
+            progress=not no_progress,
+            num_envs=num_envs,
+            workers=workers,
+        )
+    except ValueError as err:  # an unknown agent, a results file of another run
+        _fail(str(err))
+        return
     table = Table(title=f"{agent} on {env_id} ({split})")
     for column in ("category", "episodes", "success", "steps", "reward", "invalid"):
         table.add_column(column, justify="right")
@@ -94,8 +144,19 @@ def eval_cmd(
             f"{stats['invalid_action_rate']:.1%}",
         )
     Console().print(table)
+    if summary.infra_errors:
+        typer.echo(
+            f"{summary.infra_errors} episode(s) lost to infrastructure (left out of the rates; "
+            "rerun with the same --out to run them again)"
+        )
     if out is not None:
         typer.echo(f"results written to {out}")
+
+
+def _fail(message: str) -> None:
+    """One line on stderr and exit code 2: a user mistake, never a traceback."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
 
 
 def _eval_sop(

@@ -1,5 +1,5 @@
-"""``gui-gym train``: RL for LLM agents (GRPO, REINFORCE++, PPO, UI-S1 semi-online, offline
-GRPO) from an env id, a reward expression and a model folder."""
+"""``gui-gym sft`` (supervised fine-tuning on an expert dataset) and ``gui-gym train`` (RL for
+LLM agents: GRPO, REINFORCE++, PPO, UI-S1 semi-online, offline GRPO)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,87 @@ from typing import Annotated
 import typer
 
 from gui_gym.cli._common import app, parse_kwargs
+
+
+def _fail(message: str) -> None:
+    """One line on stderr and exit code 2: a user mistake, never a traceback."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command("sft")
+def sft_cmd(
+    dataset: Annotated[Path, typer.Option(help="expert dataset folder (gui-gym record/convert)")],
+    model: Annotated[Path, typer.Option(help="local Hugging Face causal-LM folder to start from")],
+    out: Annotated[Path, typer.Option(help="output folder (checkpoints inside; reruns resume)")],
+    prompt: Annotated[str, typer.Option(help="the agent's prompt format")] = "default",
+    history: Annotated[int, typer.Option(help="history turns in each prompt")] = 8,
+    epochs: Annotated[int, typer.Option(help="passes over the data")] = 3,
+    lr: Annotated[float, typer.Option(help="AdamW learning rate")] = 1e-4,
+    batch_size: Annotated[int, typer.Option(help="examples per forward pass")] = 4,
+    grad_accum: Annotated[int, typer.Option(help="forward passes per optimizer step")] = 1,
+    max_length: Annotated[
+        int | None, typer.Option(help="drop longer examples (default: the model's context)")
+    ] = None,
+    lora: Annotated[
+        bool, typer.Option("--lora", help="train a LoRA adapter (merged at the end)")
+    ] = False,
+    lora_r: Annotated[int, typer.Option(help="LoRA rank")] = 8,
+    eval_fraction: Annotated[
+        float, typer.Option(help="share of trajectories held out for step accuracy")
+    ] = 0.1,
+    checkpoint_every: Annotated[
+        int, typer.Option(help="optimizer steps between checkpoints (0: each epoch)")
+    ] = 0,
+    seed: Annotated[int, typer.Option(help="seed of the split, shuffle and dropout")] = 0,
+    device: Annotated[
+        str | None, typer.Option(help="cpu or cuda (default: cuda if present)")
+    ] = None,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="hide the progress bar")
+    ] = False,
+) -> None:
+    """Fine-tune a model on expert trajectories in the LLM agent's own prompt format (loss on
+    the completion tokens only); the output folder works with ``gui-gym eval --agent llm``."""
+    from gui_gym.agents.prompts import PROMPTS
+    from gui_gym.envs.replay import DatasetError
+    from gui_gym.train.sft import SFTConfig, train_sft
+
+    if prompt not in PROMPTS:
+        _fail(f"unknown prompt {prompt!r}; choose one of {', '.join(sorted(PROMPTS))}")
+    if not model.is_dir() or not (model / "config.json").is_file():
+        _fail(f"--model {model}: not a Hugging Face model folder (no config.json)")
+    config = SFTConfig(
+        epochs=epochs,
+        lr=lr,
+        batch_size=batch_size,
+        grad_accum=grad_accum,
+        max_length=max_length,
+        prompt=prompt,
+        history=history,
+        eval_fraction=eval_fraction,
+        seed=seed,
+        lora=lora,
+        lora_r=lora_r,
+        checkpoint_every=checkpoint_every,
+    )
+    try:
+        config.check()
+        report = train_sft(dataset, model, out, config, device=device, progress=not no_progress)
+    except (DatasetError, ValueError) as err:
+        _fail(str(err))
+        return
+    typer.echo(
+        f"trained on {report.train_examples} steps ({report.dropped_too_long} too long, left "
+        f"out) for {report.optimizer_steps} optimizer steps; final loss "
+        f"{report.losses[-1]:.4f}"
+    )
+    if report.step_accuracy is not None:
+        typer.echo(
+            f"held-out step accuracy: {report.step_accuracy_before:.1%} before, "
+            f"{report.step_accuracy:.1%} after ({report.eval_examples} steps)"
+        )
+    typer.echo(f"model written to {out}")
 
 
 @app.command("train")
@@ -86,9 +167,8 @@ def train_cmd(
             resume=not no_resume,
         )
     except (ValueError, FileNotFoundError, TypeError, KeyError) as err:
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        typer.echo(f"error: {message}", err=True)
-        raise typer.Exit(2) from None
+        _fail(str(err.args[0] if isinstance(err, KeyError) and err.args else err))
+        return
     start = trainer.iteration
     metrics = trainer.train()
     last = metrics[-1] if metrics else (trainer.history[-1] if trainer.history else {})

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import logging
 import os
 import re
@@ -784,68 +785,71 @@ class OpenAICompatLLM:
     # ------------------------------------------------------------------------------ async
 
     def _async_client(self) -> tuple[Any, asyncio.Semaphore]:
-        """The async client and semaphore of the running event loop (an httpx client and an
+        """The async HTTP client and semaphore of the running event loop (connections and an
         asyncio semaphore belong to one loop, so a new loop gets new ones)."""
+        from gui_gym.models.chat_http import AsyncJSONClient
+
         loop = asyncio.get_running_loop()
         if self._async is None or self._async[0] is not loop:
-            client = self._openai.AsyncOpenAI(
-                base_url=self.base_url,
-                api_key=self._api_key,
-                timeout=self.timeout,
-                max_retries=0,
-            )
+            client = AsyncJSONClient(self.base_url, self._api_key, self.timeout)
             self._async = (loop, client, asyncio.Semaphore(self.max_concurrency))
         return self._async[1], self._async[2]
 
     async def _arequest(
         self, messages: list[dict[str, Any]], max_new_tokens: int, temperature: float, n: int
     ) -> list[Generation]:
+        from gui_gym.models.chat_http import TransportError
+
         client, semaphore = self._async_client()
-        extra = dict(self.extra_body)
-        options: dict[str, Any] = {}
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_new_tokens,
+            "temperature": temperature,
+            "n": n,
+            **self.extra_body,
+        }
         if self.request_tokens:
-            extra["return_token_ids"] = True
-            options["logprobs"] = True
-        last: Exception | None = None
+            payload.update(logprobs=True, return_token_ids=True)
+        last = ""
         for attempt in range(self.max_retries + 1):
             try:
                 async with semaphore:
-                    response = await client.chat.completions.create(
-                        model=self.model,
-                        messages=messages,  # type: ignore[arg-type]
-                        max_tokens=max_new_tokens,
-                        temperature=temperature,
-                        n=n,
-                        extra_body=extra or None,
-                        **options,
-                    )
-                return _generations_from_response(response, self.base_url, self.model)
-            except (ValueError, TypeError, AttributeError) as err:  # a body that is not JSON
-                raise LLMError(
-                    f"{self.base_url} sent a response for model {self.model!r} that is not a "
-                    f"chat completion: {err}"
-                ) from err
-            except self._openai.OpenAIError as err:
-                if not self._is_transient(err):
+                    status, body = await client.post("/chat/completions", payload)
+            except TransportError as err:
+                last = str(err)
+            else:
+                if status == 200:
+                    try:
+                        data = json.loads(body)
+                    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+                        raise LLMError(
+                            f"{self.base_url} sent a response for model {self.model!r} that is "
+                            f"not a chat completion: {body[:120]!r} ({err})"
+                        ) from None
+                    return _generations_from_json(data, self.base_url, self.model)
+                message = _error_message(body)
+                if not (status in (408, 409, 429) or status >= 500):
                     raise LLMError(
-                        f"{self.base_url} rejected the request for model {self.model!r}: {err}"
-                    ) from err
-                last = err
-                if attempt < self.max_retries:
-                    wait = min(self.backoff * 2**attempt, self.max_backoff)
-                    logger.warning(
-                        "%s: %s (attempt %d of %d); retrying in %.2fs",
-                        self.base_url,
-                        err,
-                        attempt + 1,
-                        self.max_retries + 1,
-                        wait,
+                        f"{self.base_url} rejected the request for model {self.model!r}: "
+                        f"HTTP {status}: {message}"
                     )
-                    await asyncio.sleep(wait)
+                last = f"HTTP {status}: {message}"
+            if attempt < self.max_retries:
+                wait = min(self.backoff * 2**attempt, self.max_backoff)
+                logger.warning(
+                    "%s: %s (attempt %d of %d); retrying in %.2fs",
+                    self.base_url,
+                    last,
+                    attempt + 1,
+                    self.max_retries + 1,
+                    wait,
+                )
+                await asyncio.sleep(wait)
         raise LLMError(
             f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
             f"last error: {last}"
-        ) from last
+        )
 
     async def _acomplete(
         self, prompt: Prompt, max_new_tokens: int, temperature: float, n: int
@@ -901,42 +905,55 @@ class OpenAICompatLLM:
         return asyncio.run(self.agenerate_with_tokens(prompts, max_new_tokens, temperature, n))
 
 
-def _generations_from_response(response: Any, base_url: str, model: str) -> list[Generation]:
-    """The choices of a chat-completions response as :class:`Generation` s, with token ids
+def _error_message(body: bytes) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else its first bytes."""
+    try:
+        data = json.loads(body)
+        return str(data["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return body[:200].decode("utf-8", "replace")
+
+
+def _int_list(value: Any) -> list[int] | None:
+    if isinstance(value, list) and all(isinstance(t, int) for t in value):
+        return list(value)
+    return None
+
+
+def _generations_from_json(data: Any, base_url: str, model: str) -> list[Generation]:
+    """The choices of a chat-completions answer as :class:`Generation` s, with token ids
     (vLLM's ``prompt_token_ids`` and per-choice ``token_ids``) and log-probs when present.
 
     Raises:
-        LLMError: when the response has no choices or is not a chat completion at all.
+        LLMError: when the answer has no choices or they are not chat messages.
     """
-    choices = getattr(response, "choices", None)
+    choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices:
-        raise LLMError(f"{base_url} returned no choices for model {model!r}: {response!r:.200}")
-    extra = getattr(response, "model_extra", None) or {}
-    prompt_ids = extra.get("prompt_token_ids")
-    if not (isinstance(prompt_ids, list) and all(isinstance(t, int) for t in prompt_ids)):
-        prompt_ids = None
+        raise LLMError(f"{base_url} returned no choices for model {model!r}: {str(data)[:200]}")
+    prompt_ids = _int_list(data.get("prompt_token_ids"))
     out = []
-    for choice in sorted(choices, key=lambda c: getattr(c, "index", 0) or 0):
-        message = getattr(choice, "message", None)
-        content = getattr(message, "content", None)
-        if message is None or not (content is None or isinstance(content, str)):
+    for choice in sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0):
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not (content is None or isinstance(content, str)):
             raise LLMError(f"{base_url} returned a malformed choice for model {model!r}")
-        ids = (getattr(choice, "model_extra", None) or {}).get("token_ids")
-        if not (isinstance(ids, list) and all(isinstance(t, int) for t in ids)):
-            ids = None
+        ids = _int_list(choice.get("token_ids"))
         logprobs = None
-        entries = getattr(getattr(choice, "logprobs", None), "content", None)
-        if entries:
-            logprobs = [float(e.logprob) for e in entries]
-        if ids is not None and logprobs is not None and len(ids) != len(logprobs):
-            logprobs = None  # unpaired: never store log-probs that do not match the ids
+        entries = (choice.get("logprobs") or {}).get("content")
+        if isinstance(entries, list) and entries:
+            try:
+                logprobs = [float(e["logprob"]) for e in entries]
+            except (KeyError, TypeError, ValueError):
+                logprobs = None
+        if ids is None or logprobs is None or len(ids) != len(logprobs):
+            logprobs = None  # never store log-probs that do not pair with the ids
         out.append(
             Generation(
                 text=content or "",
-                prompt_ids=list(prompt_ids) if prompt_ids is not None else None,
+                prompt_ids=prompt_ids,
                 completion_ids=ids,
-                logprobs=logprobs if ids is not None else None,
-                finish_reason=getattr(choice, "finish_reason", None),
+                logprobs=logprobs,
+                finish_reason=choice.get("finish_reason"),
             )
         )
     return out
