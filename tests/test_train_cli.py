@@ -142,3 +142,33 @@ def test_milestones_are_refined_once_per_batch(tmp_path: Path) -> None:
     # an oracle success hits every milestone: R_total(t) >= R_outcome = 1 on each step
     assert min(admire_step_rewards(batch[0])) >= 1.0
     assert max(admire_step_rewards(batch[2])) < 1.0
+
+
+@pytest.mark.parametrize("algo", ["semi_online", "offline_grpo"])
+def test_runner_builds_the_replay_algorithms(algo: str, tmp_path: Path) -> None:
+    from gui_gym.envs.replay import SAMPLE_DATASET
+    from gui_gym.train.runner import make_trainer
+    from tests.rl_helpers import policy_folder
+
+    sizes = (
+        {"trajectories_per_iteration": 2, "group_size": 2, "max_resamples": 0}
+        if algo == "semi_online"
+        else {"states_per_iteration": 2, "group_size": 2}
+    )
+    trainer = make_trainer(
+        algo,
+        "GuiGym/SemiOnlineReplay-v0",
+        model=policy_folder(tmp_path / "policy"),
+        env_kwargs={"dataset": str(SAMPLE_DATASET)},
+        settings={
+            "out": str(tmp_path / "run"),
+            "iterations": 1,
+            "max_new_tokens": 2,
+            "device": "cpu",
+            "progress": False,
+            **sizes,
+        },
+    )
+    assert trainer.config.kl_coef == (1e-4 if algo == "semi_online" else 0.01)  # the papers'
+    metrics = trainer.train()
+    assert len(metrics) == 1 and metrics[0]["infra_errors"] == 0

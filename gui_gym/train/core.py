@@ -776,9 +776,9 @@ class Trainer:
 
         engine = self._engines.get(make_env)
         if engine is None:
-            engine = RolloutEngine(
-                make_env, self.agent, num_envs=self.config.num_envs, info_keys=STEP_INFO_KEYS
-            )
+            # an engine makes its envs up front: no more than the first batch needs
+            size = max(1, min(self.config.num_envs, len(requests)))
+            engine = RolloutEngine(make_env, self.agent, num_envs=size, info_keys=STEP_INFO_KEYS)
             self._engines[make_env] = engine
         specs = []
         for position, request in enumerate(requests):

@@ -140,7 +140,9 @@ class OfflineGRPO(Algorithm):
         if states is None:
             env = make_env()
             states = [
-                (i, t) for i, expert in enumerate(env.dataset) for t in range(len(expert.steps))
+                (i, t)
+                for i, expert in enumerate(env.unwrapped.dataset)
+                for t in range(len(expert.steps))
             ]
             env.close()
         if not states:
