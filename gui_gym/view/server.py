@@ -29,6 +29,9 @@ from gui_gym.view.runs import IMAGE_TYPES, ViewError, load_run
 
 __all__ = ["ConfinementError", "ViewServer", "confine", "list_runs", "make_server"]
 
+# The index page is plain HTML: no script, no style, a form that only asks this server.
+_INDEX_POLICY = "default-src 'none'; img-src data:; base-uri 'none'; form-action 'self'"
+
 MAX_LISTED_RUNS = 5000
 """The index lists at most this many trajectory files."""
 
@@ -141,7 +144,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         try:
             if url.path == "/":
                 body = _index_page(root, list_runs(root)).encode("utf-8")
-                self._send(200, "text/html; charset=utf-8", body, head, csp="default-src 'none'")
+                self._send(200, "text/html; charset=utf-8", body, head, csp=_INDEX_POLICY)
             elif url.path == "/view":
                 rels = urllib.parse.parse_qs(url.query).get("run", [])
                 if not rels:

@@ -183,7 +183,8 @@
     if (i > 0) links.append(" · ", el("a", { href: episodeHref(r, i - 1), id: "prev-episode", text: "previous" }));
     if (i + 1 < run.episodes.length) links.append(" · ", el("a", { href: episodeHref(r, i + 1), id: "next-episode", text: "next" }));
     page.append(links);
-    page.append(el("h2", { id: "episode-task" }, (runLabel(r) ? runLabel(r) + " · " : "") , ep.task || "(no task id)", " ", outcomeChip(ep.outcome)));
+    page.append(el("h2", { id: "episode-task" }, runLabel(r) ? runLabel(r) + " · " : null,
+      el("span", { class: "task-id", text: ep.task || "(no task id)" }), " ", outcomeChip(ep.outcome)));
     page.append(el("p", { class: "instruction", id: "episode-instruction", text: ep.instruction }));
     const facts = el("dl", { class: "facts" });
     const add = (name, value) => { if (value !== null && value !== undefined && value !== "") facts.append(el("dt", { text: name }), el("dd", { text: String(value) })); };
