@@ -365,6 +365,8 @@ def _bounds(element: dict[str, Any]) -> list[float] | None:
     bounds = element.get("bounds")
     if not isinstance(bounds, list) or len(bounds) != 4:
         return None
+    if all(type(b) is int for b in bounds):  # the usual case, without per-number checks
+        return bounds
     numbers = [_number(b) for b in bounds]
     return None if any(b is None for b in numbers) else numbers  # type: ignore[return-value]
 
