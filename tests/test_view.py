@@ -305,7 +305,9 @@ def test_report_page_has_exactly_its_own_scripts_allowed_by_hash(tmp_path: Path)
     steps = [_step(0, action=text, thought=text, screen=text) for text in HOSTILE]
     _write_ascii(path, [_record(task_id=text, instruction=text, steps=steps) for text in HOSTILE])
     page = render_report([load_run(path)])
-    assert page.count("<script") == 2 and page.count("</script>") == 2
+    # the list data, one element per episode, and the page's script: nothing else
+    assert page.count("<script") == 2 + len(HOSTILE) == page.count("</script>")
+    assert page.count('<script type="application/json"') == 1 + len(HOSTILE)
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
     script = re.search(r"<script>(.*)</script>", page, re.S).group(1)
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
@@ -339,6 +341,7 @@ def test_view_command_writes_one_self_contained_file(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["view", "nope.jsonl"], "nope.jsonl: no such file"),
+        (["view", "{dir}"], "is a folder; give its .jsonl files"),
         (["view", "{run}", "--out", "{dir}"], "is a folder"),
         (["view", "{bad}"], "bad.jsonl:1: corrupt JSON"),
         (["serve", "{run}"], "not a folder"),
@@ -403,8 +406,8 @@ def test_server_binds_loopback_and_lists_runs(served) -> None:
 def test_server_renders_a_run_with_linked_screenshots(served) -> None:
     status, body = _get(served, "/view?run=sub/run.jsonl")
     assert status == 200
-    data = json.loads(re.search(rb'id="gg-data">(.*?)</script>', body, re.S).group(1))
-    assert data["runs"][0]["episodes"][0]["steps"][0]["image"] == "/file/sub/shots/a.png"
+    detail = json.loads(re.search(rb'id="gg-e-0-0">(.*?)</script>', body, re.S).group(1))
+    assert detail["steps"][0]["image"] == "/file/sub/shots/a.png"
     status, body = _get(served, "/file/sub/shots/a.png")
     assert status == 200 and body == PNG
 

@@ -34,6 +34,8 @@ def view(
     from gui_gym.view import ViewError, build_report, inline_image
 
     for path in trajectories:
+        if path.is_dir():
+            _fail(f"{path} is a folder; give its .jsonl files, or browse it with gui-gym serve")
         if not path.is_file():
             _fail(f"{path}: no such file (expected a .jsonl trajectory file)")
     if out.is_dir():

@@ -22,6 +22,7 @@ from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import json_safe, read_jsonl
 
 __all__ = [
+    "DETAIL_KEYS",
     "IMAGE_TYPES",
     "OUTCOMES",
     "ImageSource",
@@ -49,6 +50,9 @@ IMAGE_TYPES: dict[str, str] = {
 
 MAX_INLINE_IMAGE_BYTES = 8 * 1024 * 1024
 """Larger screenshots are left out of a static report (with a note) rather than inlined."""
+
+DETAIL_KEYS: tuple[str, ...] = ("instruction", "final_screen", "metadata", "steps", "series")
+"""Episode fields the page loads only when the episode is opened."""
 
 MAX_SERIES = 48
 """At most this many reward series per episode (in component order); the rest are counted."""
@@ -170,13 +174,20 @@ class Run:
     episodes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_page(self) -> dict[str, Any]:
-        """The run as the page's JSON: name, header, per-category success, episodes."""
+        """The run as the page's list JSON: name, header, per-category success, and each
+        episode's summary (its fields but :data:`DETAIL_KEYS`)."""
         return {
             "name": self.name,
             "header": self.header,
             "categories": category_success(self.episodes),
-            "episodes": self.episodes,
+            "episodes": [
+                {k: v for k, v in e.items() if k not in DETAIL_KEYS} for e in self.episodes
+            ],
         }
+
+    def details(self) -> list[dict[str, Any]]:
+        """Each episode's :data:`DETAIL_KEYS`, what only its own page needs."""
+        return [{k: e[k] for k in DETAIL_KEYS} for e in self.episodes]
 
 
 def load_run(
@@ -430,15 +441,23 @@ def _screen_size(tree: dict[str, Any] | None) -> list[float] | None:
     return [width, height] if width and height else None
 
 
+WIREFRAME_LABEL_CHARS = 60
+_INTERACTIVE_FLAGS = ("clickable", "long_clickable", "editable", "scrollable", "checkable")
+
+
 def _wireframe(tree: dict[str, Any]) -> list[list[Any]] | None:
-    """``[role, label, x0, y0, x1, y1]`` per visible element: the screen drawn from its tree
-    when no screenshot was recorded."""
+    """``[role, label, x0, y0, x1, y1]`` per element with a label or an action (labels cut
+    to :data:`WIREFRAME_LABEL_CHARS`): the screen drawn from its tree when no screenshot was
+    recorded."""
     boxes = []
     for element in _elements(tree):
         bounds = _bounds(element)
         if bounds is None or bounds[2] <= bounds[0] or bounds[3] <= bounds[1]:
             continue
-        boxes.append([_text(element.get("role")), _label(element)[:200], *bounds])
+        label = _label(element)
+        if not label and not any(element.get(flag) for flag in _INTERACTIVE_FLAGS):
+            continue  # a bare container: render_text leaves it out too
+        boxes.append([_text(element.get("role")), label[:WIREFRAME_LABEL_CHARS], *bounds])
     return boxes or None
 
 

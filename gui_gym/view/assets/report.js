@@ -176,7 +176,8 @@
 
   function episodeView(r, i) {
     const run = RUNS[r];
-    const ep = run && run.episodes[i];
+    const summary = run && run.episodes[i];
+    const ep = summary && Object.assign({}, summary, JSON.parse(document.getElementById("gg-e-" + r + "-" + i).textContent));
     if (!ep) return el("main", null, el("p", { text: "No such episode." }), el("a", { href: "#/", text: "← all episodes" }));
     const page = el("main", { id: "episode", "data-run": r, "data-i": i });
     const links = el("p", { class: "pager" }, el("a", { href: "#/", text: "← all episodes" }));
