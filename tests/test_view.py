@@ -253,6 +253,14 @@ def test_bad_files_get_errors_naming_the_file_and_line(tmp_path: Path) -> None:
         load_run(bad)
 
 
+def test_an_empty_file_is_a_run_without_episodes(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("")
+    run = load_run(path)
+    assert run.episodes == [] and run.to_page()["categories"] == []
+    assert '"episodes":[]' in render_report([run])
+
+
 def test_screenshots_are_confined_to_the_run_folder(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     (runs / "shots").mkdir(parents=True)
