@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import logging
 import math
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from gui_gym.core.actions import (
 from gui_gym.core.actions import candidate_actions as screen_candidates
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.ui import UITree
+from gui_gym.core.untrusted_text import tagged_blocks
 from gui_gym.envs.replay.dataset import ExpertDataset, ExpertTrajectory, load_image
 from gui_gym.rewards.action_match import Matcher, MatchResult, get_matcher
 from gui_gym.rewards.semi_online import (
@@ -43,8 +43,6 @@ logger = logging.getLogger(__name__)
 PatchMode = Literal["thought_free", "off_policy_thought", "on_policy_thought", "none"]
 PATCH_MODES: tuple[str, ...] = ("thought_free", "off_policy_thought", "on_policy_thought", "none")
 """The patch functions of UI-S1 Table 5, plus ``none`` (never patch)."""
-
-_THINK = re.compile(r"<think>(.*?)</think>", re.IGNORECASE | re.DOTALL)
 
 
 class ThoughtGenerator(Protocol):
@@ -645,9 +643,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
 
 
 def _extract_thought(action: Any) -> str | None:
-    if not isinstance(action, str):
+    # the length limit comes first, as in parse_action: the text is untrusted model output
+    if not isinstance(action, str) or len(action) > MAX_ACTION_LENGTH:
         return None
-    blocks = _THINK.findall(action)
+    blocks = tagged_blocks(action, "think")
     if not blocks:
         return None
     text = blocks[-1].strip()
