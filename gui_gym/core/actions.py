@@ -28,7 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gui_gym.core.untrusted_text import load_json, strip_code_fence, tagged_blocks
+from gui_gym.core.untrusted_text import (
+    load_json,
+    strip_code_fence,
+    tagged_blocks,
+    without_lone_surrogates,
+)
 
 if TYPE_CHECKING:
     from gui_gym.core.ui import UIElement, UITree
@@ -216,19 +221,6 @@ class Action:
             if isinstance(err, ActionParseError):
                 raise
             raise ActionParseError(f"bad Action dict {data!r}: {err}") from None
-
-
-def without_lone_surrogates(text: str) -> str:
-    """``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD.
-
-    A ``\\ud83d`` escape in model output (or JSON) decodes to a lone surrogate, which no
-    encoder accepts: left in, it reaches the screen and crashes every writer downstream.
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 def _num(v: float | None) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "load_json",
     "strip_code_fence",
     "tagged_blocks",
+    "without_lone_surrogates",
 ]
 
 _LANGUAGE_TAG = re.compile(r"[A-Za-z]*", re.ASCII)
@@ -125,3 +126,16 @@ def strip_code_fence(text: str, *, not_tags: frozenset[str] = frozenset()) -> st
     if name and name.upper() not in not_tags and (not rest or rest[0].isspace()):
         body = rest
     return body.strip()
+
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD.
+
+    A ``\\ud83d`` escape in model output (or JSON) decodes to a lone surrogate, which no
+    encoder accepts: left in, it reaches the screen and crashes every writer downstream.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
