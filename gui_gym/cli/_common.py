@@ -35,6 +35,7 @@ import os
 import re
 import shutil
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -305,6 +306,17 @@ def _print_error(err: click_errors.ClickException) -> None:
     typer.echo(f"{where}: error: {_one_line(err.format_message())}", err=True)
 
 
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    # A warning is news for the user, not a traceback: one line, without the source line.
+    return f"warning: {_one_line(str(message))}\n"
+
+
 class OneLineErrors(TyperGroup):
     """The ``gui-gym`` group: prints every user mistake as one line (module docstring)."""
 
@@ -318,6 +330,7 @@ class OneLineErrors(TyperGroup):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        warnings.formatwarning = _one_line_warning
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click_errors.NoArgsIsHelpError as err:  # bare `gui-gym`: the help (rich prints it)

@@ -131,8 +131,6 @@ def _list_tasks(env_id: str) -> None:
             from gui_gym.envs.miniwob.catalog import NONDETERMINISTIC_TASKS
 
             split = "train+test"  # miniwob's data mode, not a task partition
-            if task.task_id.startswith("flight."):
-                flags.append("flight")
             if task.task_id in NONDETERMINISTIC_TASKS:
                 flags.append("nondeterministic")
         rows.append((task.task_id, task.category or "-", split, str(milestones), " ".join(flags)))
