@@ -186,7 +186,7 @@ def test_eval_sop_skip_bad_counts_what_it_skipped(small: Path, tmp_path: Path) -
     (small / "images" / "1" / "0.png").unlink()
     result = runner.invoke(app, ["eval", "--sop", "--dataset", str(small), "--no-progress"])
     assert (
-        result.exit_code == 1 and "jsonl:2" in result.output and "does not exist" in result.output
+        result.exit_code == 2 and "jsonl:2" in result.output and "does not exist" in result.output
     )
     out = tmp_path / "sop.json"
     result = runner.invoke(
