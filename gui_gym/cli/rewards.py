@@ -57,11 +57,14 @@ def train_prm_cmd(
         int | None, typer.Option(help="tokens per example (default: 384 tiny model, 2048 --model)")
     ] = None,
     epochs: Annotated[int, typer.Option(help="passes over the data")] = 2,
-    batch_size: Annotated[int, typer.Option(help="steps per update")] = 16,
+    batch_size: Annotated[int, typer.Option(help="steps per update (the paper's 32)")] = 32,
     keep_best: Annotated[
         str,
-        typer.Option(help="keep the epoch with the best held-out auc or accuracy, or none (last)"),
-    ] = "auc",
+        typer.Option(
+            help="none (the paper's: the last epoch), or keep the epoch with the best "
+            "held-out auc or accuracy (ours)"
+        ),
+    ] = "none",
     lr_schedule: Annotated[
         str, typer.Option(help="constant (the paper's) or linear (decay to 0 over the run)")
     ] = "constant",

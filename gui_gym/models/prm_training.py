@@ -599,10 +599,12 @@ class PRMTrainConfig:
 
     Attributes:
         epochs: Passes over the training steps (the paper trains 2 epochs, App. A.3).
-        batch_size: Steps per optimizer update.
+        batch_size: Steps per optimizer update (the paper's global batch of 32, App. A.3).
         lr: AdamW learning rate (constant, as in App. A.3).
         weight_decay: AdamW weight decay.
         rationale_weight: Weight of the next-token loss on rationale tokens (rationale PRMs).
+            1.0 is the paper's: its CoT variant is plain SFT on rationale-then-label, the
+            label and the rationale counted alike (Sec. 3); smaller values are ours.
         prompt_lm_weight: Weight of a next-token loss on the prompt tokens. 0 for a pretrained
             model; a tiny model trained from scratch needs it to learn to read the prompt at
             all (it stands in for the pretraining GUI-Shepherd's UI-TARS base brings).
@@ -612,24 +614,25 @@ class PRMTrainConfig:
         eval_batch_size: Queries per forward pass when evaluating.
         keep_best: After each epoch, validate and keep the weights of the best epoch so far;
             the returned PRM is that epoch's (``"auc"`` or ``"accuracy"`` on the eval steps,
-            or whatever ``train_prm(select=...)`` measures). None keeps the last epoch.
-            A tiny model trained from scratch overfits within a few epochs, so the last
-            epoch is often not the best one.
+            or whatever ``train_prm(select=...)`` measures). None (the paper's: it trains 2
+            epochs and uses the result) keeps the last epoch. Ours, as an option: a tiny
+            model trained from scratch overfits within a few epochs, so the last epoch is
+            often not the best one.
         lr_schedule: ``"constant"`` (the paper's, App. A.3) or ``"linear"`` (decays linearly
             to zero over all updates; a from-scratch model settles better with it).
         seed: Seeds the data order.
     """
 
     epochs: int = 2
-    batch_size: int = 16
+    batch_size: int = 32  # GUI-Shepherd App. A.3: global batch size 32
     lr: float = 5e-4
     weight_decay: float = 0.0
-    rationale_weight: float = 0.5
+    rationale_weight: float = 1.0  # GUI-Shepherd Sec. 3: SFT on the rationale and the label
     prompt_lm_weight: float = 0.0
     max_grad_norm: float = 1.0
     checkpoint_every: int = 200
     eval_batch_size: int = 32
-    keep_best: str | None = "auc"
+    keep_best: str | None = None  # GUI-Shepherd App. A.3: the model after 2 epochs
     lr_schedule: str = "constant"
     seed: int = 0
 
