@@ -8,8 +8,9 @@ from __future__ import annotations
 import inspect
 
 from gui_gym.agents import BestOfNAgent
+from gui_gym.models.judge import ProReJudge, Trace
 from gui_gym.models.prm_training import PRMTrainConfig
-from gui_gym.wrappers import PRMVectorWrapper, PRMWrapper
+from gui_gym.wrappers import PRMVectorWrapper, PRMWrapper, ProbingJudgeWrapper
 
 
 def _default(callable_: object, name: str) -> object:
@@ -36,3 +37,23 @@ def test_prm_training_follows_app_a3() -> None:
     assert config.lr_schedule == "constant"  # "a constant learning rate"
     assert config.keep_best is None  # the model after training, no epoch selection
     assert config.rationale_weight == 1.0  # SFT on rationale then label, counted alike
+
+
+# ------------------------------------------------------------------------------ ProRe (004)
+
+
+def test_probe_budget_is_the_policy_trajectory_length_sec_4_1() -> None:
+    # "The step budget for key evidence retrieval is set to be no greater than the length of
+    # the policy trajectories."
+    assert _default(ProReJudge, "probe_steps") is None
+    assert _default(ProReJudge, "probe_steps_min") == 1
+    assert _default(ProbingJudgeWrapper, "probe_steps") is None
+    judge = ProReJudge(*[object()] * 5)
+    for length in (1, 3, 12, 40):
+        assert judge.probe_budget(Trace("policy", "g", steps=[object()] * length)) == length
+    ours = ProReJudge(*[object()] * 5, probe_steps=15, probe_steps_min=8)
+    assert [ours.probe_budget(Trace("policy", "g", steps=[object()] * n)) for n in (3, 12, 40)] == [
+        8,
+        12,
+        15,
+    ]
