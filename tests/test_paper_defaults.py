@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 
 from gui_gym.agents import BestOfNAgent
+from gui_gym.envs.replay import SemiOnlineReplayEnv
 from gui_gym.models.judge import ProReJudge, Trace
 from gui_gym.models.prm_training import PRMTrainConfig
 from gui_gym.wrappers import PRMVectorWrapper, PRMWrapper, ProbingJudgeWrapper
@@ -57,3 +58,11 @@ def test_probe_budget_is_the_policy_trajectory_length_sec_4_1() -> None:
         12,
         15,
     ]
+
+
+# ------------------------------------------------------------------------------ UI-S1 (002)
+
+
+def test_format_reward_requires_the_think_block_app_h() -> None:
+    # "<think> ... </think> <action> ... </action>" is UI-S1's output format.
+    assert _default(SemiOnlineReplayEnv, "require_think") is True
