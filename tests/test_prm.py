@@ -337,6 +337,39 @@ def test_collected_steps_are_labelled_as_the_rule_prm_judges_them() -> None:
     assert {s.source for s in on_path if s.label == 0} <= set(NEGATIVE_SOURCES)
 
 
+def test_replayed_expert_datasets_give_single_step_states_with_one_step_rollouts() -> None:
+    # GUI-Shepherd's second data source: single-step states of recorded (AndroidControl-style)
+    # episodes, the expert action positive and other proposable actions negative.
+    from gui_gym.envs.replay import SAMPLE_DATASET, ExpertDataset
+    from gui_gym.rewards.action_match import get_matcher
+
+    steps = collect_prm_steps(
+        "GuiGym/SemiOnlineReplay-v0", dataset=SAMPLE_DATASET, proposals_per_state=2, seed=1
+    )
+    data = ExpertDataset.load(SAMPLE_DATASET)
+    positives = [s for s in steps if s.label == 1]
+    assert len(positives) == sum(len(t.steps) for t in data)
+    assert {s.source for s in steps} == {"oracle", "proposal"}
+    negatives = [s for s in steps if s.label == 0]
+    assert len(positives) < len(negatives) <= 2 * len(positives)
+    expert = {(t.instruction, i): t.steps[i] for t in data for i in range(len(t.steps))}
+    strict = get_matcher("strict")
+    for s in steps:
+        step = expert[(s.query.instruction, s.query.step)]
+        matched = strict(parse_action(s.query.action), step.action, step.tree).exact
+        assert matched == (s.label == 1)
+    second = next(s for s in positives if s.query.step == 1)
+    assert second.query.history == (
+        next(
+            p for p in positives if p.query.step == 0 and p.task_id == second.task_id
+        ).query.action_description,
+    )
+    with pytest.raises(ValueError, match="pass dataset=DIR"):
+        collect_prm_steps("GuiGym/SemiOnlineReplay-v0")
+    with pytest.raises(ValueError, match="makes its own episodes"):
+        collect_prm_steps(WIKIHOW, dataset=SAMPLE_DATASET)
+
+
 def test_dataset_builder_balances_dedups_and_splits_by_task() -> None:
     steps = collect_prm_steps(WIKIHOW, split="train", max_tasks=6, random_rollouts=1, seed=1)
     dataset = build_prm_dataset(steps, eval_fraction=0.34, seed=0)

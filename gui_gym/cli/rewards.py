@@ -20,6 +20,14 @@ def train_prm_cmd(
     data: Annotated[
         Path | None, typer.Option(help="labelled steps (JSONL) instead of collecting them")
     ] = None,
+    replay_dataset: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay-dataset",
+            help="also collect single-step states from an expert dataset (gui-gym convert or "
+            "record output; repeat)",
+        ),
+    ] = None,
     max_tasks: Annotated[int | None, typer.Option(help="tasks per env (default: all)")] = None,
     random_rollouts: Annotated[int, typer.Option(help="random rollouts per task")] = 2,
     noisy_rollouts: Annotated[
@@ -98,8 +106,9 @@ def train_prm_cmd(
 
     report = run_training(
         out,
-        env_ids=env_id or ["GuiGym/WikiHow-v0"],
+        env_ids=env_id if env_id is not None else ([] if replay_dataset else ["GuiGym/WikiHow-v0"]),
         data=data,
+        replay_datasets=replay_dataset or [],
         max_tasks=max_tasks,
         random_rollouts=random_rollouts,
         noisy_rollouts=noisy_rollouts,
