@@ -133,6 +133,13 @@ def train_prm_cmd(
         check_env_id(listed, allowed=list(gui_gym.ENV_IDS))
     if data is not None:
         existing_file(data, "--data")
+    for folder in replay_dataset or []:
+        from gui_gym.envs.replay import DatasetError, ExpertDataset
+
+        try:
+            ExpertDataset.load(existing_dir(folder, "--replay-dataset"))
+        except DatasetError as err:
+            raise UsageError(f"--replay-dataset: {err}") from None
     if model is not None:
         existing_dir(model, "--model")
     choose(keep_best, ("auc", "accuracy", "none"), "--keep-best")
