@@ -34,8 +34,13 @@ def list_envs() -> None:
             # Template suites (AndroidWorld): both splits run every template, with parameters
             # from disjoint seed streams.
             apps = ", ".join(suite.categories)
+            notes = base.template_notes() if hasattr(base, "template_notes") else ""
             table.add_row(
-                env_id, f"{len(suite)} templates", str(len(suite)), str(len(suite)), f"apps: {apps}"
+                env_id,
+                f"{len(suite)} templates",
+                str(len(suite)),
+                str(len(suite)),
+                f"apps: {apps}{notes}",
             )
             env.close()
             continue

@@ -73,6 +73,17 @@ class SystemState:
     battery: int = 100
     now: str = DEVICE_TIME
 
+    @property
+    def wifi_on(self) -> int:
+        """Android's ``settings get global wifi_on``, which AndroidWorld's checks read: 0 off,
+        1 on, 3 on but suspended by airplane mode (Android's WIFI_DISABLED_AIRPLANE_ON).
+
+        AndroidWorld counts only 0 as off and 1 or 2 as on, so airplane mode over a switched-on
+        Wi-Fi is neither (issue 16 item 12)."""
+        if not self.wifi:
+            return 0
+        return 3 if self.airplane else 1
+
 
 @dataclass
 class Dialog:
