@@ -84,3 +84,98 @@ def test_events_in_next_week_needs_both_titles_and_both_days_viewed_in_order() -
     base._answer = None
     oracle_until(env, lambda: "second_day_viewed" in base.milestones, limit=15)
     assert base.milestones.index("first_day_viewed") < base.milestones.index("second_day_viewed")
+
+
+# -- Joplin ----------------------------------------------------------------------------------
+
+
+def test_joplin_lists_notebooks_notes_and_todo_state() -> None:
+    env = make("NotesIsTodo", seed=0)
+    base = env.unwrapped
+    step(env, 'OPEN_APP("Joplin")')
+    folders = base.ui_tree.find(handler="joplin.folder")
+    assert folders and all("(" in f.text for f in folders)
+    data = base.state.apps["joplin"]
+    assert len(data.notes) == 101
+    todo = next(n for n in data.notes if n.is_todo and not n.todo_completed)
+    folder = next(f for f in folders if f.handler_arg == todo.folder)
+    step(env, Action(ActionType.CLICK, index=folder.index))
+    oracle_rows = [e for e in base.ui_tree.find(handler="joplin.note") if e.text.startswith("☐")]
+    assert oracle_rows and all(e.description == "To-do" for e in oracle_rows)
+    step(env, Action(ActionType.CLICK, index=oracle_rows[0].index))
+    note = data.get(int(oracle_rows[0].handler_arg))
+    assert base.state.screen_name == "joplin/note" and note.body in base.ui_tree.text
+    box = base.ui_tree.find_one(handler="joplin.toggle_todo")
+    assert box is not None and not box.checked
+    step(env, Action(ActionType.CLICK, index=box.index))
+    assert data.get(note.id).todo_completed
+    assert base.ui_tree.find_one(handler="joplin.toggle_todo").checked
+
+
+def test_joplin_answers_are_read_from_the_seeded_note_and_checked() -> None:
+    env = make("NotesTodoItemCount", seed=6)
+    base = env.unwrapped
+    folder = base.task.params["folder"]
+    data = base.state.apps["joplin"]
+    todos = [n for n in data.in_folder(folder) if n.is_todo]
+    assert base.task.expected_answer() == [str(len(todos))]  # noise there is never a to-do
+    assert len(data.in_folder(folder)) > len(todos)
+    base._answer = str(len(data.in_folder(folder)))  # every note of the notebook: wrong
+    assert success(env) == 0.0
+    base._answer = str(len(todos))
+    assert success(env) == 1.0
+
+    recipe = make("NotesRecipeIngredientCount", seed=2).unwrapped
+    title = recipe.task.params["title"]
+    notes = recipe.state.apps["joplin"].notes
+    assert [n.folder for n in notes if title.lower() in n.title.lower()] == ["Recipes"]
+    want = recipe.task.params["ingredient_quantity"]
+    body = next(n.body for n in notes if n.title == title)
+    assert f"{want} {recipe.task.params['ingredient']}" in body
+    recipe._answer = f"{want} of {recipe.task.params['ingredient']}"
+    assert recipe.task.is_successful(recipe.context()) == 0.0
+    recipe._answer = want
+    assert recipe.task.is_successful(recipe.context()) == 1.0
+
+
+# -- OpenTracks ------------------------------------------------------------------------------
+
+
+def _week_total(env, field: str, category: str) -> int:
+    from gui_gym.envs.androidworld.tasks.opentracks import same_sport
+
+    return sum(
+        getattr(a, field)
+        for a in env.unwrapped.state.apps["opentracks"].activities
+        if same_sport(category, a.category) and "2023-10-09" <= a.start[:10] <= "2023-10-15"
+    )
+
+
+def test_opentracks_answers_equal_what_the_list_holds() -> None:
+    for seed in range(3):
+        env = make("SportsTrackerTotalDurationForCategoryThisWeek", seed=seed)
+        category = env.unwrapped.task.params["category"]
+        assert env.unwrapped.task.expected_answer() == [str(_week_total(env, "minutes", category))]
+        env = make("SportsTrackerActivitiesCountForWeek", seed=seed)
+        category = env.unwrapped.task.params["category"]
+        count = sum(
+            1
+            for a in env.unwrapped.state.apps["opentracks"].activities
+            if category.replace(" ", "") in a.category.replace(" ", "").replace("biking", "cycling")
+            and "2023-10-09" <= a.start[:10] <= "2023-10-15"
+        )
+        assert env.unwrapped.task.expected_answer() == [str(count)]
+
+
+def test_opentracks_distance_tolerance_and_list_text() -> None:
+    env = make("SportsTrackerLongestDistanceActivity", seed=1)
+    base = env.unwrapped
+    want = int(base.task.expected_answer()[0])
+    for answer, ok in ((want + 9, 1.0), (want - 9, 1.0), (want + 10, 0.0), (want + 500, 0.0)):
+        base._answer = str(answer)
+        assert success(env) == ok, answer
+    step(env, 'OPEN_APP("OpenTracks")')
+    rows = base.ui_tree.find(handler="opentracks.open")
+    assert rows and all(" km · " in r.text for r in rows)
+    first = base.state.apps["opentracks"].ordered()[0]
+    assert rows[0].handler_arg == str(first.id)  # newest first

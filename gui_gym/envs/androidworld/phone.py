@@ -34,6 +34,7 @@ __all__ = [
     "Screen",
     "SystemState",
     "icon",
+    "visible_args",
 ]
 
 WIDTH, HEIGHT = 360, 800
@@ -743,6 +744,25 @@ class Phone(SimApp[PhoneState]):
         ):
             raise InvalidAction("a dialog is open; choose one of its buttons or GOBACK")
         super()._dispatch(state, action, element)
+
+
+def visible_args(phone: PhoneState, app: PhoneApp, handler: str, screen: str = "main") -> set[str]:
+    """Handler args of the ``handler`` rows on screen now (at least partly, as the phone cuts
+    its window), from the state alone: empty unless ``app`` shows ``screen`` unobstructed.
+    Milestones use it for "the answer is in view" without a screen."""
+    if phone.foreground != app.key or phone.shade or phone.dialog is not None:
+        return set()
+    current = phone.screen
+    if current is None or current.name != screen:
+        return set()
+    view = app.view(phone, current)
+    bottom = (
+        HEIGHT
+        - (KEYBOARD if phone.focus else 0)
+        - (BOTTOM_BUTTON if view.bottom and not phone.focus else 0)
+    )
+    page = ScrollPage(view.content, WIDTH, STATUS_BAR + APP_BAR, bottom)
+    return {e.handler_arg for e in page.window(current.scroll) if e.handler == handler}
 
 
 def slider_level(element: UIElement, x: float) -> int:
