@@ -179,3 +179,97 @@ def test_opentracks_distance_tolerance_and_list_text() -> None:
     assert rows and all(" km · " in r.text for r in rows)
     first = base.state.apps["opentracks"].ordered()[0]
     assert rows[0].handler_arg == str(first.id)  # newest first
+
+
+# -- Retro Music and VLC -----------------------------------------------------------------------
+
+
+def _pick(env, titles: list[str], app: str) -> None:
+    """Select ``titles`` in order on the media list (long press first, then taps)."""
+    base = env.unwrapped
+    for k, title in enumerate(titles):
+        for _ in range(6):
+            row = next(
+                (e for e in base.ui_tree.find(handler=f"{app}.item") if title in e.text), None
+            )
+            if row is not None:
+                break
+            step(env, "SCROLL(down)")
+        kind = ActionType.LONG_CLICK if k == 0 else ActionType.CLICK
+        assert step(env, Action(kind, index=row.index))["action_valid"]
+
+
+def test_playlist_order_and_name_are_checked() -> None:
+    env = make("RetroCreatePlaylist", seed=3)
+    base = env.unwrapped
+    files, name = base.task.params["files"], base.task.params["playlist_name"]
+    step(env, 'OPEN_APP("Retro Music")')
+    _pick(env, list(reversed(files)), "retro")  # the right songs, the wrong order
+    step(
+        env,
+        Action(
+            ActionType.CLICK, index=base.ui_tree.find_one(handler="retro.add_to_playlist").index
+        ),
+    )
+    step(
+        env,
+        Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="retro.new_playlist").index),
+    )
+    field = base.ui_tree.find_one(handler_arg="name", editable=True)
+    step(env, Action(ActionType.INPUT, index=field.index, text=name))
+    step(env, "GOBACK()")
+    step(env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="retro.create").index))
+    data = base.state.apps["retro"]
+    assert [p.name for p in data.playlists] == [name] and score(env) == 0.0
+    data.playlists[0].entries.reverse()
+    assert score(env) == 1.0
+    data.playlists[0].entries.append(data.playlists[0].entries[0])  # one entry too many
+    assert score(env) == 0.0
+
+
+def test_playing_a_song_queues_the_list_and_the_queue_task_needs_exactly_the_songs() -> None:
+    env = make("RetroPlayingQueue", seed=1)
+    base = env.unwrapped
+    files = base.task.params["files"]
+    step(env, 'OPEN_APP("Retro Music")')
+    first = base.ui_tree.find(handler="retro.item")[0]
+    step(env, Action(ActionType.CLICK, index=first.index))
+    data = base.state.apps["retro"]
+    assert len(data.queue) == len(data.items) and score(env) == 0.0
+    oracle_until(env, lambda: score(env) == 1.0, limit=20)  # clears the queue, then queues
+    assert data.titles(data.queue) == files
+
+
+def test_save_playlist_gives_half_credit_each_and_needs_the_download_folder() -> None:
+    env = make("RetroSavePlaylist", seed=2)
+    base = env.unwrapped
+    oracle_until(env, lambda: base.state.apps["retro"].playlists != [], limit=16)
+    assert score(env) == 0.5
+    name = base.task.params["playlist_name"]
+    base.state.apps["files"].add(f"Music/{name}.m3u")
+    assert score(env) == 0.5  # exported to the wrong folder
+    base.state.apps["files"].add(f"Download/{name}.m3u")
+    assert score(env) == 1.0
+
+
+def test_playlist_duration_window_and_other_playlists() -> None:
+    env = make("RetroPlaylistDuration", seed=4)
+    base = env.unwrapped
+    data = base.state.apps["retro"]
+    from gui_gym.envs.androidworld.apps.media import Playlist
+
+    wanted = [m.id for m in data.items if m.title in base.task.params["files"]]
+    assert sum(data.item(i).duration_ms for i in wanted) == int(47.5 * 60_000)
+    data.playlists = [Playlist(base.task.params["playlist_name"], wanted)]
+    assert score(env) == 1.0
+    data.playlists[0].entries = wanted[:-3]  # too short
+    assert score(env) == 0.0
+    data.playlists = [Playlist(base.task.params["playlist_name"], wanted), Playlist("x", [1])]
+    assert score(env) == 0.0  # an entry in another playlist
+
+
+def test_vlc_two_playlists_half_credit() -> None:
+    env = make("VlcCreateTwoPlaylists", seed=5)
+    base = env.unwrapped
+    oracle_until(env, lambda: len(base.state.apps["vlc"].playlists) == 1, limit=12)
+    assert score(env) == 0.5 and base.milestones[-1] == "playlist_created_1"
