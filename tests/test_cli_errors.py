@@ -39,6 +39,8 @@ BASE: dict[str, list[str]] = {
     "label": ["--trajectories", "{traj}", "--out", "{tmp}/l.jsonl", "--embedder", "hashing"],
     "train-progress": ["--labels", "{labels}", "--out", "{tmp}/tp", "--no-progress"],
     "milestones": ["{store}"],
+    "view": ["{traj}", "--out", "{tmp}/report.html"],
+    "serve": ["{tmp}", "--port", "0"],
 }
 
 # (command, parameter name) -> wrong values. A value is a string (it replaces the parameter
@@ -96,6 +98,10 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train-progress", "lr"): ["0"],
     ("milestones", "store"): ["{tmp}/none.json", "{file}"],
     ("milestones", "task"): ["task-c"],
+    ("view", "trajectories"): ["{tmp}/none.jsonl", "{tmp}", "{file}"],
+    ("view", "out"): ["{tmp}", "{file}/report.html"],
+    ("serve", "folder"): ["{tmp}/none", "{file}"],
+    ("serve", "host"): ["256.1.1.1"],
 }
 
 

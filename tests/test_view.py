@@ -352,8 +352,8 @@ def test_view_command_writes_one_self_contained_file(tmp_path: Path) -> None:
         (["view", "{dir}"], "is a folder; give its .jsonl files"),
         (["view", "{run}", "--out", "{dir}"], "is a folder"),
         (["view", "{bad}"], "bad.jsonl:1: corrupt JSON"),
-        (["serve", "{run}"], "not a folder"),
-        (["serve", "{dir}", "--port", "70000"], "out of range"),
+        (["serve", "{run}"], "is a file, not a folder"),
+        (["serve", "{dir}", "--port", "70000"], "less than or equal to 65535"),
     ],
 )
 def test_cli_mistakes_are_one_line_with_exit_code_2(tmp_path: Path, args, message) -> None:
@@ -365,7 +365,8 @@ def test_cli_mistakes_are_one_line_with_exit_code_2(tmp_path: Path, args, messag
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("error: ")
+    assert len(lines) == 1 and message in lines[0]
+    assert re.match(rf"\S+ {args[0]}: error: ", lines[0]), lines[0]
 
 
 # -------------------------------------------------------------------------------- server
