@@ -179,6 +179,13 @@ def test_load_run_reads_outcomes_milestones_generation_and_new_fields(tmp_path: 
             milestones=["typed"],
             completion="<think>go</think>CLICK(1)",
             completion_ids=[5, 6, 7],
+            prompt=[
+                {"role": "system", "content": "You operate a phone."},
+                {
+                    "role": "user",
+                    "content": [{"type": "image"}, {"type": "text", "text": "Goal: do it"}],
+                },
+            ],
         ),
         _step(
             1,
@@ -192,7 +199,7 @@ def test_load_run_reads_outcomes_milestones_generation_and_new_fields(tmp_path: 
         path,
         [
             {"header": {"env_id": "GuiGym/WikiHow-v0", "agent": "llm"}},
-            _record(steps=steps, success=True, group_id="g7"),
+            _record(steps=steps, success=True, group_id="g7", anchor_step=1),
             _record(task_id="t2", infra_error="env crashed: BrokenPipeError", metadata={}),
             {"episode": 3, "task_id": "t3", "category": "QA", "success": False, "steps": 9},
         ],
@@ -206,6 +213,11 @@ def test_load_run_reads_outcomes_milestones_generation_and_new_fields(tmp_path: 
     assert first["steps"][0]["tokens"] == 3
     assert first["steps"][1]["valid"] is False
     assert first["steps"][1]["error"] == "unknown action 'nonsense'"
+    assert first["anchor_step"] == 1
+    assert "prompt" not in first["steps"][0]  # prompts only when asked for
+    with_prompts = load_run(path, prompts=True).episodes[0]["steps"]
+    assert with_prompts[0]["prompt"] == "system: You operate a phone.\n\nuser: [image]\nGoal: do it"
+    assert with_prompts[1]["prompt"] is None
     assert crashed["outcome"] == "infra_error"
     assert crashed["infra_error"] == "env crashed: BrokenPipeError"
     assert (row["n"], row["steps"], row["category"]) == (9, [], "QA")  # an evaluation row

@@ -36,6 +36,7 @@ HOSTILE = {
     + "y" * 50_000,
     "description": "javascript:window.__pwned=8",
     "milestone": "<iframe src=javascript:window.__pwned=9>",
+    "prompt": "<style>body{display:none}</style><script>window.__pwned=10</script>",
 }
 
 
@@ -53,6 +54,7 @@ def _hostile_records() -> list[dict[str, Any]]:
         "action_description": HOSTILE["description"],
         "thought": HOSTILE["thought"],
         "completion": HOSTILE["completion"],
+        "prompt": [{"role": "user", "content": HOSTILE["prompt"]}],
         "milestones": [HOSTILE["milestone"]],
         "reward": 0.5,
         "info": {"</script>": {"<b>": 1.0}, "prm": {"score": 0.25}},
@@ -119,7 +121,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     paths = {"before": before, "after": after, "hostile": hostile, "folder": folder}
     for name, sources in (("single", [before]), ("compare", [before, after]), ("evil", [hostile])):
         paths[name] = folder / f"{name}.html"
-        build_report(sources, paths[name])
+        build_report(sources, paths[name], prompts=name == "evil")
     return paths
 
 
@@ -334,6 +336,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(browser, runs, tmp_path) -
         "generated": "document.querySelector('#step-0 .generated pre').textContent",
         "milestone": "document.querySelector('ul.milestones li').textContent",
         "screen": "document.querySelector('#step-0 pre.screen').textContent",
+        "prompt": "document.querySelector('#step-0 .prompt pre').textContent",
     }
     expected = {
         "task": HOSTILE["task_id"],
@@ -344,6 +347,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(browser, runs, tmp_path) -
         "generated": HOSTILE["completion"],
         "milestone": HOSTILE["milestone"],
         "screen": HOSTILE["screen"],
+        "prompt": "user: " + HOSTILE["prompt"],
     }
     for key, script in page.items():
         assert browser.execute_script(f"return {script}") == expected[key], key

@@ -23,6 +23,9 @@ def view(
             "--screenshots/--no-screenshots", help="inline recorded screenshots (larger file)"
         ),
     ] = True,
+    prompts: Annotated[
+        bool, typer.Option("--prompts", help="also show each step's prompt (LLM agents)")
+    ] = False,
 ) -> None:
     """Write a self-contained HTML report: episodes filterable by task, category and
     outcome, each step with its screen, action, output and reward components."""
@@ -38,7 +41,10 @@ def view(
     output_file(out)
     try:
         summary = build_report(
-            trajectories, out, image_source=inline_image if screenshots else None
+            trajectories,
+            out,
+            image_source=inline_image if screenshots else None,
+            prompts=prompts,
         )
     except ViewError as err:
         raise UsageError(str(err)) from None

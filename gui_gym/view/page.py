@@ -125,6 +125,7 @@ def build_report(
     out: str | Path,
     *,
     image_source: ImageSource | None = inline_image,
+    prompts: bool = False,
 ) -> ReportSummary:
     """Read trajectory files and write their report, atomically, to ``out``.
 
@@ -132,13 +133,14 @@ def build_report(
         paths: One JSONL file (its episodes) or several (also compared side by side).
         out: The HTML file to write.
         image_source: How screenshots are embedded; None leaves them out (smaller file).
+        prompts: Also show each step's prompt (what an LLM policy was shown).
 
     Raises:
         ViewError: when a file is missing or holds something other than trajectories.
     """
     files = [Path(p) for p in paths]
     runs = [
-        load_run(path, name=name, image_source=image_source)
+        load_run(path, name=name, image_source=image_source, prompts=prompts)
         for path, name in zip(files, run_names(files))
     ]
     html = render_report(runs)

@@ -191,19 +191,26 @@ class Run:
 
 
 def load_run(
-    path: str | Path, *, name: str | None = None, image_source: ImageSource | None = inline_image
+    path: str | Path,
+    *,
+    name: str | None = None,
+    image_source: ImageSource | None = inline_image,
+    prompts: bool = False,
 ) -> Run:
     """Read one trajectory file.
 
     Each episode becomes a dict with ``task``, ``env``, ``category``, ``agent``, ``seed``,
     ``instruction``, ``outcome`` (one of :data:`OUTCOMES`), ``infra_error``, ``group``, ``n``
-    (steps), ``ret`` (sum of step rewards), ``task_reward``, ``final_screen``, ``metadata``,
+    (steps), ``ret`` (sum of step rewards), ``task_reward``, ``anchor_step`` (the first step
+    of a fork group's own continuation), ``final_screen``, ``metadata``,
     ``steps`` (see :func:`_page_step`) and ``series`` (:func:`reward_series`).
 
     Args:
         path: A JSON Lines file of trajectory records (a torn last line is skipped).
         name: Display name; the file name by default.
         image_source: How a screenshot becomes an ``<img>`` source; None leaves them out.
+        prompts: Also keep what the policy was shown (``Step.prompt``, as text; chat
+            images as ``[image]``); off by default, as prompts repeat the screen each step.
 
     Raises:
         ViewError: when the file is missing or a record is not a trajectory, naming the
@@ -218,7 +225,7 @@ def load_run(
             if isinstance(record, dict) and set(record) == {"header"}:
                 run.header = json_safe(record["header"])
                 continue
-            run.episodes.append(_page_episode(path, line, record, image_source))
+            run.episodes.append(_page_episode(path, line, record, image_source, prompts))
     except ViewError:
         raise
     except (ValueError, OSError) as err:
@@ -227,7 +234,7 @@ def load_run(
 
 
 def _page_episode(
-    path: Path, line: int, record: Any, image_source: ImageSource | None
+    path: Path, line: int, record: Any, image_source: ImageSource | None, prompts: bool
 ) -> dict[str, Any]:
     where = f"{path}:{line}"
     if not isinstance(record, dict):
@@ -251,9 +258,12 @@ def _page_episode(
     reached: list[str] = []
     for k, step in enumerate(raw_steps):
         page_step = _page_step(path, k, step, reached, image_source)
+        if prompts:
+            page_step["prompt"] = _prompt_text(step.get("prompt"))
         reached = _strings(step.get("milestones"))
         steps.append(page_step)
     group = record.get("group_id", record.get("group"))
+    anchor = record.get("anchor_step")
     return {
         "task": _text(record.get("task_id")),
         "env": _text(record.get("env_id")),
@@ -265,6 +275,7 @@ def _page_episode(
         "outcome": outcome,
         "infra_error": _text(infra_error) if infra_error else None,
         "group": None if group is None else _text(group),
+        "anchor_step": anchor if isinstance(anchor, int) and not isinstance(anchor, bool) else None,
         "n": length,
         "ret": _round(sum(_number(s.get("reward")) or 0.0 for s in raw_steps)),
         "task_reward": _number(record.get("task_reward")),
@@ -470,6 +481,33 @@ def _completion_text(step: dict[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def _prompt_text(prompt: Any) -> str | None:
+    """A prompt as text: a string as is; chat messages as ``role: content`` blocks, with
+    text parts kept and images written ``[image]``."""
+    if isinstance(prompt, str):
+        return prompt or None
+    if not isinstance(prompt, list):
+        return None
+    blocks = []
+    for message in prompt:
+        if not isinstance(message, dict):
+            blocks.append(_text(message))
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                if isinstance(part, dict) and part.get("type") == "text":
+                    parts.append(_text(part.get("text")))
+                elif isinstance(part, dict) and part.get("type") in ("image", "image_url"):
+                    parts.append("[image]")
+                else:
+                    parts.append(_text(part))
+            content = "\n".join(parts)
+        blocks.append(f"{_text(message.get('role'))}: {_text(content)}")
+    return "\n\n".join(blocks) or None
 
 
 def _token_count(step: dict[str, Any]) -> int | None:

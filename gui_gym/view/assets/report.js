@@ -191,7 +191,9 @@
     const add = (name, value) => { if (value !== null && value !== undefined && value !== "") facts.append(el("dt", { text: name }), el("dd", { text: String(value) })); };
     add("run", run.name); add("env", ep.env); add("category", ep.category); add("split", ep.split); add("agent", ep.agent);
     add("seed", ep.seed === null ? null : fmt(ep.seed)); add("steps", fmt(ep.n)); add("return", fmt(ep.ret));
-    add("task reward", fmt(ep.task_reward)); add("group", ep.group); add("infra error", ep.infra_error);
+    add("task reward", fmt(ep.task_reward)); add("group", ep.group);
+    add("fork", ep.anchor_step === null || ep.anchor_step === undefined ? null : "steps before " + ep.anchor_step + " are shared by the group");
+    add("infra error", ep.infra_error);
     page.append(facts);
     if (ep.metadata && Object.keys(ep.metadata).length) {
       page.append(el("details", { class: "metadata" }, el("summary", { text: "metadata" }), el("pre", { text: JSON.stringify(ep.metadata, null, 1) })));
@@ -211,11 +213,13 @@
     const card = el("article", { class: "step" + (step.valid ? "" : " invalid"), id: "step-" + k });
     const picture = stepPicture(step);
     const body = el("div", { class: "step-body" });
-    body.append(el("h4", null, "Step " + fmt(step.k), step.end ? el("span", { class: "end", text: " · " + step.end }) : null));
+    body.append(el("h4", null, "Step " + fmt(step.k), step.end ? el("span", { class: "end", text: " · " + step.end }) : null,
+      k === ep.anchor_step ? el("span", { class: "fork", text: " · first step after the fork" }) : null));
     body.append(el("p", { class: "action" }, el("code", { text: step.action })));
     if (!step.valid) body.append(el("p", { class: "error" }, el("b", { text: "invalid action" }), step.error ? ": " + step.error : ""));
     if (step.description) body.append(el("p", { class: "description", text: step.description }));
     if (step.valid && step.error) body.append(el("p", { class: "error", text: step.error }));
+    if (step.prompt) body.append(el("details", { class: "prompt" }, el("summary", { text: "prompt" }), el("pre", { text: step.prompt })));
     if (step.thought) body.append(el("div", { class: "thought" }, el("b", { text: "thought" }), el("pre", { text: step.thought })));
     if (step.generated) {
       body.append(el("div", { class: "generated" }, el("b", { text: "generated" + (step.tokens !== null ? " (" + step.tokens + " tokens)" : "") }), el("pre", { text: step.generated })));
