@@ -9,6 +9,7 @@ import hashlib
 import http.client
 import json
 import math
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -396,6 +397,8 @@ def served(tmp_path_factory) -> Iterator[tuple[str, int, Path]]:
     write_jsonl(base / "secret.jsonl", [_record(task_id="SECRET")])
     (root / "escape.png").symlink_to(base / "secret.png")
     (root / "escape.jsonl").symlink_to(base / "secret.jsonl")
+    (root / os.fsdecode(b"not-utf8-\xff.jsonl")).write_text("")
+    (root / "<b>&amp;.jsonl").write_text("")
     server = make_server(root, port=0, quiet=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -421,6 +424,8 @@ def test_server_binds_loopback_and_lists_runs(served) -> None:
     assert served[0] == "127.0.0.1"
     status, body = _get(served, "/")
     assert status == 200 and b"sub/run.jsonl" in body
+    assert b"&lt;b&gt;&amp;amp;.jsonl" in body and b"<b>" not in body  # names are escaped
+    assert b"not-utf8" not in body  # a name a URL cannot carry is left out
     assert b"escape.jsonl" not in body  # a link leading outside is not listed
 
 

@@ -284,8 +284,9 @@
         const box = svg("rect", { class: "element role-" + role.replace(/[^a-z0-9_-]/gi, ""), x: x0, y: y0, width: x1 - x0, height: y1 - y0 });
         box.append(svg("title", { text: role + (label ? ": " + label : "") }));
         drawing.append(box);
-        if (label && y1 - y0 >= 10) {
-          drawing.append(svg("text", { x: x0 + 3, y: Math.min(y1 - 3, y0 + 13), class: "label", text: label.length > 40 ? label.slice(0, 39) + "…" : label }));
+        const fits = Math.floor((x1 - x0 - 4) / 6.2); // characters of 11px text the box holds
+        if (label && y1 - y0 >= 10 && fits >= 2) {
+          drawing.append(svg("text", { x: x0 + 3, y: Math.min(y1 - 3, y0 + 13), class: "label", text: label.length > fits ? label.slice(0, fits - 1) + "…" : label }));
         }
       }
       for (const child of overlay(width, height, step).childNodes) drawing.append(child.cloneNode(true));
