@@ -21,7 +21,7 @@ from gui_gym.view.sample import record_sample_run
 from gui_gym.view.server import make_server
 from tests.conftest import IN_CI, require
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # one browser start: about 5 s
 
 LONG = "x" * 200_000
 HOSTILE = {
