@@ -22,10 +22,10 @@ from gui_gym.rewards.milestone_store import MilestoneStore
 from gui_gym.rewards.milestones import milestone_step_rewards
 from gui_gym.wrappers import MilestoneWrapper
 
-TASK = "knead_bread_dough-bookmark"  # search, open the article, bookmark it
+TASK = "clean_oil_paint_brushes-bookmark"  # search, open the article, bookmark it
 KEY_STEPS = [
-    'type "knead bread dough" into "Search wikiHow" input',
-    'click "How to Knead Bread Dough" link',
+    'type "clean oil paint brushes" into "Search wikiHow" input',
+    'click "How to Clean Oil Paint Brushes" link',
     'click "Bookmark" button',
 ]
 
