@@ -30,10 +30,10 @@ from gui_gym.rewards.milestone_store import MilestoneStore
 from gui_gym.rewards.milestones import placeholder_pattern
 from gui_gym.wrappers import MilestoneVectorWrapper, MilestoneWrapper
 
-TASK = "knead_bread_dough-bookmark"
+TASK = "clean_oil_paint_brushes-bookmark"
 KEY_STEPS = [
-    'type "knead bread dough" into "Search wikiHow" input',
-    'click "How to Knead Bread Dough" link',
+    'type "clean oil paint brushes" into "Search wikiHow" input',
+    'click "How to Clean Oil Paint Brushes" link',
     'click "Bookmark" button',
 ]
 DEEP = "[" * 100_000
@@ -185,7 +185,7 @@ def test_the_vector_wrapper_flags_a_matcher_error_per_sub_env(tmp_path: Path) ->
     )
     wrapped.reset(seed=0)
     # sub-env 1's action is invalid, so it is not scored and carries no error
-    _, _, _, _, info = wrapped.step(np.array(['INPUT(0, "knead bread dough")', "garbage"]))
+    _, _, _, _, info = wrapped.step(np.array(['INPUT(0, "clean oil paint brushes")', "garbage"]))
     component = info["milestone"]
     assert list(component["hit"]) == [False, False]
     assert "LLMError" in component["model_error"][0] and component["model_error"][1] is None

@@ -78,7 +78,7 @@ def _step(index: int, **fields) -> dict:
 def test_recorded_steps_keep_each_wrappers_reward_components(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     env = ProgressRewardWrapper(
-        gym.make("GuiGym/WikiHow-v0", task="knead_bread_dough-bookmark"), MilestoneProgress()
+        gym.make("GuiGym/WikiHow-v0", task="clean_oil_paint_brushes-bookmark"), MilestoneProgress()
     )
     env = RecordTrajectories(env, path)
     agent = OracleAgent(env)
