@@ -170,7 +170,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     * ``max_steps``: truncate after this many steps (default: never; an episode has at most
       ``T`` steps anyway).
     * ``thought_fn``: a :class:`ThoughtGenerator` for the thought patches.
-    * ``require_think``: the format score needs a ``<think>...</think>`` block.
+    * ``require_think``: the format score needs a ``<think>...</think>`` block (default True:
+      UI-S1's output format is ``<think> ... </think> <action> ... </action>``, App. H).
+      Only the reward reads it; whether the action matches the expert's (and so whether the
+      rollout continues, is patched, and counts for SOP) depends on the action alone.
     * ``gamma``: discount of the returns reported at the end (0.5).
     * ``reward_scheme``: ``"paper"`` or ``"code"``.
     * ``screenshot``, ``history``, ``render_mode``, ``screen_size``: observation options.
@@ -198,7 +201,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         epsilon: float = 1,
         max_steps: int | None = None,
         thought_fn: ThoughtGenerator | None = None,
-        require_think: bool = False,
+        require_think: bool = True,  # UI-S1 App. H: <think> ... </think> <action> ... </action>
         gamma: float = DEFAULT_GAMMA,
         reward_scheme: Literal["paper", "code"] = "paper",
         screenshot: bool = False,
@@ -370,6 +373,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             result = MatchResult(False, False, f"unparseable action: {error}")
         else:
             result = self.matcher(predicted, expert.action, expert.tree)
+        # The reward is gated on the format (UI-S1 Eq. 8); continuing, patching and SOP
+        # depend on whether the action itself matches the expert's.
+        matched = predicted is not None and result.exact
         type_ok = format_ok and result.type_ok
         exact_ok = format_ok and result.exact
         reward = (step_reward if self.reward_scheme == "paper" else step_reward_code)(
@@ -383,7 +389,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         executed: str | None
         kept_thought: str | None
         patched = False
-        if exact_ok:
+        if matched:
             assert predicted is not None
             executed, kept_thought = str(predicted), own_thought
         elif self.patch != "none" and self._patches < self.epsilon:
@@ -400,10 +406,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
                 )
         else:
             executed, kept_thought = None, None
-        if not exact_ok and self._first_mismatch is None:
+        if not matched and self._first_mismatch is None:
             self._first_mismatch = judged
         self._rewards.append(reward)
-        self._matched.append(exact_ok)
+        self._matched.append(matched)
         self._patched.append(patched)
 
         terminated = False
@@ -438,7 +444,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
                 "type_ok": type_ok,
                 "exact_ok": exact_ok,
                 "match_reason": result.reason,
-                "matched": exact_ok,
+                "matched": matched,
                 "patched": patched,
                 "executed_action": executed,
                 "thought": kept_thought,
