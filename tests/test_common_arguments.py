@@ -72,7 +72,7 @@ def test_androidworld_category_is_the_app_and_a_typo_names_the_apps() -> None:
     env = gym.make("GuiGym/AndroidWorld-v0", category="clock", split="test")
     obs, info = env.reset(seed=3)
     assert info["task_id"].startswith("Clock")
-    with pytest.raises(ValueError, match="unknown category 'Clock'.*clock"):
+    with pytest.raises(ValueError, match=r"unknown category 'Clock'.*clock"):
         gym.make("GuiGym/AndroidWorld-v0", category="Clock")
 
 
