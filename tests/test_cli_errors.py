@@ -73,6 +73,7 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train-prm", "out"): ["{file}"],
     ("train-prm", "env_id"): ["GuiGym/Nope-v0", "GuiGym/SemiOnlineReplay-v0"],
     ("train-prm", "data"): ["{tmp}/none.jsonl"],
+    ("train-prm", "replay_dataset"): ["{tmp}/none", "{tmp}"],
     ("train-prm", "model"): ["{tmp}/none"],
     ("train-prm", "positive_token"): [" False", ""],
     ("train-prm", "negative_token"): [" True"],

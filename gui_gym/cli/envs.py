@@ -57,12 +57,13 @@ def list_envs(
             # Template suites (AndroidWorld): both splits run every template, with parameters
             # from disjoint seed streams.
             apps = ", ".join(suite.categories)
+            notes = base.template_notes() if hasattr(base, "template_notes") else ""
             table.add_row(
                 listed_id,
                 f"{len(suite)} templates",
                 str(len(suite)),
                 str(len(suite)),
-                f"apps: {apps}",
+                f"apps: {apps}{notes}",
             )
             env.close()
             continue

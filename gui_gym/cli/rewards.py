@@ -31,6 +31,14 @@ def train_prm_cmd(
     data: Annotated[
         Path | None, typer.Option(help="labelled steps (JSONL) instead of collecting them")
     ] = None,
+    replay_dataset: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay-dataset",
+            help="also collect single-step states from an expert dataset (gui-gym convert or "
+            "record output; repeat)",
+        ),
+    ] = None,
     max_tasks: Annotated[
         int | None, typer.Option(help="tasks per env (default: all)", min=1)
     ] = None,
@@ -78,11 +86,14 @@ def train_prm_cmd(
         typer.Option(help="tokens per example (default: 384 tiny model, 2048 --model)", min=16),
     ] = None,
     epochs: Annotated[int, typer.Option(help="passes over the data", min=1)] = 2,
-    batch_size: Annotated[int, typer.Option(help="steps per update", min=1)] = 16,
+    batch_size: Annotated[int, typer.Option(help="steps per update (the paper's 32)", min=1)] = 32,
     keep_best: Annotated[
         str,
-        typer.Option(help="keep the epoch with the best held-out auc or accuracy, or none (last)"),
-    ] = "auc",
+        typer.Option(
+            help="none (the paper's: the last epoch), or keep the epoch with the best "
+            "held-out auc or accuracy (ours)"
+        ),
+    ] = "none",
     lr_schedule: Annotated[
         str, typer.Option(help="constant (the paper's) or linear (decay to 0 over the run)")
     ] = "constant",
@@ -122,6 +133,13 @@ def train_prm_cmd(
         check_env_id(listed, allowed=list(gui_gym.ENV_IDS))
     if data is not None:
         existing_file(data, "--data")
+    for folder in replay_dataset or []:
+        from gui_gym.envs.replay import DatasetError, ExpertDataset
+
+        try:
+            ExpertDataset.load(existing_dir(folder, "--replay-dataset"))
+        except DatasetError as err:
+            raise UsageError(f"--replay-dataset: {err}") from None
     if model is not None:
         existing_dir(model, "--model")
     choose(keep_best, ("auc", "accuracy", "none"), "--keep-best")
@@ -139,8 +157,9 @@ def train_prm_cmd(
 
     report = run_training(
         out,
-        env_ids=env_id or ["GuiGym/WikiHow-v0"],
+        env_ids=env_id if env_id is not None else ([] if replay_dataset else ["GuiGym/WikiHow-v0"]),
         data=data,
+        replay_datasets=replay_dataset or [],
         max_tasks=max_tasks,
         random_rollouts=random_rollouts,
         noisy_rollouts=noisy_rollouts,
