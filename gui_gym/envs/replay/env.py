@@ -178,6 +178,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     * ``reward_scheme``: ``"paper"`` or ``"code"``.
     * ``screenshot``, ``history``, ``render_mode``, ``screen_size``: observation options.
     * ``trajectory``: always replay this trajectory (index or id).
+    * ``task``: always replay the first trajectory of this task id (the common argument of
+      every id; ``trajectory`` wins when both are given).
+    * ``category``: sample only trajectories of this category (None: all).
+    * ``split``: ``"all"`` (a dataset has no splits: record each split to its own folder).
     * ``skip_bad``, ``include_failed``: passed to :meth:`ExpertDataset.load`.
 
     ## Version History
@@ -211,6 +215,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         trajectory: int | str | None = None,
         skip_bad: bool = False,
         include_failed: bool = False,
+        task: str | None = None,
+        split: str = "all",
+        category: str | None = None,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -269,9 +276,21 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in self.screen_size
         ):
             raise ValueError(f"screen_size must be (width, height) in pixels, got {screen_size!r}")
-        self._fixed: int | None = (
-            self.dataset.index_of(trajectory) if trajectory is not None else None
-        )
+        if split != "all":
+            raise ValueError(
+                f"split must be 'all' for a replay dataset (it has no splits; record each "
+                f"split to its own folder), got {split!r}"
+            )
+        fixed = trajectory if trajectory is not None else task
+        self._fixed: int | None = self.dataset.index_of(fixed) if fixed is not None else None
+        self._pool = list(range(len(self.dataset)))
+        if category is not None:
+            self._pool = [i for i, t in enumerate(self.dataset) if t.category == category]
+            if not self._pool:
+                known = sorted({t.category for t in self.dataset if t.category})
+                raise ValueError(
+                    f"unknown category {category!r}; this dataset has: {', '.join(known)}"
+                )
         self._shots: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
 
         obs_spaces: dict[str, spaces.Space[Any]] = {
@@ -328,7 +347,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         elif self._fixed is not None:
             index = self._fixed
         else:
-            index = int(self.np_random.integers(len(self.dataset)))
+            index = self._pool[int(self.np_random.integers(len(self._pool)))]
         self.trajectory_index = index
         self.trajectory = self.dataset[index]
         self._t = 0
