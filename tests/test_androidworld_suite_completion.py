@@ -38,13 +38,13 @@ def test_expense_from_markor_note_lists_targets_among_noise_and_needs_the_plain_
 def test_from_markor_milestones_need_the_note_read_first() -> None:
     env = make("RecipeAddMultipleRecipesFromMarkor", seed=1)
     base = env.unwrapped
-    assert [m.name for m in base.task.milestones][:2] == ["note_opened", "editor_opened"]
+    assert [m.name for m in base.task.milestones][:2] == ["source_opened", "editor_opened"]
     step(env, 'OPEN_APP("Broccoli")')
     new = base.ui_tree.find_one(handler="recipes.new")
     step(env, Action(ActionType.CLICK, index=new.index))
     assert base.state.screen_name == "recipes/edit" and base.milestones == []
     oracle_until(env, lambda: "editor_opened" in base.milestones, limit=8)
-    assert base.milestones[:2] == ["note_opened", "editor_opened"]
+    assert base.milestones[:2] == ["source_opened", "editor_opened"]
     assert "recipes" in base.state.opened and "markor" in base.state.opened
 
 
@@ -273,3 +273,76 @@ def test_vlc_two_playlists_half_credit() -> None:
     base = env.unwrapped
     oracle_until(env, lambda: len(base.state.apps["vlc"].playlists) == 1, limit=12)
     assert score(env) == 0.5 and base.milestones[-1] == "playlist_created_1"
+
+
+# -- pictures: content only in pixels ----------------------------------------------------------
+
+_VISION = (
+    "ExpenseAddMultipleFromGallery",
+    "MarkorTranscribeReceipt",
+    "RecipeAddMultipleRecipesFromImage",
+)
+
+
+def _hidden_strings(task) -> list[str]:
+    """What a template's picture shows that the agent needs (and must not find as text)."""
+    params = task.params
+    if task.name == "MarkorTranscribeReceipt":
+        return params["text"].split("\n")[1:]
+    if task.name == "ExpenseAddMultipleFromGallery":
+        return [f"{t['name']}" for t in params["targets"]] + [
+            f"${t['amount'] / 100}" for t in params["targets"]
+        ]
+    return [t["directions"] for t in params["targets"]]
+
+
+def test_picture_content_is_in_the_pixels_and_absent_from_every_screen_text() -> None:
+    import numpy as np
+
+    from gui_gym.envs.androidworld.apps.gallery import render_picture
+    from gui_gym.envs.androidworld.tasks import TASKS
+
+    assert sorted(n for n, c in TASKS.items() if c.needs_vision) == sorted(_VISION)
+    for name in _VISION:
+        env = make(name, seed=1)
+        base = env.unwrapped
+        hidden = _hidden_strings(base.task)
+        assert hidden
+        seen_picture = False
+        for _ in range(20):
+            action = base.oracle_action()
+            if action.type in (ActionType.INPUT, ActionType.DONE, ActionType.ANSWER):
+                break  # from here the agent types what it read
+            step(env, action)
+            tree = base.ui_tree
+            texts = [tree.text, tree.all_text, *(e.description for e in tree.elements)]
+            for s in hidden:
+                assert not any(s in t for t in texts), (name, s)
+            picture = tree.find_one(resource_id="picture")
+            if picture is None:
+                continue
+            seen_picture = True
+            shot = base._screenshot(tree)
+            x0, y0, x1, y1 = picture.bounds
+            lines = base.state.apps["gallery"].pictures[picture.handler_arg]
+            shown = " ".join(lines)  # wrapped at spaces: joined back with spaces
+            assert all(s in shown for s in hidden) or picture.handler_arg.startswith("DCIM/old")
+            assert np.array_equal(shot[y0:y1, x0:x1], render_picture(lines, x1 - x0, y1 - y0))
+            white = np.full_like(shot[y0:y1, x0:x1], 255)
+            assert not np.array_equal(shot[y0:y1, x0:x1], white)  # text was drawn
+        assert seen_picture, name
+
+
+def test_gallery_copy_to_download_and_list_says_which_templates_need_vision() -> None:
+    env = make("SaveCopyOfReceiptTaskEval", seed=0)
+    base = env.unwrapped
+    name = base.task.params["file_name"]
+    oracle_until(env, lambda: base.state.dialog is not None, limit=6)
+    copy_to_dcim = base.ui_tree.find_one(handler="gallery.copy_to", handler_arg="DCIM")
+    assert not step(env, Action(ActionType.CLICK, index=copy_to_dcim.index))["action_valid"]
+    assert score(env) == 0.0
+    oracle_until(env, lambda: score(env) == 1.0, limit=4)
+    assert base.state.apps["gallery"].pictures[f"Download/{name}"] == tuple(
+        base.task.params["lines"]
+    )
+    assert "need vision (3" in base.template_notes()

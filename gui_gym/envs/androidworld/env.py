@@ -12,6 +12,7 @@ from gui_gym.core.sim import SimGuiEnv
 from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UITree
 from gui_gym.envs.androidworld.apps import default_apps
+from gui_gym.envs.androidworld.apps.gallery import draw_pictures
 from gui_gym.envs.androidworld.draw import draw_phone
 from gui_gym.envs.androidworld.phone import Phone, PhoneState
 from gui_gym.envs.androidworld.tasks import TASKS, AndroidWorldTask
@@ -131,10 +132,15 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
     @staticmethod
     def template_notes() -> str:
         """What ``gui-gym list`` says about the templates beyond their apps: which are solved
-        at start (left out by ``exclude_solved_at_start=True``)."""
+        at start (left out by ``exclude_solved_at_start=True``) and which need vision (what
+        they ask for is drawn only into the screenshot)."""
         solved = sorted(name for name, cls in TASKS.items() if cls.solved_at_start)
-        return f"; solved at start ({len(solved)}, exclude_solved_at_start=True): " + ", ".join(
-            solved
+        vision = sorted(name for name, cls in TASKS.items() if cls.needs_vision)
+        return (
+            f"; solved at start ({len(solved)}, exclude_solved_at_start=True): "
+            + ", ".join(solved)
+            + f"; need vision ({len(vision)}, content only in the screenshot): "
+            + ", ".join(vision)
         )
 
     def _info(
@@ -166,7 +172,9 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         self._restore_portable_state(state, load_suite(), app, task=task)
 
     def _screenshot(self, screen: UITree) -> np.ndarray:
-        return draw_phone(screen)
+        shot = draw_phone(screen)
+        # pictures show their content only as pixels (not in the screen's text)
+        return draw_pictures(shot, screen, self.state)
 
     def _candidate_texts(self) -> tuple[str, ...]:
         assert isinstance(self.task, AndroidWorldTask)
