@@ -280,6 +280,7 @@ def test_vlc_two_playlists_half_credit() -> None:
 _VISION = (
     "ExpenseAddMultipleFromGallery",
     "MarkorTranscribeReceipt",
+    "MarkorTranscribeVideo",
     "RecipeAddMultipleRecipesFromImage",
 )
 
@@ -289,6 +290,8 @@ def _hidden_strings(task) -> list[str]:
     params = task.params
     if task.name == "MarkorTranscribeReceipt":
         return params["text"].split("\n")[1:]
+    if task.name == "MarkorTranscribeVideo":
+        return list(params["messages"])
     if task.name == "ExpenseAddMultipleFromGallery":
         return [f"{t['name']}" for t in params["targets"]] + [
             f"${t['amount'] / 100}" for t in params["targets"]
@@ -296,10 +299,21 @@ def _hidden_strings(task) -> list[str]:
     return [t["directions"] for t in params["targets"]]
 
 
-def test_picture_content_is_in_the_pixels_and_absent_from_every_screen_text() -> None:
+def _drawn_text(base, element) -> str:
+    """The text a pixel-only element shows now, from the app data."""
+    from gui_gym.envs.androidworld.apps.media import frame_index
+
+    state = base.state
+    if element.handler == "gallery.picture":
+        return " ".join(state.apps["gallery"].pictures[element.handler_arg])
+    item = state.apps["vlc"].item(int(element.handler_arg))
+    return item.frames[frame_index(item, state.apps["vlc"].position_s)]
+
+
+def test_pixel_content_is_in_the_screenshot_and_absent_from_every_screen_text() -> None:
     import numpy as np
 
-    from gui_gym.envs.androidworld.apps.gallery import render_picture
+    from gui_gym.envs.androidworld.pixels import PIXEL_SOURCES, render_lines
     from gui_gym.envs.androidworld.tasks import TASKS
 
     assert sorted(n for n, c in TASKS.items() if c.needs_vision) == sorted(_VISION)
@@ -308,7 +322,7 @@ def test_picture_content_is_in_the_pixels_and_absent_from_every_screen_text() ->
         base = env.unwrapped
         hidden = _hidden_strings(base.task)
         assert hidden
-        seen_picture = False
+        shown = ""
         for _ in range(20):
             action = base.oracle_action()
             if action.type in (ActionType.INPUT, ActionType.DONE, ActionType.ANSWER):
@@ -318,19 +332,19 @@ def test_picture_content_is_in_the_pixels_and_absent_from_every_screen_text() ->
             texts = [tree.text, tree.all_text, *(e.description for e in tree.elements)]
             for s in hidden:
                 assert not any(s in t for t in texts), (name, s)
-            picture = tree.find_one(resource_id="picture")
-            if picture is None:
-                continue
-            seen_picture = True
-            shot = base._screenshot(tree)
-            x0, y0, x1, y1 = picture.bounds
-            lines = base.state.apps["gallery"].pictures[picture.handler_arg]
-            shown = " ".join(lines)  # wrapped at spaces: joined back with spaces
-            assert all(s in shown for s in hidden) or picture.handler_arg.startswith("DCIM/old")
-            assert np.array_equal(shot[y0:y1, x0:x1], render_picture(lines, x1 - x0, y1 - y0))
-            white = np.full_like(shot[y0:y1, x0:x1], 255)
-            assert not np.array_equal(shot[y0:y1, x0:x1], white)  # text was drawn
-        assert seen_picture, name
+            for e in tree.elements:
+                if e.handler not in PIXEL_SOURCES:
+                    continue
+                x0, y0, x1, y1 = e.bounds
+                crop = base._screenshot(tree)[y0:y1, x0:x1]
+                drawn = _drawn_text(base, e)
+                lines = tuple(drawn.split("\n")) if e.handler == "vlc.frame" else None
+                if lines is None:
+                    lines = base.state.apps["gallery"].pictures[e.handler_arg]
+                assert np.array_equal(crop, render_lines(lines, x1 - x0, y1 - y0))
+                assert not np.array_equal(crop, np.full_like(crop, 255))  # text was drawn
+                shown += " " + drawn
+        assert all(s in shown for s in hidden), name  # every hidden string was in the pixels
 
 
 def test_gallery_copy_to_download_and_list_says_which_templates_need_vision() -> None:
@@ -345,4 +359,4 @@ def test_gallery_copy_to_download_and_list_says_which_templates_need_vision() ->
     assert base.state.apps["gallery"].pictures[f"Download/{name}"] == tuple(
         base.task.params["lines"]
     )
-    assert "need vision (3" in base.template_notes()
+    assert "need vision (4" in base.template_notes()

@@ -12,9 +12,9 @@ from gui_gym.core.sim import SimGuiEnv
 from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UITree
 from gui_gym.envs.androidworld.apps import default_apps
-from gui_gym.envs.androidworld.apps.gallery import draw_pictures
 from gui_gym.envs.androidworld.draw import draw_phone
 from gui_gym.envs.androidworld.phone import Phone, PhoneState
+from gui_gym.envs.androidworld.pixels import draw_pixels
 from gui_gym.envs.androidworld.tasks import TASKS, AndroidWorldTask
 
 __all__ = ["AndroidWorldEnv", "load_suite", "make_env"]
@@ -174,7 +174,7 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
     def _screenshot(self, screen: UITree) -> np.ndarray:
         shot = draw_phone(screen)
         # pictures show their content only as pixels (not in the screen's text)
-        return draw_pictures(shot, screen, self.state)
+        return draw_pixels(shot, screen, self.state)
 
     def _candidate_texts(self) -> tuple[str, ...]:
         assert isinstance(self.task, AndroidWorldTask)

@@ -4,34 +4,31 @@ storage, grouped by folder.
 The pictures are the image files (``.jpg``, ``.png``) of the Files app's storage; what a
 picture *shows* (a receipt, a list of expenses, recipes) is kept as lines of text in
 :class:`GalleryData` and reaches the agent only as pixels: the viewer's image element carries
-no text, and the env draws the lines into the screenshot (:func:`render_picture`). A text-only
-agent sees "Image receipt.png"; a vision-language agent reads the receipt, as on a phone.
+no text, and the env draws the lines into the screenshot (:func:`~gui_gym.envs.androidworld.pixels.render_lines`). A text-only
+agent sees "Image receipt.png"; a vision-language agent reads the receipt, as on a phone
+(see :mod:`~gui_gym.envs.androidworld.pixels`).
 
 The viewer's "Copy to" opens a folder choice and copies the file there (content included).
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
-from PIL import Image, ImageDraw
 
 from gui_gym.core.actions import Action
-from gui_gym.core.draw import _font as pillow_font
 from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
-from gui_gym.core.ui import UIElement, UITree
+from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.files import FilesData, basename, parent
 from gui_gym.envs.androidworld.phone import AppView, Dialog, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.pixels import pixel_source, render_lines
 
 __all__ = [
     "COPY_FOLDERS",
     "GalleryApp",
     "GalleryData",
-    "draw_pictures",
-    "render_picture",
 ]
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
@@ -126,39 +123,7 @@ class GalleryApp(PhoneApp):
         phone.toast = f"Copied to {folder}"
 
 
-@functools.lru_cache(maxsize=64)
-def render_picture(lines: tuple[str, ...], width: int, height: int) -> np.ndarray:
-    """A picture showing ``lines`` of dark text on white (a receipt, a note photographed):
-    the pixels a screenshot shows for it, ``(height, width, 3)`` uint8. A picture with no
-    lines is a plain photo (a grey-blue gradient)."""
-    if not lines:
-        column = np.linspace(150, 210, max(1, height), dtype=np.uint8)
-        photo = np.stack([column, column + 10, np.full_like(column, 230)], axis=-1)
-        return np.repeat(photo[:, None, :], max(1, width), axis=1)
-    image = Image.new("RGB", (max(1, width), max(1, height)), (255, 255, 255))
-    draw = ImageDraw.Draw(image)
-    size = max(8, min(11 * width // 344 if width >= 344 else 11, height // max(1, len(lines))))
-    font = pillow_font(size)
-    line_h = max(size + 2, 1)
-    y = 4
-    for line in lines:
-        draw.text((6, y), line, fill=(20, 20, 20), font=font)
-        y += line_h
-    array = np.asarray(image, dtype=np.uint8)
-    array.setflags(write=False)
-    return array
-
-
-def draw_pictures(screenshot: np.ndarray, tree: UITree, phone: PhoneState) -> np.ndarray:
-    """Draw what each picture on screen shows into ``screenshot`` (in place; returned)."""
-    data: GalleryData | None = phone.apps.get("gallery")
-    if data is None:
-        return screenshot
-    for e in tree.find(handler="gallery.picture"):
-        x0, y0, x1, y1 = e.bounds
-        y1 = min(y1, screenshot.shape[0])
-        if x1 <= x0 or y1 <= y0:
-            continue
-        pixels = render_picture(data.pictures.get(e.handler_arg, ()), x1 - x0, e.bounds[3] - y0)
-        screenshot[y0:y1, x0:x1] = pixels[: y1 - y0]
-    return screenshot
+@pixel_source("gallery.picture")
+def _picture_pixels(phone: PhoneState, path: str, width: int, height: int) -> np.ndarray:
+    data: GalleryData = phone.apps["gallery"]
+    return render_lines(data.pictures.get(path, ()), width, height)
