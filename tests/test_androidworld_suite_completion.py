@@ -360,3 +360,49 @@ def test_gallery_copy_to_download_and_list_says_which_templates_need_vision() ->
         base.task.params["lines"]
     )
     assert "need vision (4" in base.template_notes()
+
+
+# -- Simple Draw Pro -------------------------------------------------------------------------
+
+
+def test_drawing_needs_a_stroke_and_the_pictures_folder() -> None:
+    import numpy as np
+
+    env = make("SimpleDrawProCreateDrawing", seed=2)
+    base = env.unwrapped
+    name = base.task.params["file_name"]
+    step(env, 'OPEN_APP("Simple Draw Pro")')
+    canvas = base.ui_tree.find_one(handler="draw.canvas")
+    x0, y0, x1, y1 = canvas.bounds
+    blank = base._screenshot(base.ui_tree)[y0:y1, x0:x1].copy()
+    assert (blank == 255).all()
+
+    def save(folder: str) -> None:
+        step(
+            env,
+            Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="draw.save_menu").index),
+        )
+        field = base.ui_tree.find_one(handler_arg="name", editable=True)
+        step(env, Action(ActionType.INPUT, index=field.index, text=name))
+        step(env, "GOBACK()")
+        radio = base.ui_tree.find_one(handler="draw.folder", handler_arg=folder)
+        step(env, Action(ActionType.CLICK, index=radio.index))
+        step(env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="draw.save").index))
+
+    save("Pictures")  # an empty canvas
+    assert score(env) == 0.0
+    step(
+        env,
+        Action(
+            ActionType.SCROLL,
+            index=base.ui_tree.find_one(handler="draw.canvas").index,
+            direction="down",
+        ),
+    )
+    assert len(base.state.apps["draw"].strokes) == 1
+    drawn = base._screenshot(base.ui_tree)[y0:y1, x0:x1]
+    assert not np.array_equal(drawn, blank)  # the stroke is in the pixels
+    save("Download")
+    assert score(env) == 0.0
+    save("Pictures")
+    assert score(env) == 1.0
