@@ -316,7 +316,8 @@ def test_pixel_content_is_in_the_screenshot_and_absent_from_every_screen_text() 
     from gui_gym.envs.androidworld.pixels import PIXEL_SOURCES, render_lines
     from gui_gym.envs.androidworld.tasks import TASKS
 
-    assert sorted(n for n, c in TASKS.items() if c.needs_vision) == sorted(_VISION)
+    vision = {n for n, c in TASKS.items() if c.needs_vision}
+    assert vision == {*_VISION, "BrowserMaze", "BrowserDraw"}  # the games: colours, walls
     for name in _VISION:
         env = make(name, seed=1)
         base = env.unwrapped
@@ -359,7 +360,7 @@ def test_gallery_copy_to_download_and_list_says_which_templates_need_vision() ->
     assert base.state.apps["gallery"].pictures[f"Download/{name}"] == tuple(
         base.task.params["lines"]
     )
-    assert "need vision (4" in base.template_notes()
+    assert "need vision (6" in base.template_notes()
 
 
 # -- Simple Draw Pro -------------------------------------------------------------------------
@@ -406,3 +407,78 @@ def test_drawing_needs_a_stroke_and_the_pictures_folder() -> None:
     assert score(env) == 0.0
     save("Pictures")
     assert score(env) == 1.0
+
+
+# -- Chrome games ------------------------------------------------------------------------------
+
+
+def _open_page(env) -> None:
+    base = env.unwrapped
+    oracle_until(env, lambda: base.task._on_page(base.state), limit=8)
+    assert base.state.opened[0] == "files"  # opened from the file manager, with Chrome
+
+
+def test_maze_walls_block_and_success_counts_only_while_chrome_shows_it() -> None:
+    from gui_gym.envs.androidworld.apps.chrome import MOVES
+
+    env = make("BrowserMaze", seed=3)
+    base = env.unwrapped
+    _open_page(env)
+    game = base.state.apps["chrome"].games["Download/task.html"]
+    assert base.ui_tree.find_one(description="Maze").text == ""  # walls only in pixels
+    blocked = next(
+        d
+        for d, (dr, dc) in MOVES.items()
+        if not (0 <= dr < 4 and 0 <= dc < 4 and game["layout"][dr][dc] == ".")
+    )
+    step(env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler_arg=blocked).index))
+    assert game["pos"] == [0, 0]
+    oracle_until(env, lambda: game["success"], limit=12)
+    assert base.ui_tree.find_one(text="Success!") is not None and score(env) == 1.0
+    step(env, "HOME()")
+    assert score(env) == 0.0  # AndroidWorld looks for Success! on screen, in Chrome
+
+
+def test_multiply_needs_the_product_of_all_five_numbers() -> None:
+    import math
+
+    env = make("BrowserMultiply", seed=4)
+    base = env.unwrapped
+    _open_page(env)
+    game = base.state.apps["chrome"].games["Download/task.html"]
+    seen = []
+    for _ in range(5):
+        seen.append(int(base.ui_tree.find_one(resource_id="number").text))
+        step(
+            env,
+            Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="chrome.click_me").index),
+        )
+    assert seen == game["numbers"] and base.ui_tree.find_one(resource_id="number") is None
+    field = base.ui_tree.find_one(handler_arg="answer", editable=True)
+    step(env, Action(ActionType.INPUT, index=field.index, text=str(math.prod(seen[:4]))))
+    step(env, "GOBACK()")
+    step(env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="chrome.submit").index))
+    assert score(env) == 0.0
+    field = base.ui_tree.find_one(handler_arg="answer", editable=True)
+    step(env, Action(ActionType.INPUT, index=field.index, text=str(math.prod(seen))))
+    step(env, "GOBACK()")
+    step(env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="chrome.submit").index))
+    assert score(env) == 1.0
+
+
+def test_draw_needs_all_three_colours_and_the_palette_has_no_labels() -> None:
+    env = make("BrowserDraw", seed=5)
+    base = env.unwrapped
+    _open_page(env)
+    game = base.state.apps["chrome"].games["Download/task.html"]
+    pens = base.ui_tree.find(handler="chrome.pen")
+    assert pens and all(p.text == "" and p.description == "" for p in pens)
+    oracle_until(env, lambda: len({s["color"] for s in game["strokes"]}) == 2, limit=10)
+    game["success"] = False
+    submit = base.ui_tree.find_one(handler="chrome.submit")
+    while submit is None:
+        step(env, "SCROLL(up)")
+        submit = base.ui_tree.find_one(handler="chrome.submit")
+    step(env, Action(ActionType.CLICK, index=submit.index))
+    assert score(env) == 0.0  # two of the three colours
+    oracle_until(env, lambda: score(env) == 1.0, limit=8)

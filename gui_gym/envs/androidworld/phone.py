@@ -33,6 +33,7 @@ __all__ = [
     "PhoneState",
     "Screen",
     "SystemState",
+    "bring_to_front",
     "icon",
     "visible_args",
 ]
@@ -371,13 +372,7 @@ class Phone(SimApp[PhoneState]):
 
     def launch(self, state: PhoneState, key: str) -> None:
         """Bring app ``key`` to the foreground, resuming its stack (or starting at its root)."""
-        state.shade = False
-        state.dialog = None
-        state.focus = ""
-        state.foreground = key
-        if not state.stacks.get(key):
-            state.stacks[key] = [Screen(self.apps[key].root)]
-        state.opened.append(key)
+        bring_to_front(state, key, self.apps[key].root)
 
     # -- views ----------------------------------------------------------------------------------
 
@@ -744,6 +739,18 @@ class Phone(SimApp[PhoneState]):
         ):
             raise InvalidAction("a dialog is open; choose one of its buttons or GOBACK")
         super()._dispatch(state, action, element)
+
+
+def bring_to_front(state: PhoneState, key: str, root: str = "main") -> None:
+    """Bring app ``key`` to the foreground, resuming its stack (or starting at ``root``), as
+    the launcher does; apps call it to hand a file to another app ("Open with")."""
+    state.shade = False
+    state.dialog = None
+    state.focus = ""
+    state.foreground = key
+    if not state.stacks.get(key):
+        state.stacks[key] = [Screen(root)]
+    state.opened.append(key)
 
 
 def visible_args(phone: PhoneState, app: PhoneApp, handler: str, screen: str = "main") -> set[str]:
