@@ -482,3 +482,45 @@ def test_draw_needs_all_three_colours_and_the_palette_has_no_labels() -> None:
     step(env, Action(ActionType.CLICK, index=submit.index))
     assert score(env) == 0.0  # two of the three colours
     oracle_until(env, lambda: score(env) == 1.0, limit=8)
+
+
+# -- OsmAnd ------------------------------------------------------------------------------------
+
+
+def test_osmand_search_by_name_or_coordinates_and_near_checks() -> None:
+    from gui_gym.envs.androidworld.apps.osmand import PLACES, Point, place_coords, search
+
+    assert [p.name for p in search("planken")] == [
+        "Oberplanken, Liechtenstein",
+        "Planken, Liechtenstein",
+    ]
+    lat, lon = PLACES["Malbun, Liechtenstein"]
+    (hit,) = search(f"{lat}, {lon}")
+    assert (hit.lat, hit.lon) == (lat, lon)
+    env = make("OsmAndMarker", seed=0)
+    base = env.unwrapped
+    coords = place_coords(base.task.params["location"])
+    markers = base.state.apps["osmand"].markers
+    markers.append(Point("off", coords[0] + 0.0015, coords[1]))  # ~160 m away
+    assert score(env) == 0.0
+    markers.append(Point("on", coords[0] + 0.0009, coords[1] - 0.0009))
+    assert score(env) == 1.0
+    base.state.apps["osmand"].markers = []
+    base.state.apps["osmand"].favorites.append(Point("x", *coords))
+    assert score(env) == 0.0  # a favourite is not a marker
+
+
+def test_osmand_track_needs_the_waypoints_in_order() -> None:
+    from gui_gym.envs.androidworld.apps.osmand import PLACES, Point
+
+    env = make("OsmAndTrack", seed=1)
+    base = env.unwrapped
+    points = [Point(w, *PLACES[w]) for w in base.task.params["waypoints"]]
+    tracks = base.state.apps["osmand"].tracks
+    tracks["reversed"] = points[::-1]
+    assert score(env) == 0.0
+    tracks["partial"] = points[:-1]
+    assert score(env) == 0.0
+    detour = [points[0], Point("Vaduz", 47.14, 9.52), *points[1:]]
+    tracks["with a detour"] = detour  # passing through the waypoints in order counts
+    assert score(env) == 1.0
