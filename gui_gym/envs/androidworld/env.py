@@ -147,6 +147,7 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         solved = sorted(name for name, t in cls.templates.items() if t.solved_at_start)
         vision = sorted(name for name, t in cls.templates.items() if t.needs_vision)
         return (
+            f"; {len(cls.templates)}/116 AndroidWorld task names"
             f"; solved at start ({len(solved)}, exclude_solved_at_start=True): "
             + ", ".join(solved)
             + f"; need vision ({len(vision)}, content only in the screenshot): "
