@@ -6,6 +6,7 @@ These tests drive a real headless Chromium. In CI a missing browser or ``miniwob
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from pathlib import Path
@@ -498,3 +499,170 @@ def test_four_async_envs_and_a_killed_browser_inside_one() -> None:
         assert np.all(infos["task_reward"][terminated] == 1.0)
     finally:
         envs.close()
+
+
+# -- label targets, typing cap, web actions (issue 16 items 4 and 8; issue 24) -----------------
+
+
+def test_label_targeted_actions_resolve_or_are_invalid_with_a_reason(multi: gym.Env) -> None:
+    env = multi.unwrapped
+    env.reset(seed=0, options={"task": "click-test"})
+    *_, info = env.step('DOUBLE_CLICK("nothing here")')
+    assert not info["action_valid"]
+    assert "no clickable element labelled 'nothing here'" in info["action_error"]
+    *_, info = env.step('DOUBLE_CLICK("click me!")')  # any case, as in the simulated apps
+    assert info["action_valid"] and env.last_miniwob_actions[0]["coords"].tolist() == [68, 160]
+    env.reset(seed=0, options={"task": "click-test"})
+    *_, terminated, _, info = env.step('CLICK("Click Me!")')
+    assert terminated and info["task_reward"] == 1.0
+
+
+def test_input_longer_than_the_cap_is_invalid_and_types_nothing(multi: gym.Env) -> None:
+    from gui_gym.envs.miniwob.env import MAX_INPUT_CHARS
+
+    env = multi.unwrapped
+    env.reset(seed=0, options={"task": "enter-text"})
+    field = next(e for e in env.ui_tree.elements if e.editable)
+    *_, info = env.step(f'INPUT({field.index}, "{"x" * (MAX_INPUT_CHARS + 1)}")')
+    assert (
+        not info["action_valid"] and f"at most {MAX_INPUT_CHARS} characters" in info["action_error"]
+    )
+    assert env.ui_tree.elements[field.index].text == ""
+    *_, info = env.step(f'INPUT({field.index}, "{"y" * MAX_INPUT_CHARS}")')
+    assert info["action_valid"] and env.ui_tree.elements[field.index].text == "y" * MAX_INPUT_CHARS
+
+
+def test_select_chooses_an_option_the_screen_lists(multi: gym.Env) -> None:
+    env = multi.unwrapped
+    env.reset(seed=0, options={"task": "choose-list"})
+    target = env.context().state.fields["target"]
+    select = next(e for e in env.ui_tree.elements if e.role == "select")
+    options = [env.ui_tree.elements[i] for i in select.children]
+    assert all(o.role == "option" for o in options) and target in [o.text for o in options]
+    assert sum(o.selected for o in options) == 1 and select.text == next(
+        o.text for o in options if o.selected
+    )
+    *_, info = env.step(f'SELECT({select.index}, "no such option")')
+    assert not info["action_valid"] and "has no option 'no such option'" in info["action_error"]
+    *_, info = env.step(f'SELECT({select.index + 1}, "{target}")')
+    assert not info["action_valid"] and "needs a <select>" in info["action_error"]
+    *_, info = env.step(f'SELECT({select.index}, "{target}")')
+    assert info["action_valid"] and env.ui_tree.elements[select.index].text == target
+    *_, terminated, _, info = env.step('CLICK("Submit")')
+    assert terminated and info["task_reward"] == 1.0
+
+
+def test_drag_moves_an_element_and_drag_xy_checks_its_points(multi: gym.Env) -> None:
+    env = multi.unwrapped
+    env.reset(seed=0, options={"task": "drag-box"})
+    small = next(e for e in env.ui_tree.elements if e.resource_id == "draggableSmall")
+    large = next(e for e in env.ui_tree.elements if e.resource_id == "draggableLarge")
+    *_, info = env.step(f"DRAG_XY(10, 10, 10, {env.ui_tree.height + 5})")
+    assert not info["action_valid"] and "off the 160x210 screen" in info["action_error"]
+    *_, info = env.step(f"DRAG({small.index}, {large.index})")
+    assert info["action_valid"]
+    moved = env.ui_tree.elements[small.index]
+    assert moved.center != small.center and abs(moved.center[0] - large.center[0]) <= 1
+    *_, terminated, _, info = env.step('CLICK("Submit")')
+    assert terminated and info["task_reward"] == 1.0
+
+
+_KILL_SCRIPT = """
+import time, gymnasium as gym, gui_gym
+env = gym.make("GuiGym/MiniWoB-click-test-v0")
+env.reset(seed=0)
+print(env.unwrapped.browser_pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_sigkill_of_the_env_process_takes_the_browser_with_it() -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def members(pgid: int) -> list[int]:
+        alive = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                fields = stat[stat.rindex(")") + 2 :].split()
+                if int(fields[2]) == pgid and fields[0] != "Z":
+                    alive.append(int(entry.name))
+        return alive
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILL_SCRIPT],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(gui_gym.__file__).parents[1])},
+    )
+    try:
+        driver_pid = int(child.stdout.readline())
+        assert len(members(driver_pid)) >= 3  # chromedriver, Chromium, the watchdog
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    deadline = time.monotonic() + 20
+    while members(driver_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert members(driver_pid) == []
+
+
+@pytest.mark.timeout(240)
+def test_fuzzed_action_strings_never_raise_or_hang(multi: gym.Env) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    env = multi.unwrapped
+    env.reset(seed=0, options={"task": "enter-text"})
+    pathological = st.sampled_from(
+        [
+            "x" * 65_536,
+            "CLICK(" + " " * 65_000 + "3)",
+            "```\n" + "\n" * 60_000 + "x",
+            'INPUT(4, "' + "\U0001f600" * 5000 + '")',
+            'INPUT(4, "\\ud83d")',
+            'INPUT(4, "\ud83d")',
+            'CLICK("\udc00")',
+            "DRAG(3, 99999999)",
+            'SELECT(0, "")',
+            "DOUBLE_CLICK()",
+            "SCROLL(down, 999)",
+            '{"action_type": "drag", "x": 1e308, "y": 0, "end_x": 0, "end_y": 0}',
+            "DRAG_XY(-0, 0, 159.999, 209.999)",
+        ]
+    )
+    calls = st.builds(
+        lambda name, args: f"{name}({', '.join(args)})",
+        st.sampled_from(
+            ["CLICK", "INPUT", "DOUBLE_CLICK", "KEY", "SCROLL", "DRAG", "DRAG_XY", "SELECT", "TYPE"]
+        ),
+        st.lists(
+            st.one_of(
+                st.integers(-3, 40).map(str),
+                st.text(max_size=30).map(json.dumps),
+                st.text(max_size=10),
+            ),
+            max_size=5,
+        ),
+    )
+
+    @settings(
+        max_examples=60,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(st.one_of(pathological, calls, st.text(max_size=200)))
+    def step_once(action: str) -> None:
+        _, _, terminated, truncated, info = env.step(action)
+        assert isinstance(info["action_valid"], bool)
+        if terminated or truncated:
+            env.reset(seed=0, options={"task": "enter-text"})
+
+    step_once()

@@ -8,6 +8,7 @@ our :class:`~gui_gym.core.ui.UITree`, our actions to its action dicts).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -26,22 +27,45 @@ from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.env import GuiEnv
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.task import Task, TaskSuite
-from gui_gym.core.ui import UITree
+from gui_gym.core.ui import UIElement, UITree
 from gui_gym.envs.miniwob.browser import (
     adopt_browser_orphans,
     descendants,
     find_browser,
+    kill_group,
     kill_tree,
+    own_process_group,
     reap_browser_processes,
+    start_watchdog,
 )
 from gui_gym.envs.miniwob.catalog import MINIWOB_TASKS
 from gui_gym.envs.miniwob.dom import dom_to_tree
 
-__all__ = ["REWARD_MODES", "MiniWoBEnv", "MiniWoBState", "MiniWoBTask", "load_suite"]
+__all__ = [
+    "MAX_INPUT_CHARS",
+    "REWARD_MODES",
+    "MiniWoBEnv",
+    "MiniWoBState",
+    "MiniWoBTask",
+    "load_suite",
+]
 
 logger = logging.getLogger(__name__)
 
 REWARD_MODES = ("binary", "raw", "time_penalty")
+MAX_INPUT_CHARS = 256
+"""Longest text one ``INPUT`` types on MiniWoB++ (longer is an invalid action). The browser
+receives one key event per character, about 1 ms each (emoji far more), against the task's
+10-second limit; every MiniWoB++ task needs far fewer (miniwob's own text space: 64)."""
+_DRAG_STEPS = 4
+"""Intermediate pointer moves of a drag: jQuery UI's draggables and sortables only notice a
+drag that moves the mouse after the press, as a hand does."""
+_SELECT_OPTIONS_JS = """
+return Array.from(document.querySelectorAll('select')).map(function (s) {
+  return [s.dataset.wob_ref === undefined ? null : +s.dataset.wob_ref, s.selectedIndex,
+          Array.from(s.options).map(function (o) { return o.text; })];
+});
+"""
 FLIGHT_SIZE = (375, 667)
 MINIWOB_SIZE = (160, 210)
 
@@ -139,6 +163,11 @@ def _shutdown(backend: Any) -> None:
             process.wait(timeout=5)  # reap, so no zombie is left behind
         except Exception as err:
             logger.debug("chromedriver did not exit: %s", err)
+    watchdog = getattr(backend, "gui_gym_watchdog", None)
+    if watchdog is not None:  # the group's last members: stragglers and the watchdog
+        kill_group(watchdog.pid if process is None else process.pid)
+        with contextlib.suppress(Exception):
+            watchdog.wait(timeout=5)
     reap_browser_processes(family)
     instance.died = True
 
@@ -251,6 +280,7 @@ class MiniWoBEnv(GuiEnv):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     end_on_success = False
+    unsupported_actions: ClassVar[dict[ActionType, str]] = {}  # web pages drag and select
 
     def __init__(
         self,
@@ -370,12 +400,13 @@ class MiniWoBEnv(GuiEnv):
         os.environ["MINIWOB_CHROME_BINARY"] = chrome
         os.environ["MINIWOB_CHROMEDRIVER"] = driver
         try:
-            backend = MiniWoBEnvironment(
-                subdomain=name,
-                action_space_config="all_supported",
-                wait_ms=self.wait_ms,
-                data_mode=self.data_mode,
-            )
+            with own_process_group():
+                backend = MiniWoBEnvironment(
+                    subdomain=name,
+                    action_space_config="all_supported",
+                    wait_ms=self.wait_ms,
+                    data_mode=self.data_mode,
+                )
         finally:
             for key, value in saved.items():
                 if value is None:
@@ -384,6 +415,8 @@ class MiniWoBEnv(GuiEnv):
                     os.environ[key] = value
         self._backend = backend
         self._backend_task = name
+        process = backend.instance.driver.service.process
+        backend.gui_gym_watchdog = start_watchdog(os.getpgid(process.pid))
         self._finalizer = weakref.finalize(self, _shutdown, backend)
         self._dead = None
         self._after_page_load()
@@ -487,11 +520,37 @@ class MiniWoBEnv(GuiEnv):
 
     def _screen(self) -> UITree:
         tree, refs, tags = dom_to_tree(
-            self._root_dom, self.screen_size[0], self.screen_size[1], name=self._backend_task or ""
+            self._root_dom,
+            self.screen_size[0],
+            self.screen_size[1],
+            name=self._backend_task or "",
+            select_options=self._select_options(),
         )
         self._refs = refs
         self._tags = tags
         return tree
+
+    def _select_options(self) -> dict[int, tuple[int, list[str]]] | None:
+        """The options of the page's ``<select>`` elements (not in miniwob's reading, since
+        they have no box), read only when the page has one."""
+        stack = [self._root_dom] if self._root_dom is not None else []
+        while stack:
+            node = stack.pop()
+            if node.tag == "select":
+                break
+            stack.extend(node.children)
+        else:
+            return None
+        try:
+            rows = self._backend.instance.driver.execute_script(_SELECT_OPTIONS_JS)
+        except _selenium_errors() as err:
+            logger.debug("could not read <select> options: %s", err)
+            return None
+        return {
+            int(ref): (int(chosen), [str(t) for t in texts])
+            for ref, chosen, texts in rows
+            if ref is not None
+        }
 
     def _predicate_state(self) -> MiniWoBState:
         return self._meta
@@ -556,38 +615,55 @@ class MiniWoBEnv(GuiEnv):
             return coords((x0 + x1) / 2, (y0 + y1) / 2)
 
         t = action.type
-        if t in (ActionType.DONE,):
+        if t is ActionType.DONE:
             return []
         if t in (ActionType.WAIT, ActionType.DO_NOTHING):
             return [act(ActionTypes.NONE)]
+        element = self._target(action, screen)
         if t is ActionType.CLICK:
             if action.has_point:
                 return [act(ActionTypes.CLICK_COORDS, coords=coords(action.x, action.y))]
-            assert action.index is not None
-            ref = self._refs[action.index]
+            if element is None:
+                raise ValueError("CLICK needs an element index, a label or coordinates")
+            ref = self._refs[element.index]
             if ref > 0:
                 return [act(ActionTypes.CLICK_ELEMENT, ref=ref)]
-            return [act(ActionTypes.CLICK_COORDS, coords=centre(action.index))]
+            return [act(ActionTypes.CLICK_COORDS, coords=centre(element.index))]
         if t is ActionType.DOUBLE_CLICK:
-            point = coords(action.x, action.y) if action.has_point else centre(action.index)  # type: ignore[arg-type]
+            if element is None and not action.has_point:
+                raise ValueError("DOUBLE_CLICK needs an element index, a label or coordinates")
+            point = (
+                coords(action.x, action.y) if action.has_point else centre(element.index)  # type: ignore[union-attr]
+            )
             return [act(ActionTypes.DBLCLICK_COORDS, coords=point)]
         if t is ActionType.INPUT:
             text = action.text or ""
-            if action.index is None:
+            if len(text) > MAX_INPUT_CHARS:
+                raise ValueError(
+                    f"INPUT types at most {MAX_INPUT_CHARS} characters on MiniWoB++ "
+                    f"(one key event each, against the task's time limit), got {len(text)}"
+                )
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    "INPUT text holds a lone surrogate, which cannot be typed"
+                ) from None
+            if element is None:
                 return [act(ActionTypes.TYPE_TEXT, text=text)]
-            ref = self._refs[action.index]
+            ref = self._refs[element.index]
             if ref > 0:
                 return [act(ActionTypes.FOCUS_ELEMENT_AND_TYPE_TEXT, ref=ref, text=text)]
             return [
-                act(ActionTypes.CLICK_COORDS, coords=centre(action.index)),
+                act(ActionTypes.CLICK_COORDS, coords=centre(element.index)),
                 act(ActionTypes.TYPE_TEXT, text=text),
             ]
         if t is ActionType.SCROLL:
             if action.direction not in ("up", "down"):
                 raise ValueError(f"MiniWoB++ scrolls up or down only, not {action.direction!r}")
             point = (
-                centre(action.index)
-                if action.index is not None
+                centre(element.index)
+                if element is not None
                 else coords(screen.width / 2, screen.height / 2)
             )
             kind = (
@@ -604,9 +680,70 @@ class MiniWoBEnv(GuiEnv):
                     "Backspace, ArrowDown, ctrl+a, ctrl+c, ctrl+v, single characters"
                 )
             return [act(ActionTypes.PRESS_KEY, key=config.allowed_keys.index(key))]
+        if t is ActionType.DRAG:
+            if action.has_point:
+                start, end = coords(action.x, action.y), coords(action.end_x, action.end_y)
+            else:
+                assert action.index is not None and action.end_index is not None
+                start, end = centre(action.index), centre(action.end_index)
+            path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(1, _DRAG_STEPS)]
+            return [
+                act(ActionTypes.MOUSEDOWN_COORDS, coords=start),
+                *(act(ActionTypes.MOVE_COORDS, coords=p.astype(np.float32)) for p in path),
+                act(ActionTypes.MOUSEUP_COORDS, coords=end),
+            ]
+        if t is ActionType.SELECT:
+            return self._select_actions(action, screen, act)
         raise ValueError(
             f"{t} has no MiniWoB++ counterpart (the page has no app navigation, search box or answer channel)"
         )
+
+    def _target(self, action: Action, screen: UITree) -> UIElement | None:
+        """The element an action names: by index, or by label as the simulated apps resolve
+        it (the first clickable or editable element whose text is the label, any case).
+
+        Raises:
+            ValueError: when no element has the label.
+        """
+        if action.index is not None:
+            return screen.elements[action.index]
+        if action.label is None:
+            return None
+        wanted = action.label.strip().lower()
+        for e in screen.elements:
+            if e.label.strip().lower() == wanted and (e.clickable or e.editable):
+                return e
+        raise ValueError(f"no clickable element labelled {action.label!r} on this screen")
+
+    def _select_actions(self, action: Action, screen: UITree, act: Any) -> list[dict[str, Any]]:
+        """``SELECT(i, "option")`` as a person does it with the keyboard: focus the closed
+        drop-down (a click) and press ArrowDown/ArrowUp until the option is chosen (Chromium
+        on Linux changes a closed select's value with the arrow keys and fires ``change``)."""
+        from miniwob.action import ActionTypes
+
+        assert action.index is not None
+        select = screen.elements[action.index]
+        if select.role != "select":
+            raise ValueError(
+                f"SELECT needs a <select> element; element {select.index} is a {select.role}"
+            )
+        options = [
+            screen.elements[i] for i in select.children if screen.elements[i].role == "option"
+        ]
+        wanted = (action.text or "").strip()
+        texts = [o.text for o in options]
+        position = next(
+            (i for i, text in enumerate(texts) if text == wanted),
+            next((i for i, text in enumerate(texts) if text.lower() == wanted.lower()), None),
+        )
+        if position is None:
+            shown = ", ".join(repr(text) for text in texts[:20])
+            raise ValueError(f"the select has no option {wanted!r}; its options: {shown}")
+        chosen = next((i for i, o in enumerate(options) if o.selected), 0)
+        keys = self._backend.action_space_config.allowed_keys
+        key = "<ArrowDown>" if position >= chosen else "<ArrowUp>"
+        presses = [act(ActionTypes.PRESS_KEY, key=keys.index(key))] * abs(position - chosen)
+        return [act(ActionTypes.CLICK_ELEMENT, ref=self._refs[select.index]), *presses]
 
     def _execute(self, action: Action, screen: UITree) -> str | None:
         if self._dead:
