@@ -39,6 +39,9 @@ A = ActionType
             Action(A.SELECT, index=3, text="X"),
         ),
         ("<action>DRAG(0, 1)</action>", Action(A.DRAG, index=0, end_index=1)),
+        ("HOVER(5)", Action(A.HOVER, index=5)),
+        ("hover_xy(3, 4.5)", Action(A.HOVER, x=3, y=4.5)),
+        ('HOVER("Menu")', Action(A.HOVER, label="Menu")),
     ],
 )
 def test_new_actions_parse_in_every_form(text: str, expected: Action) -> None:
@@ -128,7 +131,9 @@ def test_fuzzed_new_action_calls_parse_or_fail_cleanly(name: str, args: list[str
 
 
 @pytest.mark.parametrize("env_id", list(gui_gym.ENV_IDS))
-@pytest.mark.parametrize("action", ["DRAG(0, 1)", "DRAG_XY(1, 1, 5, 5)", 'SELECT(0, "x")'])
+@pytest.mark.parametrize(
+    "action", ["DRAG(0, 1)", "DRAG_XY(1, 1, 5, 5)", 'SELECT(0, "x")', "HOVER(0)", "HOVER_XY(1, 1)"]
+)
 def test_backends_without_web_actions_refuse_them_with_a_reason(env_id: str, action: str) -> None:
     env = gym.make(env_id)
     try:

@@ -9,7 +9,8 @@ string in any of these forms (case-insensitive, tolerant of whitespace and quote
   ``LONG_CLICK_XY(x, y)``, ``DOUBLE_CLICK(i)``, ``KEY("Tab")`` and ``SEARCH("query")``;
   web pages add ``DRAG(i, j)`` (element ``i`` onto element ``j``), ``DRAG_XY(x0, y0, x1, y1)``
   (a press at one point, moved and released at another: sliders, drawing, text selection)
-  and ``SELECT(i, "option")`` (choose an option of a ``<select>``);
+  ``SELECT(i, "option")`` (choose an option of a ``<select>``) and ``HOVER(i)`` /
+  ``HOVER_XY(x, y)`` (move the mouse over an element: menus that open on hover);
   keyword arguments (``CLICK(element_id=3)``) and common aliases (``NOTHING``, ``BACK``,
   ``TYPE``, ``TAP``, ``LONG_PRESS``) are accepted;
 * AndroidWorld JSON: ``{"action_type": "click", "index": 3}`` and the other 13 types;
@@ -72,12 +73,15 @@ class ActionType(enum.StrEnum):
     DONE = "DONE"
     DRAG = "DRAG"
     SELECT = "SELECT"
+    HOVER = "HOVER"
 
     def __str__(self) -> str:
         return self.value
 
 
-_TARGETED = frozenset({ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.LONG_CLICK})
+_TARGETED = frozenset(
+    {ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.LONG_CLICK, ActionType.HOVER}
+)
 _TEXT_ONLY = frozenset({ActionType.OPEN_APP, ActionType.SEARCH, ActionType.ANSWER, ActionType.KEY})
 _NO_ARGS = frozenset(
     {
@@ -289,13 +293,16 @@ _ALIASES: dict[str, tuple[ActionType, bool]] = {
     "DRAG_XY": (ActionType.DRAG, True),
     "SELECT": (ActionType.SELECT, False),
     "SELECT_OPTION": (ActionType.SELECT, False),
+    "HOVER": (ActionType.HOVER, False),
+    "HOVER_XY": (ActionType.HOVER, True),
+    "MOUSE_MOVE": (ActionType.HOVER, False),
 }
 
 _GRAMMAR_HELP = (
     'expected one of CLICK(i), LONG_CLICK(i), INPUT(i, "text"), SCROLL(up|down|left|right[, i]), '
     'GOBACK(), HOME(), ENTER(), OPEN_APP("name"), ANSWER("text"), WAIT(), DO_NOTHING(), '
     'DONE(), CLICK_XY(x, y), KEY("name"), SEARCH("query"), DRAG(i, j), DRAG_XY(x0, y0, x1, y1), '
-    'SELECT(i, "option"); AndroidWorld JSON such as '
+    'SELECT(i, "option"), HOVER(i); AndroidWorld JSON such as '
     '{"action_type": "click", "index": 3}; or WebShop search[query] / click[label]'
 )
 
@@ -840,6 +847,8 @@ def describe(action: Action, tree: UITree | None = None) -> str:
         return f"double-click {_target_phrase(action, tree)}"
     if t is ActionType.LONG_CLICK:
         return f"long-press {_target_phrase(action, tree)}"
+    if t is ActionType.HOVER:
+        return f"move the mouse over {_target_phrase(action, tree)}"
     if t is ActionType.INPUT:
         return f'type "{_short(action.text or "")}" into {_target_phrase(action, tree)}'
     if t is ActionType.SCROLL:

@@ -83,6 +83,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
     unsupported_actions: ClassVar[dict[ActionType, str]] = {
         ActionType.DRAG: "a web-page drag (MiniWoB++ has it)",
         ActionType.SELECT: "a web <select> option choice (MiniWoB++ has it)",
+        ActionType.HOVER: "a mouse move without a click (MiniWoB++ has it)",
     }
     """Action types this backend has no counterpart for, with what they are: such an action
     is invalid (the step counts, nothing changes) and ``info["action_error"]`` says why."""

@@ -139,7 +139,12 @@ def dom_to_tree(
         tags.append(tag)
         if parent >= 0:
             children.setdefault(parent, []).append(index)
-        if tag == "select" and select_options and int(node.ref) in select_options:
+        if (
+            tag == "select"
+            and select_options
+            and int(node.ref) in select_options
+            and not node.children  # a list box (size > 1) shows its options with boxes
+        ):
             chosen, options = select_options[int(node.ref)]
             if 0 <= chosen < len(options):
                 elements[index] = UIElement(**{**_fields(elements[index]), "text": options[chosen]})

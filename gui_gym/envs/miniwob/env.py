@@ -48,6 +48,7 @@ __all__ = [
     "MiniWoBState",
     "MiniWoBTask",
     "load_suite",
+    "step_miniwob",
 ]
 
 logger = logging.getLogger(__name__)
@@ -60,6 +61,12 @@ receives one key event per character, about 1 ms each (emoji far more), against 
 _DRAG_STEPS = 4
 """Intermediate pointer moves of a drag: jQuery UI's draggables and sortables only notice a
 drag that moves the mouse after the press, as a hand does."""
+DRAG_KEY = "gui_gym_drag"
+"""Key of the one non-miniwob entry in :attr:`MiniWoBEnv.last_miniwob_actions`: a drag's
+pointer path. miniwob's MOUSEDOWN/MOVE/MOUSEUP actions each run as a separate WebDriver
+action sequence, between which Chromium ends a text selection (jQuery's draggables cope,
+selecting text does not), so a drag runs as one sequence of its own; :func:`step_miniwob`
+executes either kind on any miniwob env, ours or raw."""
 _SELECT_OPTIONS_JS = """
 return Array.from(document.querySelectorAll('select')).map(function (s) {
   return [s.dataset.wob_ref === undefined ? null : +s.dataset.wob_ref, s.selectedIndex,
@@ -210,6 +217,29 @@ def miniwob_key(name: str) -> str:
     if prefix and len(key) == 1:
         key = key.lower()
     return prefix + key
+
+
+def step_miniwob(backend: Any, action: dict[str, Any]) -> tuple[Any, ...]:
+    """Run one entry of :attr:`MiniWoBEnv.last_miniwob_actions` on a miniwob env (a
+    ``miniwob.environment.MiniWoBEnvironment``, ours or a raw one) and return its ``step``
+    result: a miniwob action dict as ``backend.step`` does; a drag (:data:`DRAG_KEY`) as one
+    pointer sequence (press, moves, release), then a no-op step to read the page."""
+    if DRAG_KEY not in action:
+        return backend.step(action)
+    from miniwob.action import ActionTypes
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    (x0, y0), *rest = action[DRAG_KEY]
+    chain = ActionChains(backend.instance.driver, duration=0)
+    pointer = chain.w3c_actions.pointer_action
+    pointer.move_to_location(int(x0), int(y0))
+    pointer.click_and_hold()
+    for x, y in rest:
+        pointer.move_to_location(int(x), int(y))
+    pointer.release()
+    chain.w3c_actions.perform()
+    kinds = backend.action_space_config.action_types
+    return backend.step({"action_type": kinds.index(ActionTypes.NONE)})
 
 
 class MiniWoBEnv(GuiEnv):
@@ -629,6 +659,13 @@ class MiniWoBEnv(GuiEnv):
             if ref > 0:
                 return [act(ActionTypes.CLICK_ELEMENT, ref=ref)]
             return [act(ActionTypes.CLICK_COORDS, coords=centre(element.index))]
+        if t is ActionType.HOVER:
+            if element is None and not action.has_point:
+                raise ValueError("HOVER needs an element index, a label or coordinates")
+            point = (
+                coords(action.x, action.y) if action.has_point else centre(element.index)  # type: ignore[union-attr]
+            )
+            return [act(ActionTypes.MOVE_COORDS, coords=point)]
         if t is ActionType.DOUBLE_CLICK:
             if element is None and not action.has_point:
                 raise ValueError("DOUBLE_CLICK needs an element index, a label or coordinates")
@@ -686,12 +723,8 @@ class MiniWoBEnv(GuiEnv):
             else:
                 assert action.index is not None and action.end_index is not None
                 start, end = centre(action.index), centre(action.end_index)
-            path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(1, _DRAG_STEPS)]
-            return [
-                act(ActionTypes.MOUSEDOWN_COORDS, coords=start),
-                *(act(ActionTypes.MOVE_COORDS, coords=p.astype(np.float32)) for p in path),
-                act(ActionTypes.MOUSEUP_COORDS, coords=end),
-            ]
+            path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(_DRAG_STEPS + 1)]
+            return [{DRAG_KEY: [[float(x), float(y)] for x, y in path]}]
         if t is ActionType.SELECT:
             return self._select_actions(action, screen, act)
         raise ValueError(
@@ -755,7 +788,7 @@ class MiniWoBEnv(GuiEnv):
         self.last_miniwob_actions = steps
         try:
             for miniwob_action in steps:
-                obs, _, done, _, info = self._backend.step(miniwob_action)
+                obs, _, done, _, info = step_miniwob(self._backend, miniwob_action)
                 self._absorb(obs, info)
                 if done:
                     break

@@ -380,3 +380,404 @@ ORACLES: dict[str, Expert] = {
     "simple-algebra": simple_algebra,
 }
 """Task name -> expert."""
+
+
+# -- more experts (issue 24): every task through gui-gym actions ---------------------------------
+
+
+def _wait() -> Action:
+    return Action(ActionType.WAIT)
+
+
+def _key(name: str) -> Action:
+    return Action(ActionType.KEY, text=name)
+
+
+def _descendants(screen: UITree, e: UIElement) -> list[UIElement]:
+    out: list[UIElement] = []
+    stack = list(reversed(e.children))
+    while stack:
+        child = screen.elements[stack.pop()]
+        out.append(child)
+        stack.extend(reversed(child.children))
+    return out
+
+
+def _ancestor(screen: UITree, e: UIElement, levels: int) -> UIElement:
+    for _ in range(levels):
+        if e.parent < 0:
+            break
+        e = screen.elements[e.parent]
+    return e
+
+
+def _by_id(screen: UITree, resource_id: str) -> UIElement | None:
+    return next((e for e in screen.elements if e.resource_id == resource_id), None)
+
+
+def _clicked(ctx: PredicateContext, e: UIElement) -> bool:
+    """The last action clicked ``e`` (indices of elements before a change stay put)."""
+    last = ctx.action
+    return last is not None and last.type is ActionType.CLICK and last.index == e.index
+
+
+def _last_clicked_position(ctx: PredicateContext, candidates: list[UIElement]) -> int | None:
+    last = ctx.action
+    if last is None or last.type is not ActionType.CLICK:
+        return None
+    return next((i for i, e in enumerate(candidates) if e.index == last.index), None)
+
+
+def _value_of(ctx: PredicateContext, field: UIElement, value: str, submit: Action) -> Action:
+    """Type ``value`` into an empty ``field`` once, then ``submit`` (for inputs whose shown
+    value differs from the keys typed: dates, times)."""
+    if not field.text:
+        return Action(ActionType.INPUT, index=field.index, text=value)
+    return submit
+
+
+def click_collapsible_2(ctx: PredicateContext) -> Action:
+    """Open the sections one by one (an accordion: opening one closes the others) until the
+    link is shown; wait while a clicked section has not started opening."""
+    screen = ctx.screen
+    want = _state(ctx).fields["target"]
+    target = next((e for e in screen.elements if e.role == "link" and e.text == want), None)
+    if target is not None:
+        return _click(target)
+    headings = [e for e in screen.elements if e.role == "heading"]
+    if not headings:
+        raise OracleStuck("no sections")
+    ends = [h.index for h in headings[1:]] + [len(screen.elements)]
+    opened = [i for i, (h, end) in enumerate(zip(headings, ends)) if end > h.index + 1]
+    clicked = _last_clicked_position(ctx, headings)
+    if clicked is not None and clicked not in opened and ctx.step < 40:
+        return _wait()
+    if ctx.action is not None and ctx.action.type is ActionType.WAIT and not opened:
+        return _wait()
+    position = opened[-1] + 1 if opened else 0
+    return _click(headings[position % len(headings)])
+
+
+def click_tab_2(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    want = _state(ctx).fields["target"]
+    tabs = [
+        e
+        for e in screen.elements
+        if e.role == "link" and e.parent >= 0 and screen.elements[e.parent].role == "listitem"
+    ]
+    target = next(
+        (e for e in screen.elements if e.role == "link" and e.text == want and e not in tabs), None
+    )
+    if target is not None:
+        return _click(target)
+    if not tabs:
+        raise OracleStuck("no tabs")
+    position = _last_clicked_position(ctx, tabs)
+    return _click(tabs[(1 if position is None else position + 1) % len(tabs)])  # tab 1 starts open
+
+
+def choose_list(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    want = _state(ctx).fields["target"]
+    select = _find(screen, lambda e: e.role == "select")
+    if select.text != want:
+        return Action(ActionType.SELECT, index=select.index, text=want)
+    return _submit(screen)
+
+
+def click_menu(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    path = _state(ctx).fields["target"].split(">")
+    shown = [
+        next((e for e in screen.elements if e.text == name and e.clickable), None) for name in path
+    ]
+    deepest = max((i for i, e in enumerate(shown) if e is not None), default=None)
+    if deepest is None:
+        raise OracleStuck(f"no item of {path} is shown")
+    element = shown[deepest]
+    assert element is not None
+    if deepest == len(path) - 1:
+        return _click(element)
+    return Action(ActionType.HOVER, index=element.index)  # submenus open on hover
+
+
+def click_menu_2(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    match = re.search(r'"([^"]+)"\s*\.?$', _state(ctx).utterance)
+    if match is None or "labeled" not in _state(ctx).utterance:
+        raise OracleStuck("the item is named by an icon only the screenshot shows")
+    item = next((e for e in screen.elements if e.text == match.group(1)), None)
+    if item is None:
+        return _click(_by_text(screen, "Menu", ("button",)))
+    return _click(item)
+
+
+def navigate_tree(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    want = _state(ctx).fields["target"]
+    target = next((e for e in screen.elements if e.text == want and e.role == "text"), None)
+    if target is not None:
+        return _click(target)
+    closed = [e for e in screen.elements if "expandable-hitarea" in e.description]
+    if not closed:
+        raise OracleStuck(f"{want!r} is not in the tree")
+    return _click(closed[0])
+
+
+def login_user_popup(ctx: PredicateContext) -> Action:
+    cancel = _by_id(ctx.screen, "popup-cancel")
+    if cancel is not None:
+        return _click(cancel)
+    return login_user(ctx)
+
+
+def enter_date(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    month, day, year = _state(ctx).fields["target"].split("/")
+    return _value_of(ctx, _inputs(screen)[0], f"{month}{day}{year}", _submit(screen))
+
+
+def enter_time(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    match = re.fullmatch(r"(\d+):(\d+)\s*([AP]M)", _state(ctx).fields["target"].strip())
+    if match is None:
+        raise OracleStuck(f"cannot read the time {_state(ctx).fields['target']!r}")
+    hour, minute, half = match.groups()
+    return _value_of(ctx, _inputs(screen)[0], f"{int(hour):02d}{minute}{half}", _submit(screen))
+
+
+def guess_number(ctx: PredicateContext) -> Action:
+    """Guess 5, then step towards the number as the page's feedback says (it shows only the
+    last guess's feedback, so the expert walks rather than bisects: at most 5 guesses)."""
+    screen = ctx.screen
+    field = _by_id(screen, "tt")
+    if field is None:
+        raise OracleStuck("no guess field")
+    guess = 5
+    shown = " ".join(e.text for e in screen.elements if e.text and not e.editable)
+    if m := re.search(r"(higher|lower) than\s+(-?\d+)", shown):
+        guess = int(m.group(2)) + (1 if m.group(1) == "higher" else -1)
+    return _fill(ctx, field, str(guess)) or _submit(screen)
+
+
+def highlight_text(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    last = ctx.action
+    if last is not None and last.type is ActionType.DRAG:
+        return _submit(screen)
+    if "target" in _state(ctx).fields:
+        n = int(_state(ctx).fields["target"])
+        box = _find(screen, lambda e: e.resource_id == "randomText")
+        paragraph = [screen.elements[i] for i in box.children if screen.elements[i].text][n - 1]
+    else:
+        paragraph = _find(screen, lambda e: e.resource_id == "randomText")
+    x0, y0, x1, y1 = paragraph.bounds
+    return Action(ActionType.DRAG, x=x0, y=y0 + 2, end_x=x1 - 1, end_y=y1 - 2)
+
+
+def scroll_text(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    area = _find(screen, lambda e: e.resource_id == "text-area")
+    word = re.sub(r"[^\w]", "", area.text.split()[-1])
+    return _fill_all(
+        ctx, [(_by_id(screen, "answer-input") or _inputs(screen)[1], word)], _submit(screen)
+    )
+
+
+def scroll_text_2(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    area = _find(screen, lambda e: e.resource_id == "text-area")
+    if ctx.step < 12:  # 50 px a wheel step; the text is at most ~600 px tall
+        return Action(
+            ActionType.SCROLL,
+            direction="up" if _state(ctx).fields["target"] == "top" else "down",
+            index=area.index,
+        )
+    return _submit(screen)
+
+
+def copy_paste_2(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    n = int(_state(ctx).fields["target"])
+    source = _find(screen, lambda e: e.resource_id == f"text-{n}")
+    target = _find(screen, lambda e: e.resource_id == "answer-input")
+    return _fill_all(ctx, [(target, source.text)], _submit(screen))
+
+
+def grid_coordinate(ctx: PredicateContext) -> Action:
+    fields = _state(ctx).fields
+    return _click(_find(ctx.screen, lambda e: e.resource_id == f"({fields['x']},{fields['y']})"))
+
+
+def visual_addition(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    total = sum(
+        1
+        for side in ("visual-1", "visual-2")
+        for e in _descendants(screen, _find(screen, lambda e, s=side: e.resource_id == s))
+        if "addition-block" in e.description
+    )
+    return _fill_all(
+        ctx, [(_by_id(screen, "math-answer") or _inputs(screen)[0], str(total))], _submit(screen)
+    )
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", "").replace("$", ""))
+    except ValueError:
+        return None
+
+
+def ascending_numbers(ctx: PredicateContext) -> Action:
+    numbers = [
+        (value, e)
+        for e in ctx.screen.elements
+        if e.role == "text" and (value := _as_number(e.text)) is not None
+    ]
+    if not numbers:
+        raise OracleStuck("no numbers left")
+    return _click(min(numbers, key=lambda pair: pair[0])[1])
+
+
+def use_spinner(ctx: PredicateContext) -> Action:
+    """Focus the spinner and step it with the arrow keys (it ignores typed text)."""
+    screen = ctx.screen
+    field = _find(screen, lambda e: e.resource_id == "spinner")
+    want = int(_state(ctx).fields["target"])
+    value = int(field.text or 0)
+    if value == want:
+        return _submit(screen)
+    if not field.focused:
+        return _click(field)
+    return _key("ArrowUp" if want > value else "ArrowDown")
+
+
+def use_autocomplete(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    field = _find(screen, lambda e: e.resource_id == "tags")
+    start, end = fields.get("start", ""), fields.get("end", "")
+
+    def fits(text: str) -> bool:
+        return bool(text) and text.startswith(start) and text.endswith(end)
+
+    if fits(field.text):
+        return _submit(screen)
+    menu = [
+        e
+        for e in screen.elements
+        if e.index > field.index and e.role in ("text", "listitem") and fits(e.text)
+    ]
+    if menu:
+        return _click(menu[0])
+    if not field.text:
+        return Action(ActionType.INPUT, index=field.index, text=start or end[:2])
+    return _wait()
+
+
+def _email_row(screen: UITree, sender: str) -> UIElement:
+    name = _find(screen, lambda e: e.text == sender and e.role == "text")
+    return _ancestor(screen, name, 2)
+
+
+def email_inbox(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    task = fields.get("task") or ("forward" if "to" in fields else "reply")
+    if (text := _by_id(screen, "reply-text")) is not None:
+        return _fill(ctx, text, fields["message"]) or _click(_by_id(screen, "send-reply"))  # type: ignore[arg-type]
+    if _by_id(screen, "forward-text") is not None:
+        to = _find(screen, lambda e: e.role == "input")
+        return _fill(ctx, to, fields["to"]) or _click(_by_id(screen, "send-forward"))  # type: ignore[arg-type]
+    if _by_id(screen, "close-email") is not None:
+        if task == "reply":
+            return _click(_by_text(screen, "Reply"))
+        if task == "forward":
+            return _click(_by_text(screen, "Forward"))
+        icon = "trash" if task == "delete" else "star"
+        return _click(_find(screen, lambda e: e.description.split()[:1] == [icon]))
+    row = _email_row(screen, fields["by"])
+    if task in ("delete", "star"):
+        icon = "trash" if task == "delete" else "star"
+        return _click(
+            next(e for e in _descendants(screen, row) if e.description.split()[:1] == [icon])
+        )
+    return _click(_find(screen, lambda e: e.text == fields["by"] and e.role == "text"))
+
+
+def social_media(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    button = fields["button"]
+    item = next((e for e in screen.elements if e.text == button and e.clickable), None)
+    if item is not None:
+        return _click(item)
+    handle = _find(screen, lambda e: e.text == fields["user"])
+    post = _ancestor(screen, handle, 2)
+    icon = {"Reply": "reply", "Retweet": "retweet", "Like": "like"}.get(button, "more")
+    return _click(
+        next(e for e in _descendants(screen, post) if e.description.split()[:1] == [icon])
+    )
+
+
+def social_media_all(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    wanted = int(fields["amount"]) if "amount" in fields else None
+    icon = fields["button"].lower()
+    done = pending = 0
+    for handle in (e for e in screen.elements if e.text == fields["user"]):
+        post = _ancestor(screen, handle, 2)
+        button = next(e for e in _descendants(screen, post) if e.description.split()[:1] == [icon])
+        if "clicked" in button.description or "active" in button.description:
+            done += 1
+        elif wanted is None or done + pending < wanted:
+            return _click(button)
+    return _submit(screen, (fields.get("submit", "Submit"),))
+
+
+ORACLES.update(
+    {
+        "click-collapsible-nodelay": click_collapsible,
+        "click-collapsible-2": click_collapsible_2,
+        "click-collapsible-2-nodelay": click_collapsible_2,
+        "click-tab-2": click_tab_2,
+        "click-tab-2-easy": click_tab_2,
+        "click-tab-2-medium": click_tab_2,
+        "click-tab-2-hard": click_tab_2,
+        "choose-list": choose_list,
+        "click-menu": click_menu,
+        "click-menu-2": click_menu_2,
+        "navigate-tree": navigate_tree,
+        "login-user-popup": login_user_popup,
+        "enter-date": enter_date,
+        "enter-time": enter_time,
+        "guess-number": guess_number,
+        "highlight-text": highlight_text,
+        "highlight-text-2": highlight_text,
+        "scroll-text": scroll_text,
+        "scroll-text-2": scroll_text_2,
+        "copy-paste-2": copy_paste_2,
+        "grid-coordinate": grid_coordinate,
+        "visual-addition": visual_addition,
+        "ascending-numbers": ascending_numbers,
+        "use-spinner": use_spinner,
+        "use-autocomplete": use_autocomplete,
+        "use-autocomplete-nodelay": use_autocomplete,
+        "email-inbox": email_inbox,
+        "email-inbox-delete": email_inbox,
+        "email-inbox-forward": email_inbox,
+        "email-inbox-forward-nl": email_inbox,
+        "email-inbox-forward-nl-turk": email_inbox,
+        "email-inbox-important": email_inbox,
+        "email-inbox-nl-turk": email_inbox,
+        "email-inbox-noscroll": email_inbox,
+        "email-inbox-reply": email_inbox,
+        "email-inbox-star-reply": email_inbox,
+        "social-media": social_media,
+        "social-media-all": social_media_all,
+        "social-media-some": social_media_all,
+    }
+)
