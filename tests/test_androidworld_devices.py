@@ -565,6 +565,17 @@ def test_airplane_mode_is_switched_off_at_reset() -> None:
     assert "cmd connectivity airplane-mode disable" in _shell_calls(device)
 
 
+def test_wifi_suspended_by_airplane_mode_reads_as_not_off() -> None:
+    # Android reads wifi_on = 3 there; AndroidWorld's Wi-Fi-off check wants 0.
+    device = FakeDevice(wifi=True)
+    env = make(device, task="SystemWifiTurnOff")
+    env.reset(seed=0)
+    device.airplane = True
+    assert read_phone_state(env.unwrapped.device, {}).system.wifi_on == 3
+    _, reward, terminated, _, _ = env.step("DONE()")
+    assert terminated and reward == 0.0
+
+
 def test_a_provider_that_refuses_writes_fails_the_reset_clearly() -> None:
     class ReadOnlySms(FakeDevice):
         def _content(self, verb: str, args: list[str]) -> tuple[str, int]:

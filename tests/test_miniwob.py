@@ -629,6 +629,7 @@ def test_fuzzed_action_strings_never_raise_or_hang(multi: gym.Env) -> None:
             'INPUT(4, "\\ud83d")',
             'INPUT(4, "\ud83d")',
             'CLICK("\udc00")',
+            "CLICK(index=3, foo)",
             "DRAG(3, 99999999)",
             'SELECT(0, "")',
             "DOUBLE_CLICK()",

@@ -24,14 +24,17 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "RECORDED_INFO_KEYS",
     "Step",
     "Trajectory",
     "TrajectoryWriter",
     "atomic_write_text",
     "json_default",
+    "json_safe",
     "open_run_log",
     "read_jsonl",
     "read_trajectories",
+    "recorded_info",
     "write_jsonl",
     "write_trajectories",
 ]
@@ -54,7 +57,9 @@ class Step:
         thought: The agent's reasoning, when it gave one.
         tree: The UI tree the action was chosen on (``UITree.to_dict()``), when recorded.
         screenshot: Path of a saved screenshot, relative to the trajectory file, if any.
-        info: Other JSON-safe facts (wrapper components, errors).
+        info: Other JSON-safe facts: :meth:`from_transition` keeps the ``info`` entries named
+            in :data:`RECORDED_INFO_KEYS` (each wrapper's reward components, the action's
+            error), so a recorded run shows what every reward term paid.
         target: Identity of the element the action acted on, ``[role, label, resource_id]``
             (``info["action_target"]``, ``UIElement.identity``); None when the action had no
             target or it was not recorded (files written before the field existed load
@@ -99,6 +104,8 @@ class Step:
         if "target" not in extra:
             target = info.get("action_target")
             extra["target"] = list(target) if target is not None else None
+        if "info" not in extra:
+            extra["info"] = recorded_info(info)
         return cls(
             index=index,
             screen=screen,
@@ -115,6 +122,43 @@ class Step:
 
 
 _STEP_FIELDS = frozenset(Step.__dataclass_fields__)
+
+RECORDED_INFO_KEYS: tuple[str, ...] = (
+    "progress",  # ProgRM: ProgressRewardWrapper
+    "prm",  # GUI-Shepherd: PRMRewardWrapper
+    "milestone",  # ADMIRE: MilestoneWrapper
+    "judge",  # ProRe: ProbingJudgeWrapper (final step)
+    "semi_online",  # UI-S1: SemiOnlineReplayEnv
+    "action_error",
+    "final_state_score",
+)
+"""The ``info`` keys a recorded :class:`Step` keeps (``Step.info``)."""
+
+
+def recorded_info(info: dict[str, Any]) -> dict[str, Any]:
+    """The entries of ``info`` named in :data:`RECORDED_INFO_KEYS`, made JSON-safe.
+
+    Numpy values become Python numbers and lists, tuples lists, and non-finite floats None
+    (JSON has no NaN; the trajectory writer refuses it); any other object is kept as its
+    ``repr``, so recording never fails on a wrapper's payload.
+    """
+    return {key: json_safe(info[key]) for key in RECORDED_INFO_KEYS if info.get(key) is not None}
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with numpy values as Python ones, tuples as lists, non-finite floats as None
+    and any other object as its ``repr``: something ``json.dumps(allow_nan=False)`` takes."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return json_safe(value.tolist())
+    return repr(value)
 
 
 @dataclass

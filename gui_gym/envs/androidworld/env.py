@@ -70,10 +70,15 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
 
     * ``task``: a template name, or None to sample one per reset.
     * ``split``: ``"train"`` or ``"test"``: disjoint parameter streams for the same templates.
+    * ``category``: sample only one app's templates (``"clock"``, ``"contacts"``...; see
+      ``gui-gym list``); None samples every app.
     * ``screenshot``, ``max_steps`` (default 20, as in ADMIRE; GUI-Shepherd uses 15),
       ``screen_scale`` (default 1/3), ``render_mode``, ``backend`` (``"sim"``).
     * ``score_unfinished``: pay the final state's score on truncation too (default False,
       AndroidWorld's scoring).
+    * ``exclude_solved_at_start``: leave the templates whose goal holds at reset (the seven
+      *Verify* ones, ``info["solved_at_start"]``) out of sampling (default False: the full
+      suite, as AndroidWorld runs it).
 
     ## Version History
 
@@ -86,12 +91,14 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         self,
         task: str | None = None,
         split: str = "train",
+        category: str | None = None,
         screenshot: bool = False,
         max_steps: int = 20,
         screen_scale: float = 1 / 3,
         render_mode: str | None = None,
         backend: str = "sim",
         score_unfinished: bool = False,
+        exclude_solved_at_start: bool = False,
     ):
         if backend != "sim":
             raise ValueError(f"AndroidWorldEnv is the simulator; use make_env(backend={backend!r})")
@@ -110,11 +117,36 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
             load_suite(),
             task=task,
             split="all",
+            category=category,
             screenshot=screenshot,
             max_steps=max_steps,
             render_mode=render_mode,
         )
         self.split = split
+        self.exclude_solved_at_start = bool(exclude_solved_at_start)
+        if self.exclude_solved_at_start:
+            if task is not None and TASKS[task].solved_at_start:
+                raise ValueError(
+                    f"task {task!r} is solved at start; drop exclude_solved_at_start=True to "
+                    f"run it, or pick another template"
+                )
+            self._pool = [t for t in self._pool if not TASKS[t.task_id].solved_at_start]
+
+    @staticmethod
+    def template_notes() -> str:
+        """What ``gui-gym list`` says about the templates beyond their apps: which are solved
+        at start (left out by ``exclude_solved_at_start=True``)."""
+        solved = sorted(name for name, cls in TASKS.items() if cls.solved_at_start)
+        return f"; solved at start ({len(solved)}, exclude_solved_at_start=True): " + ", ".join(
+            solved
+        )
+
+    def _info(
+        self, valid: bool, error: str | None, description: str, success: bool, action_text: str
+    ) -> dict[str, Any]:
+        info = super()._info(valid, error, description, success, action_text)
+        info["solved_at_start"] = bool(getattr(self.task, "solved_at_start", False))
+        return info
 
     def _instantiate(self, task: Task, rng: np.random.Generator) -> Task:
         cls = TASKS[task.task_id]

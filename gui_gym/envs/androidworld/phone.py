@@ -34,6 +34,7 @@ __all__ = [
     "Screen",
     "SystemState",
     "icon",
+    "visible_args",
 ]
 
 WIDTH, HEIGHT = 360, 800
@@ -72,6 +73,17 @@ class SystemState:
     clipboard: str = ""
     battery: int = 100
     now: str = DEVICE_TIME
+
+    @property
+    def wifi_on(self) -> int:
+        """Android's ``settings get global wifi_on``, which AndroidWorld's checks read: 0 off,
+        1 on, 3 on but suspended by airplane mode (Android's WIFI_DISABLED_AIRPLANE_ON).
+
+        AndroidWorld counts only 0 as off and 1 or 2 as on, so airplane mode over a switched-on
+        Wi-Fi is neither (issue 16 item 12)."""
+        if not self.wifi:
+            return 0
+        return 3 if self.airplane else 1
 
 
 @dataclass
@@ -732,6 +744,25 @@ class Phone(SimApp[PhoneState]):
         ):
             raise InvalidAction("a dialog is open; choose one of its buttons or GOBACK")
         super()._dispatch(state, action, element)
+
+
+def visible_args(phone: PhoneState, app: PhoneApp, handler: str, screen: str = "main") -> set[str]:
+    """Handler args of the ``handler`` rows on screen now (at least partly, as the phone cuts
+    its window), from the state alone: empty unless ``app`` shows ``screen`` unobstructed.
+    Milestones use it for "the answer is in view" without a screen."""
+    if phone.foreground != app.key or phone.shade or phone.dialog is not None:
+        return set()
+    current = phone.screen
+    if current is None or current.name != screen:
+        return set()
+    view = app.view(phone, current)
+    bottom = (
+        HEIGHT
+        - (KEYBOARD if phone.focus else 0)
+        - (BOTTOM_BUTTON if view.bottom and not phone.focus else 0)
+    )
+    page = ScrollPage(view.content, WIDTH, STATUS_BAR + APP_BAR, bottom)
+    return {e.handler_arg for e in page.window(current.scroll) if e.handler == handler}
 
 
 def slider_level(element: UIElement, x: float) -> int:

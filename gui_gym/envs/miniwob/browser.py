@@ -30,10 +30,12 @@ import gymnasium as gym
 __all__ = [
     "BrowserNotFound",
     "adopt_browser_orphans",
+    "close_chromium",
     "descendants",
     "find_browser",
     "kill_group",
     "kill_tree",
+    "open_chromium",
     "own_process_group",
     "reap_browser_processes",
     "start_watchdog",
@@ -277,3 +279,40 @@ def kill_group(pgid: int) -> None:
     """SIGKILL every process of group ``pgid`` (ignoring a group already gone)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def open_chromium(width: int = 1280, height: int = 900) -> Any:
+    """A Selenium driver for a new headless Chromium (the binaries of :func:`find_browser`,
+    the flags ``miniwob`` uses: headless, no GPU, no sandbox) that keeps the page's console
+    messages (``driver.get_log("browser")``). Close it with :func:`close_chromium`.
+
+    Raises:
+        BrowserNotFound: when Chromium or ChromeDriver is missing.
+    """
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chrome, driver = find_browser()
+    adopt_browser_orphans()
+    options = webdriver.ChromeOptions()
+    for flag in ("headless", "disable-gpu", "no-sandbox", "disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.add_argument(f"window-size={width},{height}")
+    options.binary_location = chrome
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=driver), options=options)
+
+
+def close_chromium(driver: Any) -> None:
+    """Quit a driver from :func:`open_chromium` and reap its processes (never raises)."""
+    process = getattr(getattr(driver, "service", None), "process", None)
+    family = descendants(process.pid) if process is not None else []
+    # a dead browser fails to quit in many ways; it is killed below
+    with contextlib.suppress(Exception):
+        driver.quit()
+    if process is not None and process.poll() is None:
+        kill_tree(process.pid)
+    if process is not None:
+        with contextlib.suppress(Exception):
+            process.wait(timeout=5)
+    reap_browser_processes(family)

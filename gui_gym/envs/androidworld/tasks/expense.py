@@ -28,6 +28,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     type_into,
 )
 from gui_gym.envs.androidworld.tasks.table import (
+    TableAddFromNoteTask,
     TableAddTask,
     TableDeleteDuplicatesTask,
     TableDeleteTask,
@@ -293,6 +294,34 @@ class ExpenseAddMultiple(_ExpenseAdd):
     name = "ExpenseAddMultiple"
     complexity = 6
     n_rows = 2
+
+
+@register
+class ExpenseAddMultipleFromMarkor(TableAddFromNoteTask, _ExpenseAdd):
+    """Log the two reimbursable transactions of ``my_expenses.txt`` (CSV, in Markor) among
+    100 others that are already logged.
+
+    As in AndroidWorld, the note lists the targets with ". Reimbursable." added to their
+    note, while the check compares the saved note with the target's original note (fuzzy,
+    ratio 0.9), so the marker must not be copied into the expense."""
+
+    name = "ExpenseAddMultipleFromMarkor"
+    complexity = 6
+    n_rows = 2
+    n_noise = 100
+    note_name = "my_expenses.txt"
+    template = (
+        "Go through the transactions in my_expenses.txt in Markor. Log the reimbursable "
+        "transactions in the pro expense."
+    )
+
+    @classmethod
+    def note_rows(cls, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return [dict(t, note=f"{t['note']}. Reimbursable.") for t in params["targets"]]
+
+    @classmethod
+    def note_format(cls, params: dict[str, Any]) -> str:
+        return "csv"
 
 
 class _ExpenseDelete(_ExpenseTask, TableDeleteTask):

@@ -24,6 +24,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     type_into,
 )
 from gui_gym.envs.androidworld.tasks.table import (
+    TableAddFromNoteTask,
     TableAddTask,
     TableDeleteDuplicatesTask,
     TableDeleteTask,
@@ -460,6 +461,57 @@ class RecipeAddMultipleRecipes(_RecipeAdd):
     name = "RecipeAddMultipleRecipes"
     complexity = 6
     n_rows = 2
+
+
+@register
+class RecipeAddMultipleRecipesFromMarkor(TableAddFromNoteTask, _RecipeAdd):
+    """Add the recipes that ``recipes.txt`` (in Markor) lists; 10 others are already there.
+    Adapted: 2 recipes instead of AndroidWorld's 3, so the expert fits 20 steps."""
+
+    name = "RecipeAddMultipleRecipesFromMarkor"
+    complexity = 6
+    n_rows = 2
+    note_name = "recipes.txt"
+    noise_in_note = False
+    template = "Add the recipes from recipes.txt in Markor to the Broccoli recipe app."
+
+
+@register
+class RecipeAddMultipleRecipesFromMarkor2(TableAddFromNoteTask, _RecipeAdd):
+    """Add the recipes of ``recipes.txt`` that take a given preparation time: the note lists
+    them among 40 others (with other times), which are already in the app. Adapted: 2 target
+    recipes instead of AndroidWorld's 3, so the expert fits 20 steps."""
+
+    name = "RecipeAddMultipleRecipesFromMarkor2"
+    complexity = 6
+    n_rows = 2
+    n_noise = 40
+    note_name = "recipes.txt"
+    template = (
+        "Add the recipes from recipes.txt in Markor that take {prep_time} to prepare into the "
+        "Broccoli recipe app."
+    )
+
+    @classmethod
+    def draw_rows(cls, rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        prep_time = rng.choice(PREP_TIMES)
+        targets = draw_distinct(
+            rng,
+            cls.n_rows,
+            random_recipe,
+            keep=lambda r: r["preparation_time"] == prep_time,
+            key=lambda r: r["title"],
+        )
+        noise = draw_distinct(
+            rng, cls.n_noise, random_recipe, keep=lambda r: r["preparation_time"] != prep_time
+        )
+        return targets, noise
+
+    @classmethod
+    def generate_params(cls, rng: random.Random) -> dict[str, Any]:
+        params = super().generate_params(rng)
+        params["prep_time"] = params["targets"][0]["preparation_time"]
+        return params
 
 
 class _RecipeDelete(_RecipeTask, TableDeleteTask):

@@ -31,6 +31,7 @@ from gui_gym.envs.androidworld.tasks.base import (
 )
 
 __all__ = [
+    "TableAddFromNoteTask",
     "TableAddTask",
     "TableDeleteDuplicatesTask",
     "TableDeleteTask",
@@ -244,11 +245,17 @@ class TableAddTask(TableTask):
     text_fields: ClassVar[TextFields] = ()
 
     @classmethod
-    def generate_params(cls, rng: random.Random) -> dict[str, Any]:
+    def draw_rows(cls, rng: random.Random) -> tuple[list[Row], list[Row]]:
+        """The target rows (distinct names) and the starting rows (no target's name)."""
         key = cls.key_field
         targets = draw_distinct(rng, cls.n_rows, cls.random_row, key=lambda r: r[key])
         names = {t[key] for t in targets}
         noise = draw_distinct(rng, cls.n_noise, cls.random_row, keep=lambda r: r[key] not in names)
+        return targets, noise
+
+    @classmethod
+    def generate_params(cls, rng: random.Random) -> dict[str, Any]:
+        targets, noise = cls.draw_rows(rng)
         fmt = rng.choice(("csv", "text_block"))
         return {
             cls.rows_attr: rows_as_text(targets, cls.text_fields, fmt, cls.row_noun.title()),
@@ -424,3 +431,87 @@ class TableDeleteDuplicatesTask(TableTask):
         # a copy changed since the start (say, starred) is the one to delete
         present = sorted(self._present(data), key=lambda i: data.get(i) == self._initial[i])
         return self._delete_expert(phone, screen, present[:1] if len(present) == 2 else [])
+
+
+class TableAddFromNoteTask(TableAddTask):
+    """Add rows that a Markor note lists (AndroidWorld's ``...FromMarkor`` templates): the
+    goal names the note, not the rows, so the agent reads the note, then switches apps.
+
+    Class attributes:
+        note_name: The note at the Markor root (``my_expenses.txt``); Markor holds nothing
+            else (AndroidWorld clears its folder first).
+        noise_in_note: Whether the starting rows are listed in the note too, shuffled among
+            the targets (the agent has to pick the right ones).
+    """
+
+    note_name: ClassVar[str] = ""
+    noise_in_note: ClassVar[bool] = True
+
+    @classmethod
+    def note_rows(cls, params: dict[str, Any]) -> list[Row]:
+        """The rows as the note lists them (targets, possibly changed; the default: as is)."""
+        return list(params["targets"])
+
+    @classmethod
+    def generate_params(cls, rng: random.Random) -> dict[str, Any]:
+        params = super().generate_params(rng)
+        listed = cls.note_rows(params)
+        if cls.noise_in_note:
+            listed += [{k: v for k, v in r.items() if k != "id"} for r in params["rows"]]
+            rng.shuffle(listed)
+        params["note_text"] = rows_as_text(
+            listed, cls.text_fields, cls.note_format(params), cls.row_noun.title()
+        )
+        return params
+
+    @classmethod
+    def note_format(cls, params: dict[str, Any]) -> str:
+        return params["text_representation_type"]
+
+    def initialize_task(self, phone: PhoneState, rng: random.Random) -> None:
+        from gui_gym.envs.androidworld.tasks.markor import write_notes
+
+        super().initialize_task(phone, rng)
+        phone.apps["markor"].notes = []
+        phone.apps["markor"].folders = []
+        note = {"path": self.note_name, "content": self.params["note_text"]}
+        write_notes(phone, [{**note, "modified": "2023-10-15 15:34"}])
+
+    def _came_from_markor(self, phone: PhoneState) -> bool:
+        """The launch history shows Markor, then (later) the target app."""
+        opened = phone.opened
+        if "markor" not in opened or self.app not in opened:
+            return False
+        last = len(opened) - 1 - opened[::-1].index(self.app)
+        return opened.index("markor") < last
+
+    def _note_open(self, phone: PhoneState) -> bool:
+        top = phone.screen
+        return (
+            phone.foreground == "markor"
+            and top is not None
+            and top.name == "edit"
+            and top.arg == self.note_name
+        )
+
+    def milestone_checks(self):
+        checks = super().milestone_checks()
+        editor = f"{self.app}/edit"
+
+        def editor_after_markor(p: PhoneState) -> bool:
+            return p.screen_name == editor and self._came_from_markor(p)
+
+        return [
+            milestone("note_opened", self._note_open),
+            milestone("editor_opened", editor_after_markor),
+            *checks[2:],
+        ]
+
+    def expert(self, phone: PhoneState, screen: UITree) -> Action:
+        from gui_gym.envs.androidworld.tasks.markor import open_note
+
+        if not self._came_from_markor(phone) and phone.dialog is None:
+            action = open_app(phone, "markor", "Markor") or open_note(phone, screen, self.note_name)
+            if action is not None:
+                return action
+        return super().expert(phone, screen)
