@@ -98,6 +98,9 @@ class MiniWoBState:
     reason: Any = None
     utterance: str = ""
     fields: dict[str, str] = dataclasses.field(default_factory=dict)
+    notes: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """The scripted expert's notes of what it saw earlier this episode (a person remembers
+    the numbers before they are hidden); one dict per episode, kept across steps."""
 
 
 @dataclass(eq=False)
@@ -573,6 +576,7 @@ class MiniWoBEnv(GuiEnv):
             reason=info.get("reason"),
             utterance=str(utterance),
             fields={str(k): str(v) for k, v in fields},
+            notes=self._meta.notes,
         )
         self._root_dom = info.get("root_dom")
         shot = obs.get("screenshot")

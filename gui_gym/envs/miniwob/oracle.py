@@ -630,17 +630,6 @@ def _as_number(text: str) -> float | None:
         return None
 
 
-def ascending_numbers(ctx: PredicateContext) -> Action:
-    numbers = [
-        (value, e)
-        for e in ctx.screen.elements
-        if e.role == "text" and (value := _as_number(e.text)) is not None
-    ]
-    if not numbers:
-        raise OracleStuck("no numbers left")
-    return _click(min(numbers, key=lambda pair: pair[0])[1])
-
-
 def use_spinner(ctx: PredicateContext) -> Action:
     """Focus the spinner and step it with the arrow keys (it ignores typed text)."""
     screen = ctx.screen
@@ -762,7 +751,6 @@ ORACLES.update(
         "copy-paste-2": copy_paste_2,
         "grid-coordinate": grid_coordinate,
         "visual-addition": visual_addition,
-        "ascending-numbers": ascending_numbers,
         "use-spinner": use_spinner,
         "use-autocomplete": use_autocomplete,
         "use-autocomplete-nodelay": use_autocomplete,
@@ -779,5 +767,267 @@ ORACLES.update(
         "social-media": social_media,
         "social-media-all": social_media_all,
         "social-media-some": social_media_all,
+    }
+)
+
+
+def _notes(ctx: PredicateContext) -> dict:
+    """What the expert noted earlier this episode (``MiniWoBState.notes``)."""
+    return _state(ctx).notes
+
+
+def ascending_numbers(ctx: PredicateContext) -> Action:
+    """Click 1, which hides the numbers behind squares; then click the squares where 2, 3,
+    ... were, as a person remembers them."""
+    notes = _notes(ctx)
+    screen = ctx.screen
+    numbers = {
+        int(e.text): e.center for e in screen.elements if e.role == "text" and e.text.isdigit()
+    }
+    if numbers:
+        notes["where"] = numbers
+        notes["next"] = 2
+        return _click(_find(screen, lambda e: e.text == "1"))
+    where = notes.get("where")
+    if not where or notes["next"] not in where:
+        raise OracleStuck("the numbers were hidden before they were seen")
+    x, y = where[notes["next"]]
+    notes["next"] += 1
+    return Action(ActionType.CLICK, x=x, y=y)
+
+
+def _slider_to(
+    ctx: PredicateContext, slider: UIElement, value_shown: UIElement, want: int, key: str
+) -> Action | None:
+    """Next action to set a jQuery UI slider to ``want`` (None once it shows it): drag the
+    handle to both ends to read the range, drag to where ``want`` falls, then step with the
+    arrow keys. ``key`` names this slider in the notes."""
+    screen = ctx.screen
+    value = int(value_shown.text)
+    if value == want:
+        return None
+    handle = next(e for e in _descendants(screen, slider) if "ui-slider-handle" in e.description)
+    notes = _notes(ctx).setdefault(key, {})
+    x0, y0, x1, y1 = slider.bounds
+    vertical = (y1 - y0) > (x1 - x0)
+    ends = (
+        ((x0 + x1) / 2, y1 - 1, (x0 + x1) / 2, y0 + 1)
+        if vertical
+        else (x0 + 1, (y0 + y1) / 2, x1 - 1, (y0 + y1) / 2)
+    )
+    hx, hy = handle.center
+    if "low" not in notes:
+        if notes.get("dragged") == "low":
+            notes["low"] = value
+        else:
+            notes["dragged"] = "low"
+            return Action(ActionType.DRAG, x=hx, y=hy, end_x=ends[0], end_y=ends[1])
+    if "high" not in notes:
+        if notes.get("dragged") == "high":
+            notes["high"] = value
+        else:
+            notes["dragged"] = "high"
+            return Action(ActionType.DRAG, x=hx, y=hy, end_x=ends[2], end_y=ends[3])
+    if not notes.get("placed"):
+        notes["placed"] = True
+        low, high = notes["low"], notes["high"]
+        share = (want - low) / (high - low) if high != low else 0.0
+        tx = ends[0] + (ends[2] - ends[0]) * share
+        ty = ends[1] + (ends[3] - ends[1]) * share
+        return Action(ActionType.DRAG, x=hx, y=hy, end_x=tx, end_y=ty)
+    return _key("ArrowUp" if want > value else "ArrowDown")
+
+
+def use_slider(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    slider = _find(screen, lambda e: e.resource_id == "slider")
+    shown = _find(screen, lambda e: e.resource_id == "val")
+    want = int(_state(ctx).fields["target"])
+    return _slider_to(ctx, slider, shown, want, "slider") or _submit(screen)
+
+
+def use_slider_2(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    for n in (1, 2, 3):
+        slider = _find(screen, lambda e, n=n: e.resource_id == f"slider-{n}")
+        shown = _find(screen, lambda e, n=n: e.resource_id == f"val-{n}")
+        action = _slider_to(ctx, slider, shown, int(fields[f"n{n}"]), f"slider-{n}")
+        if action is not None:
+            return action
+    return _submit(screen)
+
+
+def form_sequence(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    slider = _find(screen, lambda e: e.resource_id == "slider")
+    shown = _find(screen, lambda e: e.resource_id == "val")
+    action = _slider_to(ctx, slider, shown, int(fields["slider target"]), "slider")
+    if action is not None:
+        return action
+    box = _find(screen, lambda e: e.resource_id == f"checkbox-{fields['checkbox target']}")
+    if not box.checked:
+        return _click(box)
+    return _submit(screen)
+
+
+def form_sequence_2(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    radio = [e for e in screen.elements if e.role == "radio"][int(fields["radio target"]) - 1]
+    if not radio.checked:
+        return _click(radio)
+    field = _find(screen, lambda e: e.resource_id == f"input-{fields['textbox target']}")
+    return _fill_all(ctx, [(field, fields["textbox text"])], _submit(screen))
+
+
+def generate_number(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    utterance = _state(ctx).utterance
+    shown = _find(screen, lambda e: e.resource_id == "display-number").text
+    value = int(shown) if re.fullmatch(r"-?\d+", shown) else None
+    if value is not None:
+        if m := re.search(r"less than (-?\d+)", utterance):
+            good = value < int(m.group(1))
+        elif m := re.search(r"greater than (-?\d+)", utterance):
+            good = value > int(m.group(1))
+        elif "even" in utterance:
+            good = value % 2 == 0
+        elif "odd" in utterance:
+            good = value % 2 == 1
+        else:
+            raise OracleStuck(f"unknown criterion in {utterance!r}")
+        if good:
+            return _click(_find(screen, lambda e: e.resource_id == "submit"))
+    return _click(_find(screen, lambda e: e.resource_id == "generate"))
+
+
+def odd_or_even(ctx: PredicateContext) -> Action:
+    """Mark each number in turn (the marks leave no trace in the DOM reading, so the expert
+    notes how many it marked)."""
+    screen = ctx.screen
+    notes = _notes(ctx)
+    rows = [
+        e
+        for e in screen.elements
+        if e.role == "text" and re.fullmatch(r"-?\d+", e.text) and e.parent >= 0
+    ]
+    done = notes.get("marked", 0)
+    if done >= len(rows):
+        return _click(_find(screen, lambda e: e.resource_id == "submit"))
+    notes["marked"] = done + 1
+    number = rows[done]
+    row = _ancestor(screen, number, 2)
+    label = "Even" if int(number.text) % 2 == 0 else "Odd"
+    return _click(next(e for e in _descendants(screen, row) if e.text == label))
+
+
+def search_engine(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    notes = _notes(ctx)
+    field = _find(screen, lambda e: e.resource_id == "search-text")
+    content = _by_id(screen, "page-content")
+    results = (
+        [e for e in _descendants(screen, content) if e.role == "link"]
+        if content is not None
+        else []
+    )
+    if not results:
+        return _fill(ctx, field, fields["query"]) or _click(_by_id(screen, "search"))  # type: ignore[arg-type]
+    rank = int(fields["rank"])
+    page = (rank - 1) // 3 + 1
+    if notes.get("page", 1) != page:
+        notes["page"] = page
+        pages = _find(screen, lambda e: e.resource_id == "pagination")
+        return _click(next(e for e in _descendants(screen, pages) if e.text == str(page)))
+    return _click(results[(rank - 1) % 3])
+
+
+def terminal(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    notes = _notes(ctx)
+    field = _find(screen, lambda e: e.resource_id == "terminal-target")
+    extension = re.search(r"extension (\S+)", _state(ctx).utterance)
+    if extension is None:
+        raise OracleStuck(f"cannot read the file to delete from {_state(ctx).utterance!r}")
+    ext = extension.group(1).rstrip(".")
+    stage = notes.get("stage", "ls")
+    if stage == "ls":
+        notes["stage"] = "ls-enter"
+        return Action(ActionType.INPUT, index=field.index, text="ls")
+    if stage == "ls-enter":
+        notes["stage"] = "rm"
+        return Action(ActionType.ENTER)
+    if stage == "rm":
+        names = [w for e in screen.elements for w in e.text.split() if w.endswith(ext)]
+        if not names:
+            raise OracleStuck(f"ls shows no file ending in {ext}")
+        notes["stage"] = "rm-enter"
+        return Action(ActionType.INPUT, index=field.index, text=f"rm {names[0]}")
+    return Action(ActionType.ENTER)
+
+
+_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+
+
+def _winner(board: list[str]) -> str:
+    for a, b, c in _LINES:
+        if board[a] and board[a] == board[b] == board[c]:
+            return board[a]
+    return ""
+
+
+def _best_move(board: list[str]) -> int:
+    """Minimax for X (the page's O moves after each X)."""
+
+    def score(b: list[str], turn: str) -> int:
+        w = _winner(b)
+        if w:
+            return 1 if w == "x" else -1
+        free = [i for i, v in enumerate(b) if not v]
+        if not free:
+            return 0
+        results = []
+        for i in free:
+            b[i] = turn
+            results.append(score(b, "o" if turn == "x" else "x"))
+            b[i] = ""
+        return max(results) if turn == "x" else min(results)
+
+    free = [i for i, v in enumerate(board) if not v]
+    best, best_score = free[0], -2
+    for i in free:
+        board[i] = "x"
+        s = 2 if _winner(board) == "x" else score(board, "o")
+        board[i] = ""
+        if s > best_score:
+            best, best_score = i, s
+    return best
+
+
+def tic_tac_toe(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    cells = [_find(screen, lambda e, i=i: e.resource_id == f"ttt-{i}") for i in range(9)]
+    board = [
+        "x" if "mark-x" in c.description else "o" if "mark-o" in c.description else ""
+        for c in cells
+    ]
+    return _click(cells[_best_move(board)])
+
+
+ORACLES.update(
+    {
+        "ascending-numbers": ascending_numbers,
+        "use-slider": use_slider,
+        "use-slider-2": use_slider_2,
+        "form-sequence": form_sequence,
+        "form-sequence-2": form_sequence_2,
+        "generate-number": generate_number,
+        "odd-or-even": odd_or_even,
+        "search-engine": search_engine,
+        "terminal": terminal,
+        "tic-tac-toe": tic_tac_toe,
     }
 )
