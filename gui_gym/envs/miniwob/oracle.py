@@ -1031,3 +1031,217 @@ ORACLES.update(
         "tic-tac-toe": tic_tac_toe,
     }
 )
+
+
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+
+def choose_date(ctx: PredicateContext) -> Action:
+    """Open the date picker, page to the month with Prev/Next, click the day."""
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    month, day, year = int(fields["month"]), int(fields["day"]), int(fields["year"])
+    field = _find(screen, lambda e: e.resource_id == "datepicker")
+    if field.text == f"{month:02d}/{day:02d}/{year}":
+        return _submit(screen)
+    picker = _by_id(screen, "ui-datepicker-div")
+    shown = [e.text for e in _descendants(screen, picker)] if picker is not None else []
+    names = [t for t in shown if t in _MONTHS]
+    years = [int(t) for t in shown if re.fullmatch(r"\d{4}", t)]
+    if not names or not years:
+        return _click(field)
+    current = years[0] * 12 + _MONTHS.index(names[0])
+    wanted = year * 12 + month - 1
+    if current != wanted:
+        label = "Prev" if wanted < current else "Next"
+        return _click(next(e for e in _descendants(screen, picker) if e.text == label))  # type: ignore[arg-type]
+    return _click(
+        next(e for e in _descendants(screen, picker) if e.role == "link" and e.text == str(day))  # type: ignore[arg-type]
+    )
+
+
+def phone_book(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    heading = _find(screen, lambda e: e.role == "heading")
+    if heading.text != fields["name"]:
+        pages = _find(screen, lambda e: e.resource_id == "pagination")
+        return _click(next(e for e in _descendants(screen, pages) if e.text == ">"))
+    wanted = fields["target"].split()[0].lower()
+    label = _find(screen, lambda e: e.text.rstrip(":").lower() == wanted)
+    row = screen.elements[label.parent]
+    return _click(next(e for e in _descendants(screen, row) if e.role == "link"))
+
+
+def sign_agreement(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    area = _find(screen, lambda e: e.resource_id == "text-area")
+    notes = _notes(ctx)
+    # The textarea is disabled (no keys) and 2,000+ px tall: wheel steps of 50 px each.
+    if notes.get("scrolls", 0) < 46:
+        notes["scrolls"] = notes.get("scrolls", 0) + 1
+        return Action(ActionType.SCROLL, direction="down", index=area.index)
+    field = _find(screen, lambda e: e.resource_id == "name")
+    return _fill(ctx, field, fields["name"]) or _click(
+        _by_text(screen, fields["button"], ("button",))
+    )
+
+
+def _minutes(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)h\s*(\d+)m\s*", text)
+    if m is None:
+        raise OracleStuck(f"cannot read the duration {text!r}")
+    return int(m.group(1)) * 60 + int(m.group(2))
+
+
+def buy_ticket(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    target = _state(ctx).fields["target"]
+    offers = []
+    for button in (
+        e for e in screen.elements if e.role == "button" and e.text.startswith("Book for")
+    ):
+        card = _ancestor(screen, button, 2)
+        duration = next(
+            e.text for e in _descendants(screen, card) if re.fullmatch(r"\d+h \d+m", e.text)
+        )
+        price = int(button.text.rsplit("$", 1)[1].replace(",", ""))
+        offers.append((_minutes(duration), price, button))
+    if not offers:
+        raise OracleStuck("no tickets shown")
+    key = {
+        "shortest duration": lambda o: o[0],
+        "longest duration": lambda o: -o[0],
+        "cheapest cost": lambda o: o[1],
+        "most expensive cost": lambda o: -o[1],
+    }.get(target)
+    if key is None:
+        raise OracleStuck(f"unknown criterion {target!r}")
+    return _click(min(offers, key=key)[2])
+
+
+def form_sequence_3(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    want = fields["dropdown target"]
+    label = next(e for e in screen.elements if "label" in e.description.split() or e.index == 6)
+    if _notes(ctx).get("chosen"):
+        return _click(_by_text(screen, fields["button target"], ("button",)))
+    option = next((e for e in screen.elements if e.role == "listitem" and e.text == want), None)
+    if option is None:
+        return _click(label)
+    _notes(ctx)["chosen"] = True
+    return _click(option)
+
+
+_DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+
+
+def drag_in_direction(ctx: PredicateContext) -> Action:
+    """drag-circle / drag-single-shape: drag the shape 30 px the asked way, then submit."""
+    screen = ctx.screen
+    if ctx.action is not None and ctx.action.type is ActionType.DRAG:
+        return _submit(screen)
+    shape = _find(screen, lambda e: e.description == "SVG_CLASS")
+    dx, dy = _DIRECTIONS[_state(ctx).fields["target"].split()[0]]
+    x, y = shape.center
+    return Action(ActionType.DRAG, x=x, y=y, end_x=x + 30 * dx, end_y=y + 30 * dy)
+
+
+def resize_textarea(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    if ctx.action is not None and ctx.action.type is ActionType.DRAG:
+        return _submit(screen)
+    target = _state(ctx).fields["target"]
+    grow = "larger" in target
+    handles = [e for e in screen.elements if "ui-resizable-handle" in e.description]
+    corner = min(handles, key=lambda e: (e.bounds[2] - e.bounds[0]) + (e.bounds[3] - e.bounds[1]))
+    x, y = corner.center
+    step = 15 if grow else -15
+    dx, dy = (step, 0) if "width" in target else (0, step)
+    return Action(ActionType.DRAG, x=x, y=y, end_x=x + dx, end_y=y + dy)
+
+
+def _sortable_items(screen: UITree) -> list[UIElement]:
+    box = _find(screen, lambda e: e.resource_id == "sortable")
+    return [
+        next(c for c in (screen.elements[i] for i in screen.elements[li].children) if c.text)
+        for li in box.children
+    ]
+
+
+def _move_in_list(items: list[UIElement], source: int, target: int) -> Action:
+    """Drag item ``source`` to position ``target`` of a jQuery UI sortable: drop it just past
+    the middle of the item now at ``target``, on the side it comes from."""
+    x, y = items[source].center
+    x0, y0, x1, y1 = items[target].bounds
+    end_y = y1 - 2 if target > source else y0 + 2
+    return Action(ActionType.DRAG, x=x, y=y, end_x=x, end_y=end_y)
+
+
+def drag_items(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    goal = _state(ctx).fields["target"].rstrip(".")
+    items = _sortable_items(screen)
+    names = [e.text for e in items]
+    name = next((n for n in names if goal.startswith(n + " ")), None)
+    if name is None:
+        raise OracleStuck(f"cannot read {goal!r}")
+    rest, source = goal[len(name) + 1 :], names.index(name)
+    if m := re.fullmatch(r"to the (\d+)\w* position", rest):
+        target = int(m.group(1)) - 1
+    else:
+        moves = {"to the top": 0, "to the bottom": len(names) - 1}
+        steps = {"down by one position": source + 1, "up by one position": source - 1}
+        target = moves.get(rest, steps.get(rest, -1))
+        if target < 0:
+            raise OracleStuck(f"cannot read {goal!r}")
+        if _notes(ctx).setdefault("target", target) != target:  # the list moved under us
+            target = _notes(ctx)["target"]
+    if source == target:
+        return _submit(screen)
+    return _move_in_list(items, source, target)
+
+
+def drag_sort_numbers(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    items = _sortable_items(screen)
+    values = [int(e.text) for e in items]
+    order = sorted(values)
+    for position, value in enumerate(order):
+        if values[position] != value:
+            return _move_in_list(items, values.index(value), position)
+    return _submit(screen)
+
+
+ORACLES.update(
+    {
+        "choose-date": choose_date,
+        "choose-date-easy": choose_date,
+        "choose-date-medium": choose_date,
+        "choose-date-nodelay": choose_date,
+        "phone-book": phone_book,
+        "sign-agreement": sign_agreement,
+        "buy-ticket": buy_ticket,
+        "form-sequence-3": form_sequence_3,
+        "drag-circle": drag_in_direction,
+        "drag-single-shape": drag_in_direction,
+        "resize-textarea": resize_textarea,
+        "drag-items": drag_items,
+        "drag-sort-numbers": drag_sort_numbers,
+    }
+)
