@@ -124,7 +124,9 @@ def dom_to_tree(
                 index=index,
                 role=_role(tag, is_leaf, classes),
                 text=text,
-                description=classes if is_leaf and not text and not checkable else "",
+                description=_looks(node, tag, classes)
+                if is_leaf and not text and not checkable
+                else "",
                 resource_id=str(node.id or ""),
                 bounds=bounds,
                 clickable=is_leaf or tag in _INTERACTIVE or tag.startswith("input_"),
@@ -172,6 +174,23 @@ def dom_to_tree(
             for e in elements
         ]
     return UITree(tuple(elements), width=width, height=height, name=name), refs, tags
+
+
+def _looks(node: Any, tag: str, classes: str) -> str:
+    """What a text-less leaf looks like, as a person sees it: its classes (MiniWoB's icons
+    are named by class), an SVG shape's kind (miniwob reports every SVG class as
+    ``SVG_CLASS``, so the tag says it: ``circle``, ``rect``, ``polygon``, ``line``), and a
+    visible background colour as ``#rrggbb`` (colour swatches)."""
+    words = [tag if classes == "SVG_CLASS" else classes]
+    colour = getattr(node, "bg_color", None)
+    if (
+        isinstance(colour, tuple)
+        and len(colour) == 4
+        and colour[3] > 0
+        and colour[:3] != (1.0, 1.0, 1.0)
+    ):
+        words.append("#" + "".join(f"{round(c * 255):02x}" for c in colour[:3]))
+    return " ".join(w for w in words if w)
 
 
 def _fields(e: UIElement) -> dict[str, Any]:

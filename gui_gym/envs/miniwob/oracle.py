@@ -1245,3 +1245,179 @@ ORACLES.update(
         "drag-sort-numbers": drag_sort_numbers,
     }
 )
+
+
+def _colour(e: UIElement) -> tuple[int, int, int] | None:
+    """The ``#rrggbb`` background the screen shows for a text-less leaf, as integers."""
+    m = re.search(r"#([0-9a-f]{6})\b", e.description)
+    if m is None:
+        return None
+    value = int(m.group(1), 16)
+    return value >> 16, (value >> 8) & 255, value & 255
+
+
+# The colours click-color names (CSS's), as a person knows them.
+_NAMED_COLOURS = {
+    "red": (255, 0, 0),
+    "blue": (0, 0, 255),
+    "olive": (128, 128, 0),
+    "lime": (0, 255, 0),
+    "black": (0, 0, 0),
+    "white": (255, 255, 255),
+    "grey": (128, 128, 128),
+    "gray": (128, 128, 128),
+    "purple": (128, 0, 128),
+    "orange": (255, 165, 0),
+    "yellow": (255, 255, 0),
+    "cyan": (0, 255, 255),
+    "pink": (255, 192, 203),
+    "magenta": (255, 0, 255),
+}
+
+
+def click_color(ctx: PredicateContext) -> Action:
+    want = _NAMED_COLOURS.get(_state(ctx).fields["target"].lower())
+    if want is None:
+        raise OracleStuck(f"unknown colour {_state(ctx).fields['target']!r}")
+    boxes = [(e, c) for e in ctx.screen.elements if "color" in e.description and (c := _colour(e))]
+    # white boxes carry no background colour in the reading (white is the page's)
+    for e in (e for e in ctx.screen.elements if e.description == "color"):
+        boxes.append((e, (255, 255, 255)))
+    if not boxes:
+        raise OracleStuck("no colour boxes")
+    return _click(min(boxes, key=lambda b: sum((x - y) ** 2 for x, y in zip(b[1], want)))[0])
+
+
+def click_shades(ctx: PredicateContext) -> Action:
+    """Click every swatch whose hue is the asked colour's (red, green or blue channel
+    largest), then submit; clicked swatches are noted (their mark is not in the reading)."""
+    screen = ctx.screen
+    channel = ("red", "green", "blue").index(_state(ctx).fields["target"])
+    notes = _notes(ctx).setdefault("clicked", set())
+    for e in screen.elements:
+        colour = _colour(e)
+        if colour is None or e.index in notes:
+            continue
+        if colour[channel] == max(colour) and sorted(colour)[1] < colour[channel]:
+            notes.add(e.index)
+            return _click(e)
+    return _submit(screen)
+
+
+_SHAPE_NAMES = {"circle": "Circle", "rect": "Rectangle", "polygon": "Triangle"}
+
+
+def identify_shape(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    svg = _find(screen, lambda e: e.resource_id == "area_svg")
+    shape = next(iter(_descendants(screen, svg)), None)
+    if shape is None:
+        raise OracleStuck("no figure")
+    if shape.text:
+        answer = "Number" if shape.text.isdigit() else "Letter"
+    else:
+        answer = _SHAPE_NAMES.get(shape.description.split()[0] if shape.description else "", "")
+    if not answer:
+        raise OracleStuck(f"unknown figure {shape.description!r}")
+    return _click(_by_text(screen, answer, ("button",)))
+
+
+def _click_then_submit(ctx: PredicateContext, x: float, y: float) -> Action:
+    if ctx.action is not None and ctx.action.has_point and ctx.action.type is ActionType.CLICK:
+        return _submit(ctx.screen)
+    return Action(ActionType.CLICK, x=x, y=y)
+
+
+def circle_center(ctx: PredicateContext) -> Action:
+    svg = _find(ctx.screen, lambda e: e.resource_id == "svg-grid")
+    circle = next(e for e in _descendants(ctx.screen, svg) if e.description.startswith("circle"))
+    x0, y0, x1, y1 = circle.bounds
+    return _click_then_submit(ctx, (x0 + x1) / 2, (y0 + y1) / 2)
+
+
+def find_midpoint(ctx: PredicateContext) -> Action:
+    svg = _find(ctx.screen, lambda e: e.resource_id == "svg-grid")
+    dots = [e for e in _descendants(ctx.screen, svg) if e.description.startswith("circle")][:2]
+    if len(dots) < 2:
+        raise OracleStuck("no two points")
+    (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = dots[0].bounds, dots[1].bounds
+    return _click_then_submit(ctx, (ax0 + ax1 + bx0 + bx1) / 4, (ay0 + ay1 + by0 + by1) / 4)
+
+
+def draw_line(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    if ctx.action is not None and ctx.action.type is ActionType.DRAG:
+        return _click(_by_text(screen, "Submit", ("button",)))
+    dot = _find(screen, lambda e: e.resource_id == "circ")
+    x, y = dot.center
+    if _state(ctx).fields["direction"] == "vertical":
+        return Action(ActionType.DRAG, x=x, y=y - 25, end_x=x, end_y=y + 25)
+    return Action(ActionType.DRAG, x=x - 25, y=y, end_x=x + 25, end_y=y)
+
+
+def _point(e: UIElement) -> Action:
+    """A click at the element's centre (a real mouse click: SVG widgets ignore the
+    scripted click that CLICK(i) sends to an element with a ref)."""
+    x, y = e.center
+    return Action(ActionType.CLICK, x=x, y=y)
+
+
+def click_pie(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    want = _state(ctx).fields["target"]
+    item = next((e for e in screen.elements if e.text == want), None)
+    if item is not None and (item.bounds[2] - item.bounds[0]) > 2:
+        return _point(item)
+    if _notes(ctx).get("opened") and ctx.step < 40:
+        return _wait()  # the menu is still opening
+    _notes(ctx)["opened"] = True
+    return _point(_find(screen, lambda e: e.text == "+"))
+
+
+def drag_box(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    if ctx.action is not None and ctx.action.type is ActionType.DRAG:
+        return _submit(screen)
+    small = _find(screen, lambda e: e.resource_id == "draggableSmall")
+    large = _find(screen, lambda e: e.resource_id == "draggableLarge")
+    return Action(ActionType.DRAG, index=small.index, end_index=large.index)
+
+
+_SHAPE_WORDS = {
+    "triangles": "polygon",
+    "rectangles": "rect",
+    "circles": "circle",
+    "squares": "rect",
+}
+
+
+def drag_shapes(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    kind = _SHAPE_WORDS.get(_state(ctx).fields["target"])
+    if kind is None:
+        raise OracleStuck(f"the shapes are named by {_state(ctx).fields['target']!r}")
+    box = _find(screen, lambda e: e.resource_id == "shape-container")
+    bx0, by0, bx1, by1 = box.bounds
+    for e in screen.elements:
+        if e.description.split()[:1] != [kind] or e.index == box.index:
+            continue
+        x, y = e.center
+        if not (bx0 < x < bx1 and by0 < y < by1):
+            return Action(ActionType.DRAG, x=x, y=y, end_x=(bx0 + bx1) / 2, end_y=(by0 + by1) / 2)
+    return _submit(screen)
+
+
+ORACLES.update(
+    {
+        "click-color": click_color,
+        "click-shades": click_shades,
+        "identify-shape": identify_shape,
+        "circle-center": circle_center,
+        "find-midpoint": find_midpoint,
+        "draw-line": draw_line,
+        "click-pie": click_pie,
+        "click-pie-nodelay": click_pie,
+        "drag-box": drag_box,
+        "drag-shapes": drag_shapes,
+    }
+)
