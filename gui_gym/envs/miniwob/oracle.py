@@ -1156,7 +1156,9 @@ def drag_in_direction(ctx: PredicateContext) -> Action:
     screen = ctx.screen
     if ctx.action is not None and ctx.action.type is ActionType.DRAG:
         return _submit(screen)
-    shape = _find(screen, lambda e: e.description == "SVG_CLASS")
+    shape = _find(
+        screen, lambda e: e.parent >= 0 and screen.elements[e.parent].role == "image" and not e.text
+    )
     dx, dy = _DIRECTIONS[_state(ctx).fields["target"].split()[0]]
     x, y = shape.center
     return Action(ActionType.DRAG, x=x, y=y, end_x=x + 30 * dx, end_y=y + 30 * dy)
