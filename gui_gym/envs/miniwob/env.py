@@ -9,6 +9,7 @@ our :class:`~gui_gym.core.ui.UITree`, our actions to its action dicts).
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import logging
 import os
@@ -45,10 +46,12 @@ from gui_gym.envs.miniwob.dom import dom_to_tree
 __all__ = [
     "MAX_INPUT_CHARS",
     "REWARD_MODES",
+    "ForkDiverged",
     "MiniWoBEnv",
     "MiniWoBState",
     "MiniWoBTask",
     "load_suite",
+    "load_task_page",
     "step_miniwob",
 ]
 
@@ -262,6 +265,24 @@ def step_miniwob(backend: Any, action: dict[str, Any]) -> tuple[Any, ...]:
     return backend.step({"action_type": kinds.index(ActionTypes.NONE)})
 
 
+def load_task_page(backend: Any, name: str) -> None:
+    """Point a running miniwob env (ours or a raw ``MiniWoBEnvironment``) at another
+    MiniWoB++ task's page in the same browser, as miniwob's own periodic refresh reloads
+    one (not for FlightWoB's pages, which have another size and server)."""
+    from miniwob.fields import get_field_extractor
+    from miniwob.selenium_instance import DEFAULT_BASE_URL
+
+    instance = backend.instance
+    instance.url = urllib.parse.urljoin(DEFAULT_BASE_URL, f"{name}.html")
+    instance.field_extractor = get_field_extractor(name)
+    instance.driver.get(instance.url)
+    backend.subdomain = name
+
+
+class ForkDiverged(RuntimeError):
+    """``fork()`` replayed the episode in a new browser and got a different page."""
+
+
 class MiniWoBEnv(GuiEnv):
     """A MiniWoB++ task in a headless Chromium, with gui-gym's observations and actions.
 
@@ -421,6 +442,7 @@ class MiniWoBEnv(GuiEnv):
         self._last_seed: int | None = None
         self.last_miniwob_actions: list[dict[str, Any]] = []
         """The miniwob action dicts the last step executed (for inspection and replays)."""
+        self._episode_actions: list[dict[str, Any]] = []
 
     # -------------------------------------------------------------------------- the browser
 
@@ -495,19 +517,12 @@ class MiniWoBEnv(GuiEnv):
     def _retarget(self, name: str) -> None:
         """Load another task's page in the running browser (same page size), as miniwob's own
         periodic refresh does; restart the browser when that is not possible."""
-        from miniwob.fields import get_field_extractor
-        from miniwob.selenium_instance import DEFAULT_BASE_URL
-
         old = self._backend_task or ""
         if name.startswith("flight.") or old.startswith("flight."):
             self._close_backend()
             self._launch(name)
             return
-        instance = self._backend.instance
-        instance.url = urllib.parse.urljoin(DEFAULT_BASE_URL, f"{name}.html")
-        instance.field_extractor = get_field_extractor(name)
-        instance.driver.get(instance.url)
-        self._backend.subdomain = name
+        load_task_page(self._backend, name)
         self._backend_task = name
         self._after_page_load()
 
@@ -558,6 +573,7 @@ class MiniWoBEnv(GuiEnv):
                 self._mark_dead(err)
         self._dead = None
         self._meta = MiniWoBState()
+        self._episode_actions = []
         self._absorb(obs, info)
         self.task = dataclasses.replace(
             task, instruction=self._meta.utterance, vocabulary=tuple(self._meta.fields.values())
@@ -639,10 +655,51 @@ class MiniWoBEnv(GuiEnv):
         return np.zeros((height, width, 3), np.uint8)  # a finished episode shows nothing
 
     def _fork_backend(self, clone: GuiEnv) -> None:
-        raise NotImplementedError(
-            "MiniWoB++ runs in a live browser whose page state cannot be copied; fork() would "
-            "need a second browser replaying the episode (not implemented)"
-        )
+        """Fork by replay: a live page cannot be copied, so the clone starts its own browser,
+        loads the task with this episode's seed and replays the episode's miniwob actions;
+        its DOM reading and fields must then equal this env's, else the fork fails (a task
+        whose page depends on timing or the clock did not replay).
+
+        Raises:
+            ForkDiverged: when the replayed page differs from this one.
+        """
+        assert isinstance(clone, MiniWoBEnv)
+        if self.task is None or self._backend is None:
+            raise gym.error.ResetNeeded("call reset() before fork()")
+        clone._backend = None
+        clone._backend_task = None
+        clone._finalizer = None
+        clone._dead = None
+        clone._refs, clone._tags = [], []
+        clone.last_miniwob_actions = list(self.last_miniwob_actions)
+        clone._episode_actions = list(self._episode_actions)
+        name = self.task.task_id
+        try:
+            clone._launch(name)
+            obs, info = clone._backend.reset(seed=self._last_seed)
+            clone._meta = MiniWoBState(notes=copy.deepcopy(self._meta.notes))
+            clone._absorb(obs, info)
+            for miniwob_action in self._episode_actions:
+                obs, _, done, _, info = step_miniwob(clone._backend, miniwob_action)
+                clone._absorb(obs, info)
+                if done:
+                    break
+        except _selenium_errors() as err:
+            clone._close_backend()
+            raise RuntimeError(f"could not fork MiniWoB task {name!r}: {err}") from err
+        clone._screen_cache = None
+        ours, theirs = self._current_screen(), clone._current_screen()
+        if (
+            ours != theirs
+            or self._meta.fields != clone._meta.fields
+            or (self._meta.done != clone._meta.done)
+        ):
+            clone._close_backend()
+            raise ForkDiverged(
+                f"fork of {name!r} (seed {self._last_seed}) diverged after replaying "
+                f"{len(self._episode_actions)} miniwob actions: the page depends on timing or "
+                "the clock"
+            )
 
     def _candidate_texts(self) -> Sequence[str]:
         fields = tuple(v for v in self._meta.fields.values() if v)
@@ -823,6 +880,7 @@ class MiniWoBEnv(GuiEnv):
         try:
             for miniwob_action in steps:
                 obs, _, done, _, info = step_miniwob(self._backend, miniwob_action)
+                self._episode_actions.append(miniwob_action)
                 self._absorb(obs, info)
                 if done:
                     break
