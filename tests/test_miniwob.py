@@ -220,6 +220,11 @@ def test_experts_cover_the_suite() -> None:
     assert set(ORACLES) <= set(MINIWOB_TASKS)
     assert len(ORACLES) >= 100
     assert set(EXPERTS_TESTED) <= set(ORACLES)
+    env = gym.make("GuiGym/MiniWoB-v0", tasks="experts")  # what `gui-gym record` cycles
+    assert set(env.unwrapped.task_ids) == {n for n in ORACLES if not n.startswith("flight.")}
+    env.close()
+    with pytest.raises(ValueError, match="or 'experts'"):
+        gym.make("GuiGym/MiniWoB-v0", tasks="click-test")
 
 
 @pytest.fixture(scope="module")

@@ -333,7 +333,9 @@ class MiniWoBEnv(GuiEnv):
     * ``task``: a MiniWoB++ task name (``"click-test"``), or None to sample one per reset
       from ``tasks`` (default: every MiniWoB++ task, FlightWoB excluded since its pages
       have another size).
-    * ``tasks``: the names sampled from when ``task`` is None.
+    * ``tasks``: the names sampled from when ``task`` is None; ``"experts"``: every
+      MiniWoB++ task with a scripted expert (``gui-gym record GuiGym/MiniWoB-v0 --agent
+      oracle --env-arg tasks=experts`` records them all, in order).
     * ``split``: miniwob's data mode, ``"train"`` or ``"test"`` (a few tasks use it).
     * ``category``: sample only one task family, the name's first word (``"click"``,
       ``"email-inbox"``, ``"flight"``...); None samples them all.
@@ -387,6 +389,14 @@ class MiniWoBEnv(GuiEnv):
                 )
             names = [task]
         else:
+            if tasks == "experts":  # every MiniWoB++ task with a scripted expert
+                from gui_gym.envs.miniwob.oracle import ORACLES
+
+                tasks = [n for n in MINIWOB_TASKS if n in ORACLES and not n.startswith("flight.")]
+            elif isinstance(tasks, str):
+                raise ValueError(
+                    f"tasks must be a list of MiniWoB++ task names or 'experts', got {tasks!r}"
+                )
             names = (
                 list(tasks)
                 if tasks is not None
