@@ -81,6 +81,13 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
     the agent did not end itself (no ``status``/``answer`` before the step budget) as 0;
     envs that follow it set this False. ``info["final_state_score"]`` always carries the
     task's score of the last state, so both readings are available."""
+    unsupported_actions: ClassVar[dict[ActionType, str]] = {
+        ActionType.DRAG: "a web-page drag (MiniWoB++ has it)",
+        ActionType.SELECT: "a web <select> option choice (MiniWoB++ has it)",
+        ActionType.HOVER: "a mouse move without a click (MiniWoB++ has it)",
+    }
+    """Action types this backend has no counterpart for, with what they are: such an action
+    is invalid (the step counts, nothing changes) and ``info["action_error"]`` says why."""
     max_instruction_length: ClassVar[int] = 4096
     max_screen_length: ClassVar[int] = 65536
 
@@ -481,14 +488,22 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         )
 
     def _validate(self, action: Action, screen: UITree) -> str | None:
-        """Shape checks every backend shares: the target exists on this screen."""
-        if action.index is not None and action.index >= len(screen.elements):
-            last = len(screen.elements) - 1
-            return f"no element {action.index} on this screen (valid indices: 0..{last})"
-        if action.has_point:
-            assert action.x is not None and action.y is not None
-            if not (0 <= action.x < screen.width and 0 <= action.y < screen.height):
-                return f"point ({action.x:g}, {action.y:g}) is off the {screen.width}x{screen.height} screen"
+        """Shape checks every backend shares: the backend has the action type, and its
+        targets (elements, points) exist on this screen."""
+        what = self.unsupported_actions.get(action.type)
+        if what is not None:
+            return f"{action.type.value} ({what}) has no counterpart in {type(self).__name__}"
+        last = len(screen.elements) - 1
+        for index in (action.index, action.end_index):
+            if index is not None and index > last:
+                return f"no element {index} on this screen (valid indices: 0..{last})"
+        for x, y in ((action.x, action.y), (action.end_x, action.end_y)):
+            if (
+                x is not None
+                and y is not None
+                and not (0 <= x < screen.width and 0 <= y < screen.height)
+            ):
+                return f"point ({x:g}, {y:g}) is off the {screen.width}x{screen.height} screen"
         return None
 
     def _observation(self, screen: UITree) -> dict[str, Any]:
