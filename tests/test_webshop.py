@@ -210,6 +210,19 @@ def test_token_set_ratio_matches_thefuzz(first: str, second: str, ratio: int) ->
     assert token_set_ratio(first, second) == ratio
 
 
+def test_rapidfuzz_scorer_reproduces_the_hand_written_scores() -> None:
+    # 4,000 pairs the reward compares on the 1,000-product catalog (and random catalog
+    # phrases), scored by the hand-written token_set_ratio gui-gym used before rapidfuzz.
+    data = json.loads((Path(__file__).parent / "data" / "webshop_token_set_ratio.json").read_text())
+    mismatches = [
+        (a, b, want, token_set_ratio(a, b))
+        for a, b, want in data["pairs"]
+        if token_set_ratio(a, b) != want
+    ]
+    assert len(data["pairs"]) == 4000 and sum(r[2] > 85 for r in data["pairs"]) > 100
+    assert mismatches == []
+
+
 def test_colour_normalisation_is_webshops() -> None:
     assert normalize_color("navy blue") == "blue"  # first colour of the list found in it
     assert normalize_color("rose gold") == "gold"

@@ -251,10 +251,57 @@ def test_qa_answers_use_normalised_match(suite, answer_of, ok: bool) -> None:
     task = _task(suite, "category_name")
     env = make(task=task.task_id)
     env.reset(seed=0)
+    _walk_to_the_answer(env)
     category = get_app().corpus.articles[task.params["article"]].category
     _, reward, terminated, _, info = env.step(f'ANSWER("{answer_of(category)}")')
     assert terminated  # ANSWER always ends the episode
     assert (reward == 1.0) is ok and info["success"] is ok
+
+
+def _walk_to_the_answer(env: gym.Env) -> dict:
+    """Follow the oracle until its next action is the answer; returns the last info."""
+    base = env.unwrapped
+    info: dict = {}
+    while base.oracle_action().type.value != "ANSWER":
+        _, _, _, _, info = env.step(base.oracle_action())
+    assert "answer_in_view" in base.milestones
+    return info
+
+
+def test_a_qa_answer_counts_only_after_the_answer_was_seen(suite) -> None:
+    # Mobile-Env's QA tasks: the right answer guessed before the page holding it was on
+    # screen earns nothing (issue 16: constant guesses at step 1 solved 68 of 167 QA tasks)
+    task = _task(suite, "methods_count")
+    right = task.success.spec["all"][1]["answer"]["values"][0]
+    env = make(task=task.task_id)
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step(f'ANSWER("{right}")')
+    assert terminated and reward == 0.0 and not info["success"]
+    env.reset(seed=0)
+    _walk_to_the_answer(env)
+    _, reward, _, _, info = env.step(f'ANSWER("{right}")')
+    assert reward == 1.0 and info["success"] and info["milestones"][-1] == "answered"
+
+
+@pytest.mark.parametrize(
+    ("answer", "ok"),
+    [
+        ("{n}", True),
+        (" {n}. ", True),
+        ("{n} methods", True),
+        ("qzxv garbage {n}f3a", False),  # a digit run inside garbage is not the number
+        ("about {n} or so", False),
+        ("{n}{n}", False),
+    ],
+)
+def test_numeric_qa_answers_must_be_the_number(suite, answer: str, ok: bool) -> None:
+    task = _task(suite, "methods_count")
+    right = task.success.spec["all"][1]["answer"]["values"][0]
+    env = make(task=task.task_id)
+    env.reset(seed=0)
+    _walk_to_the_answer(env)
+    _, reward, _, _, _ = env.step(f'ANSWER("{answer.format(n=right)}")')
+    assert (reward == 1.0) is ok
 
 
 def test_truncation_at_max_steps() -> None:

@@ -22,4 +22,4 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Run the ``gui-gym`` command line."""
-    app()
+    app(prog_name="gui-gym")

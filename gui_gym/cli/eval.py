@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from gui_gym.cli._common import app, parse_kwargs
+from gui_gym.cli._common import (
+    UsageError,
+    app,
+    check_agent,
+    check_split,
+    choose,
+    existing_dir,
+    open_env,
+    output_file,
+    parse_kwargs,
+)
 
 
 @app.command("eval")
@@ -20,7 +30,7 @@ def eval_cmd(
         typer.Option(help="oracle, random, or random:done=P (declares DONE with probability P)"),
     ] = "oracle",
     episodes: Annotated[
-        int | None, typer.Option(help="episodes (default: every task once)")
+        int | None, typer.Option(help="episodes (default: every task once)", min=1)
     ] = None,
     split: Annotated[str, typer.Option(help="train, test or all")] = "test",
     category: Annotated[str | None, typer.Option(help="restrict to one category")] = None,
@@ -60,17 +70,25 @@ def eval_cmd(
     import gui_gym  # noqa: F401
     from gui_gym.evaluation import evaluate
 
+    output_file(out)
     if sop:
+        if env_id is not None:
+            raise UsageError("--sop replays --dataset DIR: give no env id")
         _eval_sop(dataset, agent, matcher, seed, out, skip_bad, no_step_accuracy, no_progress)
         return
     if env_id is None:
-        raise typer.BadParameter("give an env id, or --sop --dataset DIR", param_hint="ENV_ID")
+        raise UsageError("give an env id, or --sop --dataset DIR")
 
     kwargs = {
-        "split": split,
+        "split": check_split(split),
         **({"category": category} if category else {}),
         **parse_kwargs(env_arg),
     }
+    # Every argument is checked before the first episode: a mistake is one line, not a
+    # traceback after minutes of evaluation.
+    probe = open_env(env_id, **kwargs)
+    check_agent(agent, probe, seed)
+    probe.close()
     summary, _ = evaluate(
         env_id,
         agent,
@@ -115,7 +133,9 @@ def _eval_sop(
     from gui_gym.sop import evaluate_sop
 
     if dataset is None:
-        raise typer.BadParameter("--sop needs --dataset DIR", param_hint="--dataset")
+        raise UsageError("--sop needs --dataset DIR")
+    existing_dir(dataset, "--dataset")
+    choose(matcher, ("loose", "strict"), "--matcher")
     try:
         summary, _ = evaluate_sop(
             dataset,
@@ -128,8 +148,7 @@ def _eval_sop(
             progress=not no_progress,
         )
     except (DatasetError, ValueError) as err:  # a bad dataset, agent, matcher or --out
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(1) from None
+        raise UsageError(str(err)) from None
     table = Table(title=f"SOP of {agent} on {dataset} (matcher {matcher})")
     for column in ("category", "tasks", "PG", "TSR", "Score"):
         table.add_column(column, justify="right")

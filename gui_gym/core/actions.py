@@ -28,12 +28,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gui_gym.core.untrusted_text import (
+    load_json,
+    strip_code_fence,
+    tagged_blocks,
+    without_lone_surrogates,
+)
+
 if TYPE_CHECKING:
     from gui_gym.core.ui import UIElement, UITree
 
 __all__ = [
     "DIRECTIONS",
     "MAX_ACTION_LENGTH",
+    "MAX_INDEX",
     "Action",
     "ActionParseError",
     "ActionType",
@@ -45,6 +53,9 @@ __all__ = [
 
 MAX_ACTION_LENGTH = 20_000
 """Longest action string :func:`parse_action` reads; longer input is rejected unread."""
+
+MAX_INDEX = 999_999_999
+"""Largest element index (nine digits); a longer digit run is an error, never a label."""
 
 DIRECTIONS = ("up", "down", "left", "right")
 
@@ -120,8 +131,20 @@ class Action:
             raise ActionParseError(
                 f"direction must be one of {', '.join(DIRECTIONS)}, got {self.direction!r}"
             )
-        if self.index is not None and (isinstance(self.index, bool) or self.index < 0):
-            raise ActionParseError(f"element index must be a non-negative int, got {self.index!r}")
+        if self.index is not None and (
+            not isinstance(self.index, int)
+            or isinstance(self.index, bool)
+            or not 0 <= self.index <= MAX_INDEX
+        ):
+            raise ActionParseError(
+                f"element index must be an int from 0 to {MAX_INDEX}, got {self.index!r}"
+            )
+        for name in ("text", "label"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ActionParseError(f"{name} must be a str, got {type(value).__name__}")
+            if value and not value.isascii():
+                object.__setattr__(self, name, without_lone_surrogates(value))
 
     @property
     def is_terminal(self) -> bool:
@@ -263,13 +286,13 @@ _GRAMMAR_HELP = (
     '{"action_type": "click", "index": 3}; or WebShop search[query] / click[label]'
 )
 
-_ACTION_BLOCK = re.compile(r"<action>(.*?)</action>", re.IGNORECASE | re.DOTALL)
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
-_CALL = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)\s*(?:\((.*)\))?\s*;?$", re.DOTALL | re.ASCII)
-_WEBSHOP = re.compile(r"^(search|click)\s*\[(.*)\]$", re.DOTALL | re.IGNORECASE)
+# Every pattern below is linear by construction (see core/untrusted_text.py): no two
+# quantifiers can match the same characters; blocks and fences are found by string scanning.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*", re.ASCII)
 _INT = re.compile(r"^[+]?[0-9]{1,9}$", re.ASCII)
+_LONG_INT = re.compile(r"[+]?[0-9]{10,}", re.ASCII)
 _NUMBER = re.compile(r"^[+-]?(?:[0-9]{1,9}(?:\.[0-9]*)?|\.[0-9]+)$", re.ASCII)
-_KEYWORD = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)\s*=\s*(.*)$", re.DOTALL | re.ASCII)
+_KEYWORD = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\s*=", re.ASCII)
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 _ESCAPES = {
     "n": "\n",
@@ -378,9 +401,8 @@ def _split_args(body: str) -> list[_Arg]:
         match = _KEYWORD.match(body[i : i + 40])
         if match and match.group(1).lower() in _KEYWORD_ROLES:
             # keyword=value: only when the name is followed directly by '='
-            name_end = body.index("=", i)
-            keyword = body[i:name_end].strip().lower()
-            i = name_end + 1
+            keyword = match.group(1).lower()
+            i += match.end()
             while i < n and body[i].isspace():
                 i += 1
         if i < n and body[i] in _QUOTES:
@@ -394,6 +416,7 @@ def _split_args(body: str) -> list[_Arg]:
                 if c == "\\" and i + 1 < n:
                     nxt = body[i + 1]
                     if nxt == "u" and _HEX4.match(body, i + 2):
+                        # a lone surrogate escape is replaced in Action.__post_init__
                         chars.append(chr(int(body[i + 2 : i + 6], 16)))
                         i += 6
                         continue
@@ -446,22 +469,40 @@ def _from_call(name: str, body: str | None) -> Action:
     if atype in _NO_ARGS:
         arity(0, 0)
         return Action(atype)
+
+    def point() -> Action:
+        # exactly two arguments, each a coordinate: x/y keywords or positional
+        wrong = [a.keyword for a in args if a.keyword is not None and a.keyword not in ("x", "y")]
+        if wrong:
+            raise ActionParseError(
+                f"{display} takes one element index or two coordinates x, y; "
+                f"got keyword {wrong[0]!r} with another argument"
+            )
+        rest = list(positional)
+        xs = named.get("x") or (rest.pop(0) if rest else None)
+        ys = named.get("y") or (rest.pop(0) if rest else None)
+        if xs is None or ys is None:
+            raise ActionParseError(f"{display} needs both coordinates x and y")
+        return Action(atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y"))
+
     if atype in _TARGETED:
         if coordinates:
             arity(2, 2)
-            xs = named.get("x") or positional.pop(0)
-            ys = named.get("y") or positional.pop(0)
-            return Action(atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y"))
+            return point()
         if not args:
             raise ActionParseError(f"{display} needs a target element index, e.g. {display}(3)")
         arity(1, 2)
         if len(args) == 2:  # CLICK(x, y) written without the _XY suffix
-            xs = named.get("x") or positional.pop(0)
-            ys = named.get("y") or positional.pop(0)
-            return Action(atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y"))
+            return point()
         arg = args[0]
+        if arg.keyword is not None and _KEYWORD_ROLES.get(arg.keyword) in ("x", "y"):
+            raise ActionParseError(f"{display} needs both coordinates x and y")
         if not arg.quoted and _INT.match(arg.value):
             return Action(atype, index=int(arg.value))
+        if not arg.quoted and _LONG_INT.fullmatch(arg.value):
+            raise ActionParseError(
+                f"element index {arg.value[:20]} is out of range (at most {MAX_INDEX})"
+            )
         if arg.quoted and _INT.match(arg.value):
             return Action(atype, index=int(arg.value))
         if arg.keyword is not None and _KEYWORD_ROLES.get(arg.keyword) == "index":
@@ -616,33 +657,66 @@ def _from_json(data: Any) -> Action:
     return Action(atype)
 
 
+CACHED_ACTION_LENGTH = 512
+"""Action strings up to this length are memoised (8,192 of them, so at most a few MB per
+process); longer ones, rare and mostly degenerate model output, are parsed every time."""
+
+
 @functools.lru_cache(maxsize=8192)
 def _parse_cached(text: str) -> Action:
     return _parse(text)
 
 
+def _split_call(text: str) -> tuple[str, str | None] | None:
+    """``NAME``, ``NAME(body)`` or either with a trailing ``;``, as (name, body); else None."""
+    name = _IDENTIFIER.match(text)
+    if name is None:
+        return None
+    rest = text[name.end() :].strip()
+    if rest.endswith(";"):
+        rest = rest[:-1].rstrip()
+    if not rest:
+        return name.group(0), None
+    if len(rest) >= 2 and rest[0] == "(" and rest[-1] == ")":
+        return name.group(0), rest[1:-1]
+    return None
+
+
+def _split_webshop(text: str) -> tuple[str, str] | None:
+    """WebShop's ``search[query]`` / ``click[label]`` as (kind, argument); else None."""
+    kind = text[:6].lower()
+    if kind.startswith("search"):
+        kind, rest = "search", text[6:]
+    elif kind.startswith("click"):
+        kind, rest = "click", text[5:]
+    else:
+        return None
+    rest = rest.lstrip()
+    if len(rest) >= 2 and rest[0] == "[" and rest[-1] == "]":
+        return kind, rest[1:-1].strip()
+    return None
+
+
 def _parse(raw: str) -> Action:
     text = raw.strip()
-    blocks = _ACTION_BLOCK.findall(text)
+    blocks = tagged_blocks(text, "action")
     if blocks:
         text = blocks[-1].strip()
     elif "<action>" in text.lower():
         raise ActionParseError("found <action> without a closing </action>")
-    fence = _FENCE.match(text)
-    if fence:
-        text = fence.group(1).strip()
+    text = strip_code_fence(text, not_tags=frozenset(_ALIASES))
     text = text.strip("`").strip()
     if not text:
         raise ActionParseError(f"empty action; {_GRAMMAR_HELP}")
     if text[0] == "{":
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as err:
+            data = load_json(text)
+        except ValueError as err:
             raise ActionParseError(f"invalid JSON action: {err}") from None
         return _from_json(data)
-    webshop = _WEBSHOP.match(text)
+    webshop = _split_webshop(text)
     if webshop:
-        kind, arg = webshop.group(1).lower(), webshop.group(2).strip()
+        kind, arg = webshop
         if kind == "search":
             if not arg:
                 raise ActionParseError("search[...] needs a query")
@@ -650,10 +724,10 @@ def _parse(raw: str) -> Action:
         if not arg:
             raise ActionParseError("click[...] needs a button label")
         return Action(ActionType.CLICK, label=arg)
-    call = _CALL.match(text)
+    call = _split_call(text)
     if call is None:
         raise ActionParseError(f"could not read an action from {raw[:80]!r}; {_GRAMMAR_HELP}")
-    return _from_call(call.group(1), call.group(2))
+    return _from_call(*call)
 
 
 def parse_action(action: str | Action | dict[str, Any]) -> Action:
@@ -681,7 +755,9 @@ def parse_action(action: str | Action | dict[str, Any]) -> Action:
         raise ActionParseError(
             f"action string of {len(action)} characters exceeds the limit of {MAX_ACTION_LENGTH}"
         )
-    return _parse_cached(action)
+    if len(action) <= CACHED_ACTION_LENGTH:
+        return _parse_cached(action)
+    return _parse(action)
 
 
 # ---------------------------------------------------------------------------------------------

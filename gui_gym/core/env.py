@@ -459,6 +459,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
             action=self._last_action,
             answer=self._answer,
             step=self._steps,
+            milestones=tuple(self._milestones),
         )
 
     def _validate(self, action: Action, screen: UITree) -> str | None:

@@ -129,7 +129,15 @@ class Task:
     def new_milestones(self, ctx: PredicateContext, reached: Sequence[str]) -> list[str]:
         """Names of milestones that hold in ``ctx`` and are not in ``reached``, in task order."""
         done = set(reached)
-        return [m.name for m in self.milestones if m.name not in done and m.predicate.evaluate(ctx)]
+        new: list[str] = []
+        for m in self.milestones:
+            # a milestone may require an earlier one (``{"milestone": name}``), reached
+            # before this step or by this same step
+            ctx.milestones = (*reached, *new)
+            if m.name not in done and m.predicate.evaluate(ctx):
+                new.append(m.name)
+        ctx.milestones = (*reached, *new)
+        return new
 
     def oracle(self, ctx: PredicateContext) -> Action:
         """The expert's next action from the situation in ``ctx``.

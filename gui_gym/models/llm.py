@@ -25,10 +25,13 @@ import concurrent.futures
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from gui_gym.core.untrusted_text import load_json, without_lone_surrogates
 
 __all__ = [
     "LLM",
@@ -355,6 +358,10 @@ class TransformersLLM:
 # ---------------------------------------------------------------------------- OpenAI-compat
 
 
+class _DeadlineExceeded(Exception):
+    """One request attempt ran past its whole-request deadline (retried like a timeout)."""
+
+
 class OpenAICompatLLM:
     """A model served behind the OpenAI chat-completions API (vLLM, SGLang, OpenAI, ...).
 
@@ -363,6 +370,13 @@ class OpenAICompatLLM:
     ``max_backoff``); other HTTP errors (a wrong model name, a bad key, a malformed request)
     raise at once. Prompts are sent concurrently, up to ``max_concurrency`` at a time. When
     the server returns fewer than ``n`` choices, the missing ones are requested again.
+
+    Each attempt has a whole-request deadline of ``timeout`` seconds (a server that trickles
+    its body a byte at a time is a timeout, not a hang) and a body size cap,
+    ``max_response_bytes``. A body that is not the chat-completions JSON (an HTML page,
+    malformed ``choices``, a non-string ``content``) or is over the cap raises
+    :class:`LLMError` at once, naming what was wrong; so does every other failure: callers
+    handle one error type.
 
     Args:
         model: The model name the server knows.
@@ -373,9 +387,12 @@ class OpenAICompatLLM:
         max_retries: Retries of one request after its first failure.
         backoff: First backoff in seconds.
         max_backoff: Longest single wait.
-        timeout: Seconds per request.
+        timeout: Seconds one attempt may take in all (connecting, waiting, reading the body).
         max_concurrency: Requests in flight at once.
         extra_body: Extra JSON fields for every request (e.g. vLLM's ``top_k``).
+        max_response_bytes: Largest response body read; None allows 1 MiB plus 64 bytes per
+            requested token (``n * max_new_tokens``), far above what a server honouring
+            ``max_tokens`` sends.
 
     Raises:
         gymnasium.error.DependencyNotInstalled: without the ``openai`` package.
@@ -394,6 +411,7 @@ class OpenAICompatLLM:
         timeout: float = 120.0,
         max_concurrency: int = 8,
         extra_body: Mapping[str, Any] | None = None,
+        max_response_bytes: int | None = None,
     ):
         try:
             import openai
@@ -411,7 +429,17 @@ class OpenAICompatLLM:
             raise ValueError(f"backoff and max_backoff must be >= 0, got {backoff}, {max_backoff}")
         if not isinstance(max_concurrency, int) or max_concurrency < 1:
             raise ValueError(f"max_concurrency must be a positive int, got {max_concurrency!r}")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if max_response_bytes is not None and (
+            not isinstance(max_response_bytes, int) or max_response_bytes < 1
+        ):
+            raise ValueError(
+                f"max_response_bytes must be a positive int or None, got {max_response_bytes!r}"
+            )
         self.model = model
+        self.timeout = float(timeout)
+        self.max_response_bytes = max_response_bytes
         self.base_url = base_url
         self.system_prompt = system_prompt
         self.max_retries = max_retries
@@ -429,6 +457,8 @@ class OpenAICompatLLM:
         )
 
     def _is_transient(self, err: Exception) -> bool:
+        if isinstance(err, _DeadlineExceeded):
+            return True
         openai = self._openai
         if isinstance(err, openai.APIConnectionError | openai.APITimeoutError):
             return True
@@ -436,21 +466,102 @@ class OpenAICompatLLM:
             return err.status_code in (408, 409, 429) or err.status_code >= 500
         return False
 
-    def _request(
+    def _body_limit(self, max_new_tokens: int, n: int) -> int:
+        if self.max_response_bytes is not None:
+            return self.max_response_bytes
+        return (1 << 20) + 64 * n * max_new_tokens
+
+    def _post(
         self, messages: list[dict[str, str]], max_new_tokens: int, temperature: float, n: int
-    ) -> list[str]:
-        last: Exception | None = None
-        for attempt in range(self.max_retries + 1):
+    ) -> bytes:
+        """One attempt: the raw response body, read within the deadline and the size cap.
+
+        The request runs in a daemon thread that the caller waits for at most ``timeout``
+        seconds: httpx's own timeout is per read, so a trickling server would otherwise hold
+        the caller for as long as it keeps sending.
+        """
+        limit = self._body_limit(max_new_tokens, n)
+        outcome: dict[str, Any] = {}
+        abandoned = threading.Event()
+
+        def attempt() -> None:
             try:
-                response = self._client.chat.completions.create(
+                with self._client.chat.completions.with_streaming_response.create(
                     model=self.model,
                     messages=messages,  # type: ignore[arg-type]
                     max_tokens=max_new_tokens,
                     temperature=temperature,
                     n=n,
                     extra_body=self.extra_body or None,
+                ) as response:
+                    chunks: list[bytes] = []
+                    size = 0
+                    for chunk in response.iter_bytes():
+                        if abandoned.is_set():
+                            return
+                        size += len(chunk)
+                        if size > limit:
+                            raise LLMError(
+                                f"{self.base_url} sent a response body over {limit} bytes for "
+                                f"max_tokens={max_new_tokens}, n={n} (max_response_bytes)"
+                            )
+                        chunks.append(chunk)
+                    outcome["body"] = b"".join(chunks)
+            except Exception as err:  # handed to the caller's thread as is
+                outcome["error"] = err
+
+        worker = threading.Thread(target=attempt, name="gui-gym-llm-request", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            abandoned.set()
+            raise _DeadlineExceeded(
+                f"no complete response within the {self.timeout:g}s deadline (timeout)"
+            )
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["body"]
+
+    def _texts(self, body: bytes) -> list[str]:
+        """The completions of a chat-completions body, or LLMError saying what is wrong."""
+        where = f"{self.base_url} (model {self.model!r})"
+        try:
+            data = load_json(body)
+        except ValueError as err:
+            preview = body[:80].decode("utf-8", "replace")
+            raise LLMError(
+                f"{where} returned a body that is not JSON ({err}): {preview!r}"
+            ) from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not isinstance(choices, list):
+            raise LLMError(f"{where} returned JSON without a 'choices' list")
+        indexed: list[tuple[int, str]] = []
+        for position, choice in enumerate(choices):
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if not isinstance(message, dict):
+                raise LLMError(f"{where}: choice {position} has no 'message' object")
+            content = message.get("content")
+            if content is not None and not isinstance(content, str):
+                raise LLMError(
+                    f"{where}: choice {position} content is a {type(content).__name__}, "
+                    "not a string"
                 )
-            except self._openai.OpenAIError as err:
+            index = choice.get("index", position)
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise LLMError(f"{where}: choice {position} has a non-integer 'index'")
+            indexed.append((index, without_lone_surrogates(content or "")))
+        if not indexed:
+            raise LLMError(f"{self.base_url} returned no choices for model {self.model!r}")
+        return [text for _, text in sorted(indexed, key=lambda pair: pair[0])]
+
+    def _request(
+        self, messages: list[dict[str, str]], max_new_tokens: int, temperature: float, n: int
+    ) -> list[str]:
+        last: Exception | None = None
+        for attempt in range(self.max_retries + 1):
+            try:
+                body = self._post(messages, max_new_tokens, temperature, n)
+            except (self._openai.OpenAIError, _DeadlineExceeded) as err:
                 if not self._is_transient(err):
                     raise LLMError(
                         f"{self.base_url} rejected the request for model {self.model!r}: {err}"
@@ -468,11 +579,7 @@ class OpenAICompatLLM:
                     )
                     time.sleep(wait)
                 continue
-            choices = sorted(response.choices or [], key=lambda c: c.index)
-            texts = [c.message.content or "" for c in choices]
-            if not texts:
-                raise LLMError(f"{self.base_url} returned no choices for model {self.model!r}")
-            return texts
+            return self._texts(body)
         raise LLMError(
             f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
             f"last error: {last}"

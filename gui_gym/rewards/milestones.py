@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_SKIP_TYPES",
     "PLACEHOLDER",
     "MilestoneMatch",
+    "PlaceholderPattern",
     "advance_pointer",
     "alignment_text",
     "erase_loops",
@@ -509,12 +510,42 @@ def generalize_typed_text(existing: str, candidate: str) -> str:
     return existing
 
 
-def placeholder_pattern(milestone: str) -> re.Pattern[str] | None:
-    """A regular expression that matches the texts ``milestone`` describes when each of its
+@dataclass(frozen=True)
+class PlaceholderPattern:
+    """A milestone with placeholders, as literal parts with one placeholder between each
+    neighbouring pair; a placeholder stands for one or more characters of any kind.
+
+    Matched by scanning, not as a regular expression: milestones come from an LLM, and a
+    regex of ``k`` lazy wildcards backtracks in ``O(n^k)`` on a text it does not match.
+    """
+
+    parts: tuple[str, ...]
+
+    def fullmatch(self, text: str) -> bool:
+        """Whether all of ``text`` is the milestone with each placeholder filled in.
+
+        Greedy-leftmost glob matching, linear in ``len(text)`` times the number of parts:
+        placing each middle part at its leftmost possible position never rules out a match
+        that a later position allows.
+        """
+        first, *middle, last = self.parts
+        if not text.startswith(first):
+            return False
+        position = len(first)
+        for part in middle:
+            found = text.find(part, position + 1)  # the placeholder before takes >= 1 char
+            if found < 0:
+                return False
+            position = found + len(part)
+        return len(text) - len(last) >= position + 1 and text.endswith(last)
+
+
+def placeholder_pattern(milestone: str) -> PlaceholderPattern | None:
+    """A pattern that matches the texts ``milestone`` describes when each of its
     placeholders stands for any text (ADMIRE's judge prompt: a placeholder matches any
     value), or None when it has no placeholder. The rest of the milestone must match
     verbatim."""
     parts = PLACEHOLDER.split(milestone)
     if len(parts) == 1:
         return None
-    return re.compile(".+?".join(re.escape(p) for p in parts), re.DOTALL)
+    return PlaceholderPattern(tuple(parts))

@@ -13,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 
 from gui_gym.core.trajectory import Step, Trajectory
+from gui_gym.models.llm import LLMError
 from gui_gym.models.milestones import (
     CosineMatcher,
     MilestoneGenerationError,
@@ -175,6 +176,7 @@ class _MilestoneReward:
         observation: dict[str, Any],
         info: dict[str, Any],
         reward: float,
+        model_error: str | None = None,
     ) -> tuple[float, dict[str, Any], bool]:
         """Apply the pointer rule to ``step`` scored ``similarity``; returns the step reward
         (with the online credit when asked), ``info["milestone"]``, and whether the episode
@@ -194,6 +196,7 @@ class _MilestoneReward:
                 float(reward) + self.eta * format_reward(step.action_valid) + self.weight * r_mil
             )
         component = self._step_info(episode, similarity=similarity, hit=hit, r_mil=r_mil)
+        component["model_error"] = model_error
         ended = step.terminated or step.truncated
         if ended:
             episode.trajectory.finish(observation, info)
@@ -201,6 +204,20 @@ class _MilestoneReward:
         return reward, component, ended
 
     # ----------------------------------------------------------------------------- helpers
+
+    def _scores(
+        self, descriptions: list[str], targets: list[str]
+    ) -> tuple[list[float | None], str | None]:
+        """The matcher's scores of the pairs, or no scores (no hit: the neutral outcome) and
+        the error when the matcher's model failed (an LLM judge's server down, ...)."""
+        if not descriptions:
+            return [], None
+        try:
+            values = score_pairs(self.matcher, descriptions, targets)
+        except LLMError as err:
+            logger.warning("milestone matcher failed; these steps score no hit: %s", err)
+            return [None] * len(descriptions), f"{type(err).__name__}: {err}"
+        return [float(v) for v in values], None
 
     def _load_milestones(self, episode: _Episode) -> None:
         current = self.store.get(episode.task_key)
@@ -228,19 +245,27 @@ class _MilestoneReward:
         }
 
     def _rematch(self, episode: _Episode) -> None:
-        """Match the finished episode again against the current milestones."""
-        episode.pointer = 0
+        """Match the finished episode again against the current milestones.
+
+        Raises:
+            LLMError: when the matcher's model fails; the episode is then left unchanged.
+        """
+        pointer = 0
+        infos = []
         for step in episode.trajectory.steps:
             r_mil = 0.0
-            before = episode.pointer
-            if step.action_valid and episode.pointer < len(episode.milestones):
+            before = pointer
+            if step.action_valid and pointer < len(episode.milestones):
                 similarity = self.matcher.score(
-                    step.action_description, episode.milestones[episode.pointer]
+                    step.action_description, episode.milestones[pointer]
                 )
-                r_mil, episode.pointer = advance_pointer(
-                    episode.pointer, len(episode.milestones), float(similarity), self.delta
+                r_mil, pointer = advance_pointer(
+                    pointer, len(episode.milestones), float(similarity), self.delta
                 )
-            step.info = {"milestone_hit": episode.pointer != before, "r_mil": r_mil}
+            infos.append({"milestone_hit": pointer != before, "r_mil": r_mil})
+        episode.pointer = pointer
+        for step, step_info in zip(episode.trajectory.steps, infos):
+            step.info = step_info
 
     def _finish(self, episode: _Episode) -> dict[str, Any]:
         trajectory = episode.trajectory
@@ -248,8 +273,14 @@ class _MilestoneReward:
         if success and self.adaptive:
             update = self._update_store(episode)
             if update.get("version", episode.version) != episode.version:
+                before = (episode.milestones, episode.version, episode.pointer)
                 self._load_milestones(episode)
-                self._rematch(episode)  # Algorithm 1: rewards after the update
+                try:
+                    self._rematch(episode)  # Algorithm 1: rewards after the update
+                except LLMError as err:  # pay against the milestones the episode ran with
+                    logger.warning("re-matching after the update failed: %s", err)
+                    episode.milestones, episode.version, episode.pointer = before
+                    update["model_error"] = f"{type(err).__name__}: {err}"
         else:
             update = {
                 "status": "skipped",
@@ -294,9 +325,13 @@ class _MilestoneReward:
                 else:
                     kind = "refine"
                     proposed = self.generator.refine(trajectory, list(current.milestones))
-            except MilestoneGenerationError as err:
+            except (MilestoneGenerationError, LLMError) as err:
+                # garbage or a failed model call: the store stays as it is (neutral)
                 logger.warning("milestones of %r left unchanged: %s", key, err)
-                return {"status": "rejected", "reason": str(err), "version": base}
+                update = {"status": "rejected", "reason": str(err), "version": base}
+                if isinstance(err, LLMError):
+                    update["model_error"] = f"{type(err).__name__}: {err}"
+                return update
             try:
                 record = self.store.commit(
                     key,
@@ -369,6 +404,12 @@ class MilestoneWrapper(
     ``episode_total_rewards`` and ``update`` (what happened to the store: ``status`` is
     ``"initialized"``, ``"refined"``, ``"unchanged"``, ``"rejected"`` with a ``reason``,
     ``"stale"``, or ``"skipped"`` for failures and ``adaptive=False``).
+
+    A model that fails (an :class:`~gui_gym.models.llm.LLMError` from the matcher's or the
+    generator's LLM, or a generator answer that does not parse) never raises mid-rollout:
+    the step scores no hit, the store stays unchanged, a warning is logged, and
+    ``info["milestone"]["model_error"]`` (per step) or ``["update"]["model_error"]`` says
+    what failed.
 
     Args:
         env: A gui-gym env (any env whose info has ``task_id``, ``action_description``,
@@ -448,11 +489,12 @@ class MilestoneWrapper(
             raise gym.error.ResetNeeded("call reset() before step()")
         observation, reward, terminated, truncated, info = self.env.step(action)
         step, target = self._new_step(episode, action, reward, terminated, truncated, info)
-        similarity = (
-            None if target is None else float(self.matcher.score(step.action_description, target))
+        similarities, model_error = (
+            self._scores([step.action_description], [target]) if target is not None else ([], None)
         )
+        similarity = similarities[0] if similarities else None
         reward, info["milestone"], ended = self._record(
-            episode, step, similarity, observation, info, reward
+            episode, step, similarity, observation, info, reward, model_error
         )
         if ended:
             self._episode, self._last_episode = None, episode
@@ -611,13 +653,21 @@ class MilestoneVectorWrapper(
                 targets.append(target)
             pending.append((i, step, obs_i, info_i))
         similarities: list[float | None] = [None] * len(pending)
-        for row, value in zip(rows, score_pairs(self.matcher, descriptions, targets)):
-            similarities[row] = float(value)
-        for (i, step, obs_i, info_i), similarity in zip(pending, similarities):
+        scores, model_error = self._scores(descriptions, targets)
+        scored = set(rows)
+        for row, value in zip(rows, scores):
+            similarities[row] = value
+        for row, ((i, step, obs_i, info_i), similarity) in enumerate(zip(pending, similarities)):
             episode = self._episodes[i]
             assert episode is not None
             reward[i], components[i], ended = self._record(
-                episode, step, similarity, obs_i, info_i, reward[i]
+                episode,
+                step,
+                similarity,
+                obs_i,
+                info_i,
+                reward[i],
+                model_error if row in scored else None,
             )
             if ended and self._same_step:
                 self._episodes[i], _ = self._begin(

@@ -70,6 +70,8 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
 
     * ``task``: a template name, or None to sample one per reset.
     * ``split``: ``"train"`` or ``"test"``: disjoint parameter streams for the same templates.
+    * ``category``: sample only one app's templates (``"clock"``, ``"contacts"``...; see
+      ``gui-gym list``); None samples every app.
     * ``screenshot``, ``max_steps`` (default 20, as in ADMIRE; GUI-Shepherd uses 15),
       ``screen_scale`` (default 1/3), ``render_mode``, ``backend`` (``"sim"``).
     * ``score_unfinished``: pay the final state's score on truncation too (default False,
@@ -86,6 +88,7 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         self,
         task: str | None = None,
         split: str = "train",
+        category: str | None = None,
         screenshot: bool = False,
         max_steps: int = 20,
         screen_scale: float = 1 / 3,
@@ -110,6 +113,7 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
             load_suite(),
             task=task,
             split="all",
+            category=category,
             screenshot=screenshot,
             max_steps=max_steps,
             render_mode=render_mode,

@@ -28,6 +28,7 @@ from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UITree
 from gui_gym.envs.miniwob.browser import (
+    INSTALL_HINT,
     adopt_browser_orphans,
     descendants,
     find_browser,
@@ -111,6 +112,22 @@ def load_suite() -> TaskSuite:
         ],
         name="miniwob",
     )
+
+
+def require_miniwob() -> None:
+    """Check that the ``miniwob`` extra is installed.
+
+    Raises:
+        gymnasium.error.DependencyNotInstalled: naming the pip extra and the Chromium packages.
+    """
+    import importlib.util
+
+    missing = [m for m in ("miniwob", "selenium") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise gym.error.DependencyNotInstalled(
+            f"MiniWoB++ needs the {' and '.join(missing)} package(s): install them with "
+            f"pip install 'gui-gym[miniwob]', and Chromium with its driver: {INSTALL_HINT}"
+        )
 
 
 def _selenium_errors() -> tuple[type[BaseException], ...]:
@@ -235,6 +252,8 @@ class MiniWoBEnv(GuiEnv):
       have another size).
     * ``tasks``: the names sampled from when ``task`` is None.
     * ``split``: miniwob's data mode, ``"train"`` or ``"test"`` (a few tasks use it).
+    * ``category``: sample only one task family, the name's first word (``"click"``,
+      ``"email-inbox"``, ``"flight"``...); None samples them all.
     * ``reward_mode``, ``screenshot``, ``max_steps`` (default 50), ``render_mode``.
     * ``time_limit_s``: episode time limit in seconds (None: miniwob's 10 s). LLM agents
       that think for seconds per step need more.
@@ -257,6 +276,7 @@ class MiniWoBEnv(GuiEnv):
         task: str | None = None,
         tasks: Sequence[str] | None = None,
         split: str = "train",
+        category: str | None = None,
         reward_mode: str = "binary",
         screenshot: bool = False,
         max_steps: int = 50,
@@ -266,6 +286,7 @@ class MiniWoBEnv(GuiEnv):
         wait_ms: float = 0.0,
         render_mode: str | None = None,
     ):
+        require_miniwob()
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
         if split not in ("train", "test"):
@@ -285,13 +306,22 @@ class MiniWoBEnv(GuiEnv):
             names = (
                 list(tasks)
                 if tasks is not None
-                else [n for n in MINIWOB_TASKS if not n.startswith("flight.")]
+                else [n for n in MINIWOB_TASKS if not n.startswith("flight.") or category]
             )
             unknown = [n for n in names if n not in suite]
             if unknown or not names:
                 raise ValueError(
                     f"unknown MiniWoB++ task(s) {unknown}" if unknown else "tasks is empty"
                 )
+            if category is not None:
+                if category not in suite.categories:
+                    raise ValueError(
+                        f"unknown MiniWoB++ category {category!r} (a task family: its name's "
+                        f"first word); this suite has: {', '.join(suite.categories)}"
+                    )
+                names = [n for n in names if suite[n].category == category]
+                if not names:
+                    raise ValueError(f"no task of category {category!r} among tasks={tasks}")
         sizes = {FLIGHT_SIZE if n.startswith("flight.") else MINIWOB_SIZE for n in names}
         if len(sizes) > 1:
             raise ValueError(

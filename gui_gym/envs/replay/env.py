@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import logging
 import math
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from gui_gym.core.actions import (
 from gui_gym.core.actions import candidate_actions as screen_candidates
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.ui import UITree
+from gui_gym.core.untrusted_text import tagged_blocks
 from gui_gym.envs.replay.dataset import ExpertDataset, ExpertTrajectory, load_image
 from gui_gym.rewards.action_match import Matcher, MatchResult, get_matcher
 from gui_gym.rewards.semi_online import (
@@ -43,8 +43,6 @@ logger = logging.getLogger(__name__)
 PatchMode = Literal["thought_free", "off_policy_thought", "on_policy_thought", "none"]
 PATCH_MODES: tuple[str, ...] = ("thought_free", "off_policy_thought", "on_policy_thought", "none")
 """The patch functions of UI-S1 Table 5, plus ``none`` (never patch)."""
-
-_THINK = re.compile(r"<think>(.*?)</think>", re.IGNORECASE | re.DOTALL)
 
 
 class ThoughtGenerator(Protocol):
@@ -172,7 +170,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     * ``max_steps``: truncate after this many steps (default: never; an episode has at most
       ``T`` steps anyway).
     * ``thought_fn``: a :class:`ThoughtGenerator` for the thought patches.
-    * ``require_think``: the format score needs a ``<think>...</think>`` block.
+    * ``require_think``: the format score needs a ``<think>...</think>`` block (default True:
+      UI-S1's output format is ``<think> ... </think> <action> ... </action>``, App. H).
+      Only the reward reads it; whether the action matches the expert's (and so whether the
+      rollout continues, is patched, and counts for SOP) depends on the action alone.
     * ``gamma``: discount of the returns reported at the end (0.5).
     * ``reward_scheme``: ``"paper"`` or ``"code"``.
     * ``screenshot``, ``history``, ``render_mode``, ``screen_size``: observation options.
@@ -200,7 +201,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         epsilon: float = 1,
         max_steps: int | None = None,
         thought_fn: ThoughtGenerator | None = None,
-        require_think: bool = False,
+        require_think: bool = True,  # UI-S1 App. H: <think> ... </think> <action> ... </action>
         gamma: float = DEFAULT_GAMMA,
         reward_scheme: Literal["paper", "code"] = "paper",
         screenshot: bool = False,
@@ -363,6 +364,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             result = MatchResult(False, False, f"unparseable action: {error}")
         else:
             result = self.matcher(predicted, expert.action, expert.tree)
+        # The reward is gated on the format (UI-S1 Eq. 8); continuing, patching and SOP
+        # depend on whether the action itself matches the expert's.
+        matched = predicted is not None and result.exact
         type_ok = format_ok and result.type_ok
         exact_ok = format_ok and result.exact
         reward = (step_reward if self.reward_scheme == "paper" else step_reward_code)(
@@ -376,7 +380,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         executed: str | None
         kept_thought: str | None
         patched = False
-        if exact_ok:
+        if matched:
             assert predicted is not None
             executed, kept_thought = str(predicted), own_thought
         elif self.patch != "none" and self._patches < self.epsilon:
@@ -393,10 +397,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
                 )
         else:
             executed, kept_thought = None, None
-        if not exact_ok and self._first_mismatch is None:
+        if not matched and self._first_mismatch is None:
             self._first_mismatch = judged
         self._rewards.append(reward)
-        self._matched.append(exact_ok)
+        self._matched.append(matched)
         self._patched.append(patched)
 
         terminated = False
@@ -431,7 +435,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
                 "type_ok": type_ok,
                 "exact_ok": exact_ok,
                 "match_reason": result.reason,
-                "matched": exact_ok,
+                "matched": matched,
                 "patched": patched,
                 "executed_action": executed,
                 "thought": kept_thought,
@@ -645,9 +649,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
 
 
 def _extract_thought(action: Any) -> str | None:
-    if not isinstance(action, str):
+    # the length limit comes first, as in parse_action: the text is untrusted model output
+    if not isinstance(action, str) or len(action) > MAX_ACTION_LENGTH:
         return None
-    blocks = _THINK.findall(action)
+    blocks = tagged_blocks(action, "think")
     if not blocks:
         return None
     text = blocks[-1].strip()

@@ -317,10 +317,17 @@ class _Builder:
                     "predicate": {"all": [_on_page("article", slug), {"element": reveal}]},
                 }
             )
+            # As in Mobile-Env's QA tasks, the answer counts only after the page part that
+            # holds it was on screen: a guess at step 1 earns nothing (issue 16).
             success = final(
                 "answered",
-                "the answer matches the article",
-                {"answer": {"values": answers, "mode": mode}},
+                "the answer, given after seeing it, matches the article",
+                {
+                    "all": [
+                        {"milestone": "answer_in_view"},
+                        {"answer": {"values": answers, "mode": mode}},
+                    ]
+                },
             )
         task_id = f"{slug.lower().replace('-', '_')}-{kind}"
         return {
