@@ -39,6 +39,7 @@ BASE: dict[str, list[str]] = {
     "label": ["--trajectories", "{traj}", "--out", "{tmp}/l.jsonl", "--embedder", "hashing"],
     "train-progress": ["--labels", "{labels}", "--out", "{tmp}/tp", "--no-progress"],
     "milestones": ["{store}"],
+    "plot": [str(ROOT / "tests/data/learning_curves_sample.json"), "--out", "{tmp}/plots"],
 }
 
 # (command, parameter name) -> wrong values. A value is a string (it replaces the parameter
@@ -95,6 +96,8 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train-progress", "lr"): ["0"],
     ("milestones", "store"): ["{tmp}/none.json", "{file}"],
     ("milestones", "task"): ["task-c"],
+    ("plot", "files"): ["{tmp}/none.json", "{tmp}", "{file}", "{traj}", "{store}"],
+    ("plot", "out"): ["{file}"],
 }
 
 
