@@ -296,3 +296,22 @@ def test_sb3_adapted_envs_batch_as_arrays_with_masks(ray_session):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             remote.close()
+
+
+@pytest.mark.slow
+def test_no_browser_outlives_close(ray_session):
+    """A MiniWoB++ env in a worker runs Chromium as the worker's descendants: close() quits
+    the browser before it kills the worker, and nothing of either is left running."""
+    require("miniwob", "miniwob")
+    import psutil
+
+    remote = RayVectorEnv("GuiGym/MiniWoB-click-test-2-v0", 1, start_timeout=120)
+    try:
+        remote.reset(seed=0)
+        (pid,) = remote.worker_pids()
+        descendants = [p.pid for p in psutil.Process(pid).children(recursive=True)]
+        names = {psutil.Process(p).name() for p in descendants if psutil.pid_exists(p)}
+        assert any("chrom" in name for name in names), names  # the browser is running
+    finally:
+        remote.close()
+    assert pids_alive([pid, *descendants]) == []
