@@ -315,3 +315,31 @@ def test_no_browser_outlives_close(ray_session):
     finally:
         remote.close()
     assert pids_alive([pid, *descendants]) == []
+
+
+def test_vector_reward_wrappers_work_over_the_pool_as_over_sync(ray_session):
+    from gui_gym.models.progress_model import MilestoneProgress
+    from gui_gym.wrappers import ProgressRewardVectorWrapper
+
+    model = MilestoneProgress.from_env_id("GuiGym/WikiHow-v0")
+
+    def make() -> gym.Env:
+        return gym.make("GuiGym/WikiHow-v0", max_steps=4)
+
+    wrapped = [
+        ProgressRewardVectorWrapper(gym.vector.SyncVectorEnv([make, make]), model),
+        ProgressRewardVectorWrapper(RayVectorEnv(make, 2), model),
+    ]
+    try:
+        for envs in wrapped:
+            envs.reset(seed=11)
+        for t in range(6):
+            actions = ('INPUT(0, "pigeon pose")', "CLICK(1)") if t % 3 == 0 else ("CLICK(1)",) * 2
+            sync_result, ray_result = (envs.step(actions) for envs in wrapped)
+            np.testing.assert_array_equal(sync_result[1], ray_result[1])
+            np.testing.assert_array_equal(
+                sync_result[4]["progress"]["value"], ray_result[4]["progress"]["value"]
+            )
+    finally:
+        for envs in wrapped:
+            envs.close()
