@@ -42,6 +42,7 @@ BASE: dict[str, list[str]] = {
     "milestones": ["{store}"],
     "view": ["{traj}", "--out", "{tmp}/report.html"],
     "serve": ["{tmp}", "--port", "0", "--quiet"],
+    "plot": [str(ROOT / "tests/data/learning_curves_sample.json"), "--out", "{tmp}/plots"],
 }
 
 # (command, parameter name) -> wrong values. A value is a string (it replaces the parameter
@@ -104,6 +105,8 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("serve", "folder"): ["{tmp}/none", "{file}"],
     ("serve", "host"): ["256.1.1.1"],
     ("serve", "port"): ["70000"],
+    ("plot", "files"): ["{tmp}/none.json", "{tmp}", "{file}", "{traj}", "{store}"],
+    ("plot", "out"): ["{file}"],
 }
 
 
