@@ -7,13 +7,7 @@ from typing import Annotated
 
 import typer
 
-from gui_gym.cli._common import app
-
-
-def _fail(message: str) -> None:
-    """One line on stderr and exit code 2: a user mistake, never a traceback."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
+from gui_gym.cli._common import UsageError, app, check_device, choose, existing_dir, output_dir
 
 
 @app.command("sft")
@@ -54,10 +48,13 @@ def sft_cmd(
     from gui_gym.envs.replay import DatasetError
     from gui_gym.train.sft import SFTConfig, train_sft
 
-    if prompt not in PROMPTS:
-        _fail(f"unknown prompt {prompt!r}; choose one of {', '.join(sorted(PROMPTS))}")
-    if not model.is_dir() or not (model / "config.json").is_file():
-        _fail(f"--model {model}: not a Hugging Face model folder (no config.json)")
+    choose(prompt, sorted(PROMPTS), "prompt")
+    existing_dir(dataset, "--dataset")
+    existing_dir(model, "--model")
+    if not (model / "config.json").is_file():
+        raise UsageError(f"--model {model}: not a Hugging Face model folder (no config.json)")
+    output_dir(out, "--out")
+    check_device(device)
     config = SFTConfig(
         epochs=epochs,
         lr=lr,
@@ -76,8 +73,7 @@ def sft_cmd(
         config.check()
         report = train_sft(dataset, model, out, config, device=device, progress=not no_progress)
     except (DatasetError, ValueError) as err:
-        _fail(str(err))
-        return
+        raise UsageError(str(err)) from None
     typer.echo(
         f"trained on {report.train_examples} steps ({report.dropped_too_long} too long, left "
         f"out) for {report.optimizer_steps} optimizer steps; final loss "

@@ -1,0 +1,185 @@
+"""Advantage estimators of the RL trainers, as pure functions over plain numbers.
+
+Each trainer in :mod:`gui_gym.train` turns rewards into advantages with one of these; tests hit
+them with hand-worked vectors. Formulas that already live beside their paper are reused, not
+repeated: step-level GRPO (ADMIRE Eq. 13) is :func:`gui_gym.rewards.milestones.
+step_grpo_advantages`, episode-level GRPO (Shao et al.; UI-S1 Eq. 11 is the same formula) is
+:func:`gui_gym.rewards.semi_online.episode_level_advantages`, and UI-S1's dual-level advantages
+are :func:`gui_gym.rewards.semi_online.dual_level_advantages`. This module adds:
+
+* :func:`gae`: generalised advantage estimation (Schulman et al. 2015), which GUI-Shepherd's
+  PPO applies to the per-step PRM + format reward (Sec. 4.1, Eq. 4), with one state per step.
+* :func:`rloo_advantages`: the leave-one-out baseline of RLOO (Ahmadian et al. 2024), one of
+  the algorithms of ADMIRE Table 4.
+* :func:`token_level_returns`: ProgRM's multi-turn REINFORCE++ credit assignment (Sec. 2.4,
+  after Wen et al.'s action decomposition): the reward of a turn sits on its last token, a
+  per-token penalty (the KL term) on every token, and returns are discounted by
+  ``gamma_token`` inside a turn and by ``gamma_turn`` across turns.
+* :func:`global_batch_normalise`: REINFORCE++'s normalisation of advantages over the whole
+  global batch rather than per prompt group (OpenRLHF's implementation).
+
+Nothing here imports numpy, torch or Gymnasium.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = [
+    "DEFAULT_GAE_GAMMA",
+    "DEFAULT_GAE_LAMBDA",
+    "gae",
+    "global_batch_normalise",
+    "rloo_advantages",
+    "token_level_returns",
+]
+
+DEFAULT_GAE_GAMMA = 1.0
+"""GAE discount. GUI-Shepherd trains with verl (App. B.2) and states no gamma; verl's default
+is 1.0, which also suits episodes capped at 15 steps."""
+DEFAULT_GAE_LAMBDA = 1.0
+"""GAE lambda; verl's default (GUI-Shepherd states none)."""
+
+
+def gae(
+    rewards: Sequence[float],
+    values: Sequence[float],
+    *,
+    gamma: float = DEFAULT_GAE_GAMMA,
+    lam: float = DEFAULT_GAE_LAMBDA,
+    bootstrap: float = 0.0,
+) -> tuple[list[float], list[float]]:
+    """Generalised advantage estimation over one episode (GUI-Shepherd Eq. 4).
+
+    ``delta_t = r_t + gamma V(s_{t+1}) - V(s_t)`` and ``A_t = delta_t + gamma lam A_{t+1}``,
+    with ``V(s_T) = bootstrap`` after the last step: 0 for an episode that terminated, the
+    critic's value of the final state for one cut by a step limit. The returns the critic is
+    regressed on are ``A_t + V(s_t)``.
+
+    Args:
+        rewards: ``r_0..r_{T-1}``.
+        values: ``V(s_0)..V(s_{T-1})`` from the critic at rollout time.
+        gamma: Discount in [0, 1].
+        lam: GAE lambda in [0, 1] (0: one-step TD; 1: Monte-Carlo return minus the value).
+        bootstrap: ``V(s_T)``.
+
+    Returns:
+        ``(advantages, returns)``, one value per step each.
+
+    Raises:
+        ValueError: for lengths that differ or gamma/lambda outside [0, 1].
+    """
+    if len(rewards) != len(values):
+        raise ValueError(f"rewards ({len(rewards)}) and values ({len(values)}) differ in length")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError(f"lam must be in [0, 1], got {lam!r}")
+    advantages = [0.0] * len(rewards)
+    following_value = float(bootstrap)
+    following_advantage = 0.0
+    for t in range(len(rewards) - 1, -1, -1):
+        delta = float(rewards[t]) + gamma * following_value - float(values[t])
+        following_advantage = delta + gamma * lam * following_advantage
+        advantages[t] = following_advantage
+        following_value = float(values[t])
+    returns = [a + float(v) for a, v in zip(advantages, values)]
+    return advantages, returns
+
+
+def rloo_advantages(rewards: Sequence[float]) -> list[float]:
+    """RLOO: each sample's reward minus the mean reward of the *other* samples of its group.
+
+    ``A_i = R_i - (1 / (G - 1)) sum_{j != i} R_j`` (Ahmadian et al. 2024; an option of ADMIRE
+    Table 4). A group of one has no baseline and gets advantage 0.
+
+    Raises:
+        ValueError: for an empty group.
+    """
+    n = len(rewards)
+    if n == 0:
+        raise ValueError("a group needs at least one reward")
+    if n == 1:
+        return [0.0]
+    total = sum(float(r) for r in rewards)
+    return [float(r) - (total - float(r)) / (n - 1) for r in rewards]
+
+
+def token_level_returns(
+    turn_rewards: Sequence[float],
+    token_penalties: Sequence[Sequence[float]],
+    *,
+    gamma_turn: float = 1.0,
+    gamma_token: float = 1.0,
+) -> list[list[float]]:
+    """Per-token returns of one multi-turn episode (ProgRM Sec. 2.4, REINFORCE++).
+
+    Every token ``k`` of turn ``t`` earns ``token_penalties[t][k]`` (REINFORCE++ folds the KL
+    penalty ``-beta KL_k`` into the token rewards); the last token of turn ``t`` also earns the
+    turn's reward ``r_t``. Returns run backwards: ``G_k = reward_k + gamma G_{k+1}``, where the
+    discount is ``gamma_token`` when token ``k + 1`` is in the same turn and ``gamma_turn``
+    when it opens the next one (Wen et al.'s intra-turn and inter-turn discounts; both 1.0 is
+    OpenRLHF's default REINFORCE++).
+
+    Args:
+        turn_rewards: ``r_t`` per turn (step) of the episode.
+        token_penalties: Per turn, one additive reward per generated token.
+        gamma_turn: Discount between turns, in [0, 1].
+        gamma_token: Discount between tokens of one turn, in [0, 1].
+
+    Returns:
+        Per turn, the return of each of its tokens.
+
+    Raises:
+        ValueError: for a turn count that differs, a turn with no tokens, or discounts outside
+            [0, 1].
+    """
+    if len(turn_rewards) != len(token_penalties):
+        raise ValueError(
+            f"turn_rewards ({len(turn_rewards)}) and token_penalties ({len(token_penalties)}) "
+            "differ in length"
+        )
+    for name, value in (("gamma_turn", gamma_turn), ("gamma_token", gamma_token)):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    returns: list[list[float]] = [[0.0] * len(p) for p in token_penalties]
+    following = 0.0
+    for t in range(len(turn_rewards) - 1, -1, -1):
+        penalties = token_penalties[t]
+        if not penalties:
+            raise ValueError(f"turn {t} has no tokens; every turn generates at least one")
+        last = len(penalties) - 1
+        for k in range(last, -1, -1):
+            reward = float(penalties[k]) + (float(turn_rewards[t]) if k == last else 0.0)
+            discount = gamma_turn if k == last else gamma_token
+            following = reward + discount * following
+            returns[t][k] = following
+    return returns
+
+
+def global_batch_normalise(
+    values: Sequence[Sequence[float]], *, eps: float = 1e-8
+) -> list[list[float]]:
+    """REINFORCE++'s global normalisation: ``(x - mean) / (std + eps)`` over every number of
+    the whole batch (all tokens of all turns of all episodes), not per prompt group.
+
+    The population standard deviation is used, as OpenRLHF's masked normalisation does; a
+    batch of equal values comes back as zeros.
+
+    Args:
+        values: Any nesting of one level (e.g. per turn, per token).
+        eps: Added to the standard deviation.
+
+    Returns:
+        Normalised values shaped like ``values``.
+
+    Raises:
+        ValueError: for a batch with no value at all.
+    """
+    flat = [float(v) for row in values for v in row]
+    if not flat:
+        raise ValueError("global normalisation needs at least one value")
+    mean = sum(flat) / len(flat)
+    std = math.sqrt(sum((v - mean) ** 2 for v in flat) / len(flat))
+    return [[(float(v) - mean) / (std + eps) for v in row] for row in values]
