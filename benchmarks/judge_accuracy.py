@@ -52,7 +52,8 @@ from gui_gym.rewards.probing import (
 
 JUDGES: dict[str, dict[str, Any]] = {
     "trajectory-only": {"n_probes": 0},
-    "prore-1": {"n_probes": 1},
+    "prore-1": {"n_probes": 1},  # ProRe's budget: as many steps as the policy took
+    "prore-1 budget 8-15 (ours)": {"n_probes": 1, "probe_steps": 15, "probe_steps_min": 8},
     "prore-3-parallel": {"n_probes": 3, "mode": "parallel"},
     "prore-3-iterative": {"n_probes": 3, "mode": "iterative"},
 }

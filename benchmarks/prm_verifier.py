@@ -82,7 +82,7 @@ def _success_rate(
     n: int,
     p: float,
     max_steps: int,
-    selection: str = "argmax",
+    selection: str = "positive_logit",
 ) -> dict[str, Any]:
     env = gym.make(env_id, split="test", max_steps=max_steps)
     wins = 0
@@ -328,11 +328,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
 
     # 4. Best-of-N on the test split.
-    # The headline is the paper's pure argmax (Eq. 6); the count-weighted variant (score
-    # times how often the policy proposed the candidate) is not in the paper.
+    # The headline is the paper's rule (Eq. 6 over the positive label's logit, Sec. 4.2); the
+    # softmax-probability argmax and the count-weighted variant (probability times how often
+    # the policy proposed the candidate) are ours.
     verifiers = {
-        "RulePRM": (RulePRM(), "argmax"),
-        "TransformersPRM": (prm, "argmax"),
+        "RulePRM": (RulePRM(), "positive_logit"),
+        "TransformersPRM": (prm, "positive_logit"),
+        "TransformersPRM softmax": (prm, "softmax"),
         "TransformersPRM count-weighted": (prm, "count_weighted"),
     }
     report["best_of_n"] = {}

@@ -112,6 +112,10 @@ def make_llm_agent(
 
         if not base_url:
             raise ValueError("--agent openai needs --base-url (e.g. http://localhost:8000/v1)")
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"--base-url {base_url!r} is not an http(s) URL (e.g. http://localhost:8000/v1)"
+            )
         llm = OpenAICompatLLM(model, base_url, max_concurrency=max_concurrency)
     else:
         raise ValueError(f"unknown LLM agent kind {kind!r}; choose llm or openai")

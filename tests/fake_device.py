@@ -352,7 +352,8 @@ class FakeDevice:
 
     def _settings(self, args: list[str]) -> tuple[str, int]:
         values = {
-            ("global", "wifi_on"): "1" if self.wifi else "0",
+            # Android reads 3 for Wi-Fi switched on but suspended by airplane mode
+            ("global", "wifi_on"): ("3" if self.airplane else "1") if self.wifi else "0",
             ("global", "bluetooth_on"): "1" if self.bluetooth else "0",
             ("global", "airplane_mode_on"): "1" if self.airplane else "0",
             ("system", "screen_brightness"): str(self.brightness),

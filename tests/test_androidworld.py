@@ -304,6 +304,54 @@ def test_wifi_in_the_wrong_app_state_scores_zero() -> None:
     assert base.task.is_successful(ctx) == 0.0
 
 
+def test_airplane_mode_does_not_count_as_wifi_off_as_in_androidworld() -> None:
+    # Issue 16 item 12: Android reads wifi_on = 3 with Wi-Fi on under airplane mode, and
+    # AndroidWorld's SystemWifiTurnOff accepts only 0.
+    env = make(task="SystemWifiTurnOff")
+    env.reset(seed=0)
+    base = env.unwrapped
+    system = base.state.system
+    assert (system.wifi, system.airplane, system.wifi_on) == (True, False, 1)
+    system.airplane = True
+    assert system.wifi_on == 3 and base.task.score(base.state) == 0.0
+    _, reward, terminated, _, _ = env.step("DONE()")
+    assert terminated and reward == 0.0
+    system.airplane, system.wifi = False, False
+    assert system.wifi_on == 0 and base.task.score(base.state) == 1.0
+    system.airplane = True  # Wi-Fi switched off first: airplane mode leaves it at 0
+    assert system.wifi_on == 0 and base.task.score(base.state) == 1.0
+
+    composite = make(task="TurnOffWifiAndTurnOnBluetooth")
+    composite.reset(seed=0)
+    state = composite.unwrapped.state
+    state.system.airplane = state.system.bluetooth = True
+    assert composite.unwrapped.task.score(state) == 0.5  # Bluetooth only
+
+
+def test_verify_templates_are_marked_and_can_be_left_out_of_sampling() -> None:
+    # Issue 16 item 13: the seven Verify templates succeed for DONE at once, by design.
+    solved = sorted(name for name, cls in TASKS.items() if cls.solved_at_start)
+    assert solved == sorted(name for name in TASKS if name.endswith("Verify"))
+    assert len(solved) == 7
+    env = make()
+    assert set(solved) <= set(env.unwrapped.task_ids)
+    _, info = env.reset(seed=0, options={"task": solved[0]})
+    assert info["solved_at_start"] is True
+    _, info = env.reset(seed=0, options={"task": "SystemWifiTurnOn"})
+    assert info["solved_at_start"] is False
+
+    trimmed = make(exclude_solved_at_start=True)
+    assert set(trimmed.unwrapped.task_ids) == set(TASKS) - set(solved)
+    for seed in range(30):
+        _, info = trimmed.reset(seed=seed)
+        assert not info["solved_at_start"], info["task_id"]
+        *_, info = trimmed.step("DONE()")
+        assert info["task_reward"] == 0.0  # no template pays DONE at once any more
+    with pytest.raises(ValueError, match="solved at start"):
+        make(task=solved[0], exclude_solved_at_start=True)
+    assert "solved at start (7" in trimmed.unwrapped.template_notes()
+
+
 @pytest.mark.parametrize(
     ("answer", "expected", "mode", "ok"),
     [

@@ -143,6 +143,19 @@ def test_unsupported_tasks_fail_at_make_naming_the_supported_ones() -> None:
     assert {t.task_id for t in env.unwrapped.suite} == set(DEVICE_TASKS)
 
 
+def test_new_apps_templates_are_refused_on_devices_with_the_supported_list() -> None:
+    # issue 23: the templates of the apps added for the full suite check state that is not
+    # read over adb (app databases, pictures, playlists): refused at make, as the others
+    from gui_gym.envs.androidworld.tasks import TASKS
+
+    new_apps = {"joplin", "opentracks", "retro", "vlc", "gallery", "draw", "chrome", "osmand"}
+    refused = [n for n, c in TASKS.items() if c.app in new_apps]
+    assert len(refused) >= 20 and not set(refused) & set(DEVICE_TASKS)
+    for name in refused:
+        with pytest.raises(ValueError, match=r"supports: .*SystemWifiTurnOn"):
+            make(FakeDevice(), task=name)
+
+
 def test_unplugged_device_gives_a_clear_error_on_the_next_step() -> None:
     device = FakeDevice()
     env = make(device, task="SystemWifiTurnOff")
@@ -563,6 +576,17 @@ def test_airplane_mode_is_switched_off_at_reset() -> None:
     make(device, task="SimpleSmsSend").reset(seed=0)
     assert device.airplane is False
     assert "cmd connectivity airplane-mode disable" in _shell_calls(device)
+
+
+def test_wifi_suspended_by_airplane_mode_reads_as_not_off() -> None:
+    # Android reads wifi_on = 3 there; AndroidWorld's Wi-Fi-off check wants 0.
+    device = FakeDevice(wifi=True)
+    env = make(device, task="SystemWifiTurnOff")
+    env.reset(seed=0)
+    device.airplane = True
+    assert read_phone_state(env.unwrapped.device, {}).system.wifi_on == 3
+    _, reward, terminated, _, _ = env.step("DONE()")
+    assert terminated and reward == 0.0
 
 
 def test_a_provider_that_refuses_writes_fails_the_reset_clearly() -> None:

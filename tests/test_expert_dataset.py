@@ -186,7 +186,7 @@ def test_eval_sop_skip_bad_counts_what_it_skipped(small: Path, tmp_path: Path) -
     (small / "images" / "1" / "0.png").unlink()
     result = runner.invoke(app, ["eval", "--sop", "--dataset", str(small), "--no-progress"])
     assert (
-        result.exit_code == 1 and "jsonl:2" in result.output and "does not exist" in result.output
+        result.exit_code == 2 and "jsonl:2" in result.output and "does not exist" in result.output
     )
     out = tmp_path / "sop.json"
     result = runner.invoke(
@@ -263,7 +263,9 @@ def test_converted_data_replays(androidcontrol: Path, tmp_path: Path) -> None:
     convert_androidcontrol(androidcontrol, out)
     summary, _ = evaluate_sop(out, "oracle", matcher="strict", progress=False)
     assert (summary.sop.pg, summary.sop.tsr) == (1.0, 1.0)
-    env = SemiOnlineReplayEnv(str(out), screenshot=True, screen_size=(108, 240))
+    env = SemiOnlineReplayEnv(
+        str(out), screenshot=True, screen_size=(108, 240), require_think=False
+    )
     obs, _ = env.reset(options={"trajectory": "101"})
     assert obs["screenshot"].shape == (240, 108, 3) and obs["screenshot"].max() == 0
     env.step('OPEN_APP("clock")')

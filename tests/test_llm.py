@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -144,6 +145,8 @@ class _ChatServer(ThreadingHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.fail_first = 0  # answer 500 this many times first
         self.ignore_n = False  # answer one choice whatever n is
+        self.raw_body: bytes | None = None  # answer 200 with this body instead
+        self.trickle = False  # send the raw body one byte every 0.2 s
         self.lock = threading.Lock()
 
     @property
@@ -178,6 +181,23 @@ class _ChatHandler(BaseHTTPRequestHandler):
             return
         if failing:
             self._send(500, {"error": {"message": "overloaded"}})
+            return
+        if self.server.raw_body is not None:
+            body = self.server.raw_body
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                if self.server.trickle:
+                    for i in range(len(body)):
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                else:
+                    self.wfile.write(body)
+            except OSError:  # the client gave up
+                pass
             return
         if request["model"] != "tiny":
             self._send(404, {"error": {"message": f"model {request['model']} does not exist"}})
@@ -264,3 +284,56 @@ def test_openai_compat_llm_unreachable_server_is_a_clear_error() -> None:
         llm.generate(["hi"])
     with pytest.raises(ValueError, match="max_retries"):
         OpenAICompatLLM("tiny", "http://x/v1", max_retries=-1)
+
+
+_BAD_BODIES = {
+    "garbage": b"{not json",
+    "html page": b"<html><body>502 Bad Gateway</body></html>",
+    "empty": b"",
+    "a list": b"[1, 2]",
+    "choices not a list": b'{"choices": {"0": "x"}}',
+    "choice not an object": b'{"choices": ["hello"]}',
+    "message missing": b'{"choices": [{"index": 0}]}',
+    "dict content": b'{"choices": [{"index": 0, "message": {"content": {"text": "x"}}}]}',
+    "string index": b'{"choices": [{"index": "0", "message": {"content": "x"}}]}',
+    "deep nesting": b"[" * 100_000,
+    "no choices": b'{"choices": []}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BAD_BODIES))
+def test_openai_compat_llm_bad_bodies_are_llm_errors(chat_server: _ChatServer, name: str) -> None:
+    chat_server.raw_body = _BAD_BODIES[name]
+    llm = OpenAICompatLLM("tiny", chat_server.url, max_retries=0)
+    with pytest.raises(LLMError, match=r"127\.0\.0\.1"):
+        llm.generate(["hi"])
+
+
+def test_openai_compat_llm_caps_the_body_size(chat_server: _ChatServer) -> None:
+    content = "x" * 200_000
+    chat_server.raw_body = json.dumps(
+        {"choices": [{"index": 0, "message": {"content": content}}]}
+    ).encode()
+    llm = OpenAICompatLLM("tiny", chat_server.url, max_retries=0, max_response_bytes=50_000)
+    with pytest.raises(LLMError, match="over 50000 bytes"):
+        llm.generate(["hi"], max_new_tokens=8)
+    roomy = OpenAICompatLLM("tiny", chat_server.url, max_retries=0, max_response_bytes=300_000)
+    assert roomy.generate(["hi"]) == [[content]]
+
+
+@pytest.mark.timeout(30)
+def test_openai_compat_llm_enforces_a_whole_request_deadline(chat_server: _ChatServer) -> None:
+    # a server that trickles its body (one byte every 0.2 s) never trips httpx's per-read
+    # timeout; the whole-request deadline ends the attempt, and it is retried as a timeout
+    chat_server.raw_body = b'{"choices": [{"index": 0, "message": {"content": "slow"}}]}'
+    chat_server.trickle = True
+    llm = OpenAICompatLLM("tiny", chat_server.url, timeout=0.6, max_retries=1, backoff=0.0)
+    with pytest.raises(LLMError, match=r"failed 2 times.*deadline"):
+        llm.generate(["hi"])
+    assert len(chat_server.requests) == 2
+
+
+def test_openai_compat_llm_replaces_lone_surrogates(chat_server: _ChatServer) -> None:
+    chat_server.raw_body = b'{"choices": [{"index": 0, "message": {"content": "a\\ud83d"}}]}'
+    llm = OpenAICompatLLM("tiny", chat_server.url, max_retries=0)
+    assert llm.generate(["hi"]) == [["a\ufffd"]]

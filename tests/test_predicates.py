@@ -98,7 +98,8 @@ def test_action_and_answer_predicates() -> None:
     assert compile_predicate({"action": {"type": "INPUT", "text_regex": "lobster"}}).evaluate(typed)
     assert not compile_predicate({"action": {"type": "CLICK"}}).evaluate(ctx())
     answer = compile_predicate({"answer": {"value": "3", "mode": "numeric"}})
-    assert answer.evaluate(ctx(answer="There are three methods."))
+    assert answer.evaluate(ctx(answer="Three methods."))
+    assert not answer.evaluate(ctx(answer="There are three methods."))  # the number, alone
     assert not answer.evaluate(ctx(answer="four"))
     assert not answer.evaluate(ctx())
 
@@ -166,7 +167,12 @@ def test_normalize_answer() -> None:
         ("sea food", "seafood", "normalized", False),
         ("1,234,567 views", "1234567", "numeric", True),
         ("twelve", "12", "numeric", True),
+        ("Twelve.", "12", "numeric", True),
         ("3.5", "3", "numeric", False),
+        ("qzxv garbage 7f3a", "7", "numeric", False),
+        ("there are 3", "3", "numeric", False),
+        ("1,23", "123", "numeric", False),
+        ("3 4", "3", "numeric", False),
         ("Kitchen shears", "Kitchen Shear", "fuzzy", True),
         ("Scissors", "Kitchen shears", "fuzzy", False),
         ("It is filed under Seafood", "seafood", "contains", True),
@@ -180,3 +186,11 @@ def test_answers_match(answer: str, expected: str, mode: str, ok: bool) -> None:
 def test_numeric_tolerance() -> None:
     assert answers_match("3.4", "3", "numeric", tolerance=0.5)
     assert not answers_match("3.6", "3", "numeric", tolerance=0.5)
+
+
+def test_milestone_predicate_reads_the_milestones_reached() -> None:
+    seen = compile_predicate({"milestone": "answer_in_view"})
+    assert not seen.evaluate(ctx())
+    assert seen.evaluate(ctx(milestones=("search", "answer_in_view")))
+    with pytest.raises(PredicateError, match="milestone name"):
+        compile_predicate({"milestone": 3})

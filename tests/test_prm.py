@@ -12,7 +12,7 @@ import pytest
 import gui_gym  # noqa: F401
 from gui_gym.agents import BestOfNAgent, LLMPolicy, NoisyOraclePolicy, run_episode
 from gui_gym.core.actions import Action, ActionType, parse_action
-from gui_gym.models.prm import PRMOutputError, RulePRM
+from gui_gym.models.prm import PRMOutputError, RulePRM, TransformersPRM, verification_scores
 from gui_gym.models.prm_training import (
     build_prm_dataset,
     collect_prm_steps,
@@ -337,6 +337,39 @@ def test_collected_steps_are_labelled_as_the_rule_prm_judges_them() -> None:
     assert {s.source for s in on_path if s.label == 0} <= set(NEGATIVE_SOURCES)
 
 
+def test_replayed_expert_datasets_give_single_step_states_with_one_step_rollouts() -> None:
+    # GUI-Shepherd's second data source: single-step states of recorded (AndroidControl-style)
+    # episodes, the expert action positive and other proposable actions negative.
+    from gui_gym.envs.replay import SAMPLE_DATASET, ExpertDataset
+    from gui_gym.rewards.action_match import get_matcher
+
+    steps = collect_prm_steps(
+        "GuiGym/SemiOnlineReplay-v0", dataset=SAMPLE_DATASET, proposals_per_state=2, seed=1
+    )
+    data = ExpertDataset.load(SAMPLE_DATASET)
+    positives = [s for s in steps if s.label == 1]
+    assert len(positives) == sum(len(t.steps) for t in data)
+    assert {s.source for s in steps} == {"oracle", "proposal"}
+    negatives = [s for s in steps if s.label == 0]
+    assert len(positives) < len(negatives) <= 2 * len(positives)
+    expert = {(t.instruction, i): t.steps[i] for t in data for i in range(len(t.steps))}
+    strict = get_matcher("strict")
+    for s in steps:
+        step = expert[(s.query.instruction, s.query.step)]
+        matched = strict(parse_action(s.query.action), step.action, step.tree).exact
+        assert matched == (s.label == 1)
+    second = next(s for s in positives if s.query.step == 1)
+    assert second.query.history == (
+        next(
+            p for p in positives if p.query.step == 0 and p.task_id == second.task_id
+        ).query.action_description,
+    )
+    with pytest.raises(ValueError, match="pass dataset=DIR"):
+        collect_prm_steps("GuiGym/SemiOnlineReplay-v0")
+    with pytest.raises(ValueError, match="makes its own episodes"):
+        collect_prm_steps(WIKIHOW, dataset=SAMPLE_DATASET)
+
+
 def test_dataset_builder_balances_dedups_and_splits_by_task() -> None:
     steps = collect_prm_steps(WIKIHOW, split="train", max_tasks=6, random_rollouts=1, seed=1)
     dataset = build_prm_dataset(steps, eval_fraction=0.34, seed=0)
@@ -359,7 +392,9 @@ def test_wrapper_adds_prm_and_format_rewards_and_reports_components() -> None:
     _, reward, _, _, info = env.step(expert)
     assert reward == pytest.approx(2.0 * 0.7 + 0.1)
     assert info["prm"]["score"] == 0.7
-    assert info["prm"]["components"] == pytest.approx({"prm": 1.4, "format": 0.1, "invalid": 0.0})
+    assert info["prm"]["components"] == pytest.approx(
+        {"prm": 1.4, "format": 0.1, "invalid": 0.0, "outcome": 0.0}
+    )
     query = prm.calls[-1][0]
     assert query.screen == obs["screen"] and query.instruction == obs["instruction"]
     assert query.action == str(expert) and query.action_description.startswith("type")
@@ -378,17 +413,34 @@ def test_wrapper_adds_prm_and_format_rewards_and_reports_components() -> None:
         PRMWrapper(gym.make(WIKIHOW), object())  # type: ignore[arg-type]
 
 
-def test_wrapper_keeps_the_task_reward_and_pays_the_rule_prm_for_expert_steps() -> None:
-    env = PRMWrapper(gym.make(WIKIHOW, split="test"), RulePRM(), weight=1.0, format_weight=0.1)
+def _expert_rewards(env: gym.Env) -> tuple[list[float], dict]:
     env.reset(seed=1)
     done = False
     rewards = []
     while not done:
         _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
-        rewards.append(reward - info["task_reward"])
+        rewards.append(reward)
         done = terminated or truncated
-    assert info["success"] and info["task_reward"] == 1.0
+    return rewards, info
+
+
+def test_wrapper_follows_eq3_by_default_prm_plus_format_without_the_outcome() -> None:
+    # GUI-Shepherd Eq. 3: r_t = r_PRM + r_format; the task outcome is not part of it.
+    env = PRMWrapper(gym.make(WIKIHOW, split="test"), RulePRM(), weight=1.0, format_weight=0.1)
+    assert env.outcome_weight == 0.0
+    rewards, info = _expert_rewards(env)
+    assert info["success"] and info["task_reward"] == 1.0  # the outcome stays in info
     assert rewards == pytest.approx([1.1] * len(rewards))
+    assert info["prm"]["components"]["outcome"] == 0.0
+
+
+def test_outcome_weight_adds_the_task_outcome_to_the_process_reward() -> None:
+    env = PRMWrapper(gym.make(WIKIHOW, split="test"), RulePRM(), outcome_weight=1.0)
+    rewards, info = _expert_rewards(env)
+    assert rewards == pytest.approx([1.1] * (len(rewards) - 1) + [2.1])
+    assert info["prm"]["components"]["outcome"] == 1.0
+    with pytest.raises(ValueError, match="outcome_weight must be a finite"):
+        PRMWrapper(gym.make(WIKIHOW), RulePRM(), outcome_weight=float("inf"))
 
 
 class BadPRM(ConstantPRM):
@@ -436,6 +488,7 @@ def test_vector_wrapper_scores_all_envs_in_one_call_and_matches_the_single_wrapp
         _, r_vec, *_ = vec_rule.step([action, "GOBACK()"])
         assert r_vec[0] == pytest.approx(r_single) == pytest.approx(1.1)
         assert r_vec[1] == pytest.approx(0.1)
+    assert (vec_rule.outcome_weight, single.outcome_weight) == (0.0, 0.0)
 
 
 def test_vector_wrapper_refuses_env_judges_on_async_envs() -> None:
@@ -481,14 +534,67 @@ def test_best_of_n_reports_candidates_scores_and_counts() -> None:
     action = agent.act(obs, info)
     assert action == env.unwrapped.oracle_action()
     assert agent.last_info["counts"] == [2, 1, 1]
-    assert agent.last_info["scores"][2] == 0.0  # unparsable: not judged
     assert agent.last_info["candidates"][agent.last_info["chosen"]] == str(action)
+    assert agent.last_info["scores"][2] == -np.inf  # never chosen over a judged candidate
     with pytest.raises(ValueError, match="pass env"):
         BestOfNAgent(Scripted(), RulePRM(), 2)
     with pytest.raises(ValueError, match="positive int"):
         BestOfNAgent(Scripted(), RulePRM(), 0, env=env)
     with pytest.raises(TypeError, match="sample"):
         BestOfNAgent(object(), RulePRM(), 2, env=env)  # type: ignore[arg-type]
+
+
+class TwoLabelPRM:
+    """A text PRM with fixed label logits ``(negative, positive)`` per action."""
+
+    requires_env = False
+
+    def __init__(self, logits: dict[str, tuple[float, float]]):
+        self.logits = logits
+
+    def label_logits(self, queries):
+        return np.array([self.logits[q.action] for q in queries], dtype=np.float64)
+
+    def score(self, queries, envs=None):
+        z = self.label_logits(queries)
+        return 1.0 / (1.0 + np.exp(z[:, 0] - z[:, 1]))
+
+    def positive_logits(self, queries, envs=None):
+        return self.label_logits(queries)[:, 1]
+
+
+def test_best_of_n_ranks_by_the_positive_logit_as_the_paper_and_softmax_on_request() -> None:
+    # GUI-Shepherd Sec. 4.2: rank by the logit of "positive". Logits (neg, pos) = (4, 5)
+    # beat (0, 3) by that logit, while the two-way softmax prefers (0, 3): 0.95 > 0.73.
+    env = gym.make(WIKIHOW, split="test")
+    obs, info = env.reset(seed=0)
+    prm = TwoLabelPRM({"CLICK(1)": (4.0, 5.0), "CLICK(2)": (0.0, 3.0)})
+
+    class Both:
+        def sample(self, observation, info, n):
+            return ["CLICK(1)", "CLICK(2)"]
+
+    assert str(BestOfNAgent(Both(), prm, 2, env=env).act(obs, info)) == "CLICK(1)"
+    softmax = BestOfNAgent(Both(), prm, 2, env=env, selection="softmax")
+    assert str(softmax.act(obs, info)) == "CLICK(2)"
+    assert softmax.last_info["scores"] == pytest.approx([1 / (1 + np.e**-1), 1 / (1 + np.e**-3)])
+    with pytest.raises(ValueError, match="positive_logit"):
+        BestOfNAgent(Both(), prm, 2, env=env, selection="argmax")
+
+
+def test_transformers_prm_positive_logits_are_the_positive_label_column() -> None:
+    queries = [_query("CLICK(1)"), _query("CLICK(2)")]
+    prm = TransformersPRM.tiny(
+        [q.instruction + " " + q.screen + " " + q.action for q in queries], vocab_size=300
+    )
+    logits = prm.label_logits(queries)
+    assert prm.positive_logits(queries) == pytest.approx(logits[:, 1])
+    assert verification_scores(prm, queries) == pytest.approx(logits[:, 1])
+    assert verification_scores(RulePRMLike(0.3), queries) == pytest.approx([0.3, 0.3])
+
+
+class RulePRMLike(ConstantPRM):
+    """A PRM without logits: best-of-N falls back to its score."""
 
 
 def test_best_of_n_over_an_llm_policy_picks_the_verified_completion() -> None:

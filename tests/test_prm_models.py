@@ -360,6 +360,27 @@ def test_train_prm_command_collects_trains_and_resumes(tmp_path, one_thread) -> 
     assert json.loads((tmp_path / "metrics.json").read_text())["data"]["reused"] is True
 
 
+def test_train_prm_command_learns_from_a_replayed_expert_dataset(tmp_path, one_thread) -> None:
+    # GUI-Shepherd's second data source from `gui-gym convert`/`record` output, no env rollouts.
+    require("torch", "llm")
+    from typer.testing import CliRunner
+
+    from gui_gym.cli import app
+    from gui_gym.envs.replay import SAMPLE_DATASET
+
+    args = [
+        "train-prm", "--out", str(tmp_path), "--replay-dataset", str(SAMPLE_DATASET),
+        "--epochs", "1", "--vocab-size", "300", "--max-length", "256", "--no-progress",
+        "--eval-fraction", "0.3",
+    ]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert set(metrics["data"]["train_sources"]) == {"oracle", "proposal"}
+    steps = [json.loads(line) for line in (tmp_path / "data" / "train.jsonl").open()]
+    assert {s["env_id"] for s in steps} == {"GuiGym/SemiOnlineReplay-v0"}
+
+
 # ------------------------------------------------------------------------------ OpenAI-compatible
 
 

@@ -133,6 +133,22 @@ def test_paper_form_disagrees_with_simulation() -> None:
     assert abs(sim.mean - paper) > 20 * sim.stderr
 
 
+def test_paper_form_errs_by_pa_1_minus_pa_2pc_minus_1_times_1_minus_q_to_the_n_minus_1() -> None:
+    # The printed Lemma 1 is exact only at p_c = 1/2; at N = 1 with p_a = 0.2 it gives 0.36
+    # (perfect judge) and 0.04 (always-wrong judge), where no selection happens and the truth
+    # is 0.2.
+    assert probing.lemma1_paper_form(0.2, 1.0, 1) == pytest.approx(0.36)
+    assert probing.lemma1_paper_form(0.2, 0.0, 1) == pytest.approx(0.04)
+    for p_a, p_c, n in itertools.product((0.2, 0.5, 0.8), (0.0, 0.3, 0.5, 0.9, 1.0), (1, 2, 5)):
+        q = probing.positive_rate(p_a, p_c)
+        error = p_a * (1 - p_a) * (2 * p_c - 1) * (1 - q) ** (n - 1)
+        gap = probing.lemma1_paper_form(p_a, p_c, n) - probing.test_time_scaling_success(
+            p_a, p_c, n
+        )
+        assert gap == pytest.approx(error, abs=1e-12), (p_a, p_c, n)
+    assert probing.lemma1_paper_form(0.3, 0.5, 4) == pytest.approx(0.3)
+
+
 def test_asymmetric_judge_matches_simulation() -> None:
     exact = probing.test_time_scaling_success(0.4, 0.9, 4, p_c_negative=0.7)
     sim = probing.simulate_test_time_scaling(0.4, 0.9, 4, runs=2_000_000, seed=3, p_c_negative=0.7)

@@ -188,6 +188,7 @@ def test_judge_accuracy_benchmark_runs_and_writes_json_and_plot(tmp_path) -> Non
     assert set(data["accuracy"]["summary"]["all"]["judges"]) == {
         "trajectory-only",
         "prore-1",
+        "prore-1 budget 8-15 (ours)",
         "prore-3-parallel",
         "prore-3-iterative",
     }

@@ -30,6 +30,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> ExpertDataset:
 
 
 def make(dataset: ExpertDataset, **kwargs: object) -> SemiOnlineReplayEnv:
+    # These tests send bare actions: score them without the paper's <think> block unless a
+    # test asks for it (test_format_score checks the paper's default).
+    kwargs.setdefault("require_think", False)
     env = SemiOnlineReplayEnv(dataset, **kwargs)  # type: ignore[arg-type]
     env.reset(seed=0)
     return env
@@ -79,7 +82,7 @@ def test_check_env_on_a_dataset_made_in_the_test(tmp_path: Path) -> None:
 
 
 def test_oracle_replays_every_sample_trajectory() -> None:
-    env = gym.make(ID, dataset=SAMPLE_DATASET)
+    env = gym.make(ID, dataset=SAMPLE_DATASET, require_think=False)
     base = env.unwrapped
     for index in range(len(base.dataset)):
         obs, info = env.reset(options={"trajectory": index})
@@ -212,11 +215,17 @@ def test_format_score(dataset: ExpertDataset) -> None:
     _, reward, terminated, _, info = env.step("PRESS(the big button)")
     assert reward == 0.0 and terminated and info["action_valid"] is False
     assert info["semi_online"]["format_ok"] is False
-    env = make(dataset, require_think=True)
+    # UI-S1's output format (App. H) is <think> ... </think> <action> ... </action>: by default
+    # a bare action earns no format, type or exact reward, but it still matches the expert's,
+    # so the rollout continues unpatched and SOP counts it.
+    env = SemiOnlineReplayEnv(dataset)
+    env.reset(seed=0)
+    assert env.require_think is True
     _, reward, _, _, info = env.step("CLICK(0)")
-    assert reward == 0.0 and not info["semi_online"]["matched"]
-    _, reward, _, _, _ = env.step('<think>type it</think><action>INPUT(1, "hello")</action>')
-    assert reward == 1.0
+    assert reward == 0.0 and info["semi_online"]["format_ok"] is False
+    assert info["semi_online"]["matched"] and not info["semi_online"]["patched"]
+    _, reward, _, _, info = env.step('<think>type it</think><action>INPUT(1, "hello")</action>')
+    assert reward == 1.0 and info["semi_online"]["format_ok"]
 
 
 def test_code_reward_scheme(dataset: ExpertDataset) -> None:
@@ -280,7 +289,7 @@ def test_bad_arguments_fail_early(dataset: ExpertDataset) -> None:
 
 
 def test_spec_pickle_fork_and_vector_env() -> None:
-    env = gym.make(ID, dataset=str(SAMPLE_DATASET), epsilon=2)
+    env = gym.make(ID, dataset=str(SAMPLE_DATASET), epsilon=2, require_think=False)
     again = gym.make(env.spec)
     assert again.unwrapped.epsilon == 2
     env.reset(seed=1)
@@ -296,7 +305,9 @@ def test_spec_pickle_fork_and_vector_env() -> None:
     try:
         obs, _ = envs.reset(seed=0)
         assert len(obs["screen"]) == 2
-        obs, reward, _, _, info = envs.step(["GOBACK()", "junk"])
+        obs, reward, _, _, info = envs.step(
+            ["<think>back</think><action>GOBACK()</action>", "junk"]
+        )
         assert reward.tolist() == [0.1, 0.0] and list(info["action_valid"]) == [True, False]
         assert all(h.startswith("Step 1: INPUT(0,") for h in obs["history"])  # patched
     finally:

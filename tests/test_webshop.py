@@ -210,6 +210,19 @@ def test_token_set_ratio_matches_thefuzz(first: str, second: str, ratio: int) ->
     assert token_set_ratio(first, second) == ratio
 
 
+def test_rapidfuzz_scorer_reproduces_the_hand_written_scores() -> None:
+    # 4,000 pairs the reward compares on the 1,000-product catalog (and random catalog
+    # phrases), scored by the hand-written token_set_ratio gui-gym used before rapidfuzz.
+    data = json.loads((Path(__file__).parent / "data" / "webshop_token_set_ratio.json").read_text())
+    mismatches = [
+        (a, b, want, token_set_ratio(a, b))
+        for a, b, want in data["pairs"]
+        if token_set_ratio(a, b) != want
+    ]
+    assert len(data["pairs"]) == 4000 and sum(r[2] > 85 for r in data["pairs"]) > 100
+    assert mismatches == []
+
+
 def test_colour_normalisation_is_webshops() -> None:
     assert normalize_color("navy blue") == "blue"  # first colour of the list found in it
     assert normalize_color("rose gold") == "gold"
@@ -364,6 +377,21 @@ def test_a_damaged_cache_is_rebuilt_not_trusted(tmp_path: Path, caplog) -> None:
     assert index.num_docs == SIZE
     assert "unreadable" in caplog.text
     assert json.loads((index_path(catalog, tmp_path) / "meta.json").read_text())["num_docs"] == SIZE
+
+
+@pytest.mark.parametrize("damage", ["catalog holds []", "catalog holds null", "empty .npy"])
+def test_any_cache_that_fails_validation_is_rebuilt(tmp_path: Path, caplog, damage: str) -> None:
+    # issue 16: these kept the env broken until the cache was deleted by hand
+    catalog = load_catalog(SIZE, folder=tmp_path)
+    load_index(catalog, folder=tmp_path)
+    if damage == "empty .npy":
+        (index_path(catalog, tmp_path) / "data.csc.index.npy").write_bytes(b"")
+    else:
+        catalog_path(SIZE, folder=tmp_path).write_text(damage.split()[-1])
+    again = load_catalog(SIZE, folder=tmp_path)
+    assert again.hash == catalog.hash
+    assert load_index(again, folder=tmp_path).num_docs == SIZE
+    assert "unreadable" in caplog.text
 
 
 def test_a_stray_temp_folder_is_ignored(tmp_path: Path) -> None:

@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gymnasium as gym
 
 from gui_gym.agents.sampling import SamplingPolicy
 from gui_gym.core.actions import Action, ActionParseError, describe, parse_action
-from gui_gym.models.prm import ProcessRewardModel
-from gui_gym.rewards.prm import SELECTIONS, PRMQuery, select_candidate
+from gui_gym.models.prm import ProcessRewardModel, verification_scores
+from gui_gym.rewards.prm import PRMQuery, select_candidate
 
-__all__ = ["BestOfNAgent"]
+__all__ = ["SELECTIONS", "BestOfNAgent"]
+
+SELECTIONS = ("positive_logit", "softmax", "count_weighted")
+"""How :class:`BestOfNAgent` picks among scored candidates; the first is the paper's."""
 
 
 class BestOfNAgent:
     """Sample ``n`` candidate actions, score each with a PRM on the current state, act with
-    the best (GUI-Shepherd Eq. 6: ``a_t = argmax_i PRM(g, s_t, a_t^i)``).
+    the best (GUI-Shepherd Eq. 6: ``a_t = argmax_i PRM(g, s_t, a_t^i)``, where the score is
+    the positive label's logit, Sec. 4.2).
 
     Identical candidates are scored once; ties go to the candidate proposed most often, then
     to the first proposed (:func:`~gui_gym.rewards.prm.select_candidate`). Candidates that do
-    not parse are scored 0 without asking the PRM. After each :meth:`act`, ``last_info``
+    not parse are never chosen over one that does (scored -inf by logit, 0 by probability)
+    and are not sent to the PRM. After each :meth:`act`, ``last_info``
     holds the candidates, how often each was proposed, their scores and the chosen index.
 
     Args:
@@ -33,9 +39,13 @@ class BestOfNAgent:
             with it, candidates also get the natural-language description the PRM prompt
             shows (as ``info["action_description"]`` does for the action taken).
         history_length: Earlier action descriptions kept for the PRM prompt.
-        selection: ``"argmax"`` (default, the paper's Eq. 6) or ``"count_weighted"`` (the
-            highest score times the number of times the candidate was proposed; not in the
-            paper, see :func:`~gui_gym.rewards.prm.select_candidate`).
+        selection: ``"positive_logit"`` (default, the paper's rule: the highest logit of the
+            positive label token, :func:`~gui_gym.models.prm.verification_scores`; PRMs
+            without logits rank by their score), ``"softmax"`` (ours: the highest two-way
+            softmax probability ``PRM.score``; it can pick differently, e.g. logits
+            ``(neg, pos) = (4, 5)`` beat ``(0, 3)`` by logit but not by probability) or
+            ``"count_weighted"`` (ours: the highest probability times the number of times
+            the candidate was proposed, see :func:`~gui_gym.rewards.prm.select_candidate`).
 
     Raises:
         ValueError: for ``n < 1``, an unknown selection or a PRM that needs the env when
@@ -51,7 +61,7 @@ class BestOfNAgent:
         *,
         env: gym.Env | None = None,
         history_length: int = 4,
-        selection: str = "argmax",
+        selection: str = "positive_logit",
     ):
         if not callable(getattr(policy, "sample", None)):
             raise TypeError(
@@ -74,7 +84,7 @@ class BestOfNAgent:
         self.n = n
         self.env = env
         self.history_length = history_length
-        how = "" if selection == "argmax" else f", {selection}"
+        how = "" if selection == "positive_logit" else f", {selection}"
         self.name = (
             f"best-of-{n}({getattr(policy, 'name', type(policy).__name__)}, "
             f"{type(prm).__name__}{how})"
@@ -116,7 +126,8 @@ class BestOfNAgent:
             candidates.append(parsed)
             texts.append(text)
             counts.append(1)
-        scores = [0.0] * len(candidates)
+        by_logit = self.selection == "positive_logit"
+        scores = [-math.inf if by_logit else 0.0] * len(candidates)
         judged = [i for i, c in enumerate(candidates) if isinstance(c, Action)]
         if judged:
             tree = self._tree()
@@ -133,14 +144,19 @@ class BestOfNAgent:
                 for i in judged
             ]
             envs = [self.env.unwrapped] * len(queries) if self.prm.requires_env else None
-            values = self.prm.score(queries, envs=envs)
+            if by_logit:
+                values = verification_scores(self.prm, queries, envs=envs)
+            else:
+                values = self.prm.score(queries, envs=envs)
             if len(values) != len(queries):
                 raise ValueError(
                     f"the PRM returned {len(values)} scores for {len(queries)} candidates"
                 )
             for i, value in zip(judged, values):
                 scores[i] = float(value)
-        chosen = select_candidate(scores, counts, self.selection)
+        chosen = select_candidate(
+            scores, counts, "count_weighted" if self.selection == "count_weighted" else "argmax"
+        )
         self.last_info = {
             "candidates": [str(c) for c in candidates],
             "counts": counts,

@@ -118,17 +118,20 @@ class PromptFormat:
         thought_tag: How the completion introduces its thought: ``"Thought:"`` (a line
             prefix) or ``"<thinking>"`` (an XML-style tag pair).
         description: One line for ``--help`` and error messages.
+        action_prefix: Text before the ``<action>`` block in a completion (e.g.
+            ``"Action: "`` for the UI-TARS style of GUI-Shepherd's policy).
     """
 
     name: str
     build: Callable[[PromptInput], list[dict[str, Any]]]
     thought_tag: str = "Thought:"
     description: str = ""
+    action_prefix: str = ""
 
     def completion(self, thought: str | None, action: str) -> str:
         """The completion text for ``thought`` and ``action`` in this format (SFT targets
         are written with it, so a fine-tuned model answers the way :meth:`parse` reads)."""
-        block = f"<action>{action}</action>"
+        block = f"{self.action_prefix}<action>{action}</action>"
         if not thought:
             return block
         if self.thought_tag.startswith("<"):
@@ -178,6 +181,119 @@ def _default(inp: PromptInput) -> list[dict[str, Any]]:
     ]
 
 
+# ---------------------------------------------------------------------------------- ProgRM
+# After ProgRM's actor prompt (seed 000, Appendix G, Table 11): a system message that makes
+# the model a WikiHow expert, lists the actions as Python-style calls with a comment each,
+# gives examples and asks for <think>...</think> then <action>...</action>; a user message
+# with the instruction, the current screen and the action history.
+
+_PROGRM_SYSTEM = (
+    "You are a skilful mobile assistant who knows this app well and navigates it expertly. "
+    "You will be given the task and the screen at the current step, and you must take one "
+    "appropriate action to move the task forward. Write the action as a function call. "
+    "Available actions:\n"
+    "* INPUT(element_id: int, text: str) # type text into a text box\n"
+    "* CLICK(element_id: int) # click a clickable element\n"
+    "* LONG_CLICK(element_id: int) # long-press a clickable element\n"
+    "* SCROLL(direction) # scroll UP/DOWN/LEFT/RIGHT to see more of a long or wide page\n"
+    "* ANSWER(text: str) # give me the answer to a question\n"
+    "* GOBACK() # press the back button\n"
+    "* DO_NOTHING() # wait one step\n"
+    "* DONE() # the task is complete\n"
+    'Examples of actions: INPUT(3, "scooter"), CLICK(4), SCROLL(DOWN), GOBACK().\n'
+    "First reason briefly, then give the action, in this format:\n"
+    "<think>your reasoning</think>\n<action>ONE ACTION</action>\n"
+    "The examples only show the format; they have nothing to do with the task below."
+)
+
+
+def _progrm(inp: PromptInput) -> list[dict[str, Any]]:
+    before = f"Current instruction:\n{inp.instruction}\n"
+    after = f"\nCurrent screen:\n{inp.screen}\nAction history:\n{_numbered(inp.history)}"
+    return [
+        {"role": "system", "content": _PROGRM_SYSTEM},
+        {"role": "user", "content": _user_content(before, inp, after)},
+    ]
+
+
+# ---------------------------------------------------------------------------------- ADMIRE
+# After ADMIRE's agent prompt (seed 001, Figs. 17-19, itself AndroidWorld's): the agent
+# operates a phone for a user; it is shown the goal, a history of what it has done (as
+# natural-language descriptions) and the current screen; short guidelines; it answers
+# "Reason: ..." then the action.
+
+_ADMIRE_SYSTEM = (
+    "You are an agent who can operate an Android phone on behalf of a user. If the goal is "
+    'a question, find the answer and reply with ANSWER("text"); otherwise complete the '
+    "task step by step by performing actions on the phone. At each step you get the "
+    "current screen and a history of what you have done; choose one action:\n"
+    f"{ACTION_GRAMMAR}\n"
+    "Guidelines: pick the easiest way; if something does not work, do not repeat it, try "
+    "another way; scroll to reveal more content (to see content further down, scroll "
+    "down); use INPUT to type text instead of clicking keys; finish with DONE() when the "
+    "goal is achieved.\n"
+    "Answer in this form:\nReason: why you take the action\nAction: <action>ONE ACTION</action>"
+)
+
+
+def _admire(inp: PromptInput) -> list[dict[str, Any]]:
+    before = (
+        f"The current user goal/request is: {inp.instruction}\n"
+        f"Here is a history of what you have done so far:\n{_numbered(inp.history)}\n"
+    )
+    after = f"\nThe current screen:\n{inp.screen}\nYour answer:"
+    return [
+        {"role": "system", "content": _ADMIRE_SYSTEM},
+        {"role": "user", "content": _user_content(before, inp, after)},
+    ]
+
+
+# ---------------------------------------------------------------------------------- UI-S1
+# After UI-S1's system prompt (seed 002, appendix): a GUI agent given the task and its action
+# history with screenshots; output <think>...</think> <action>...</action>. UI-S1 keeps the
+# two latest earlier screenshots besides the current one (LLMAgent(images=2)).
+
+_UI_S1_SYSTEM = (
+    "You are a GUI agent. You are given a task and your action history, with screenshots. "
+    "You need to perform the next action to complete the task.\n"
+    "## Output format\n<think> ... </think> <action> ... </action>\n"
+    f"## Action space\n{ACTION_GRAMMAR}\n"
+    'Use DONE() when the task is complete and ANSWER("text") to reply to a question.'
+)
+
+
+def _ui_s1(inp: PromptInput) -> list[dict[str, Any]]:
+    before = f"Task: {inp.instruction}\nAction history:\n{_numbered(inp.history)}\n"
+    after = f"\nCurrent screen elements:\n{inp.screen}"
+    return [
+        {"role": "system", "content": _UI_S1_SYSTEM},
+        {"role": "user", "content": _user_content(before, inp, after)},
+    ]
+
+
+# ---------------------------------------------------------------------------- GUI-Shepherd
+# GUI-Shepherd's policy (seed 003) is UI-TARS-1.5, whose answers are a "Thought:" line and an
+# "Action:" line; its PRM reads that text. Ours keeps that layout with the action in the
+# gui-gym grammar inside <action> tags.
+
+_SHEPHERD_SYSTEM = (
+    "You are a GUI agent. You are given a task and your action history, with the current "
+    "screen. You need to perform the next action to complete the task.\n"
+    "## Output format\nThought: ...\nAction: <action>...</action>\n"
+    f"## Action space\n{ACTION_GRAMMAR}\n"
+    "## Note\nWrite a small plan and the next step in one or two sentences in Thought."
+)
+
+
+def _gui_shepherd(inp: PromptInput) -> list[dict[str, Any]]:
+    before = f"## User instruction\n{inp.instruction}\n## History\n{_numbered(inp.history)}\n"
+    after = f"\n## Screen\n{inp.screen}"
+    return [
+        {"role": "system", "content": _SHEPHERD_SYSTEM},
+        {"role": "user", "content": _user_content(before, inp, after)},
+    ]
+
+
 PROMPTS: dict[str, PromptFormat] = {}
 """The registered prompt formats by name."""
 
@@ -190,6 +306,40 @@ def register_prompt(prompt: PromptFormat) -> PromptFormat:
 
 register_prompt(
     PromptFormat("default", _default, description="goal, history, screen; Thought + <action>")
+)
+register_prompt(
+    PromptFormat(
+        "progrm",
+        _progrm,
+        thought_tag="<think>",
+        description="ProgRM's actor prompt: <think> + <action>",
+    )
+)
+register_prompt(
+    PromptFormat(
+        "admire",
+        _admire,
+        thought_tag="Reason:",
+        action_prefix="Action: ",
+        description="ADMIRE's (AndroidWorld's) agent prompt: Reason + Action",
+    )
+)
+register_prompt(
+    PromptFormat(
+        "ui_s1",
+        _ui_s1,
+        thought_tag="<think>",
+        description="UI-S1's system prompt: <think> + <action>, earlier screenshots",
+    )
+)
+register_prompt(
+    PromptFormat(
+        "gui_shepherd",
+        _gui_shepherd,
+        thought_tag="Thought:",
+        action_prefix="Action: ",
+        description="UI-TARS layout of GUI-Shepherd's policy: Thought + Action",
+    )
 )
 
 

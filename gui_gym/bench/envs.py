@@ -82,9 +82,14 @@ def bench_gui_env(
     reset_time = time.perf_counter() - t0
     fork_ms = None
     if hasattr(base, "fork"):
+        env.reset(seed=0)
         for _ in range(5):  # fork mid-episode, where states are largest
             candidates = base.candidate_actions()
-            env.step(str(candidates[int(rng.integers(len(candidates)))]))
+            _, _, terminated, truncated, _ = env.step(
+                str(candidates[int(rng.integers(len(candidates)))])
+            )
+            if terminated or truncated:  # an ended episode has no candidates (WebShop's buy)
+                env.reset()
         t0 = time.perf_counter()
         for _ in range(200):
             base.fork()

@@ -1,18 +1,283 @@
-"""The Typer app every command module registers on, and the helpers they share."""
+"""The Typer app every command module registers on, and the helpers they share.
+
+User mistakes: one line on stderr, exit code 2, no traceback
+------------------------------------------------------------
+A command reports a user mistake by raising :class:`UsageError` (or ``typer.BadParameter``);
+the app prints it as ``gui-gym <command>: error: <message>`` on one line of stderr and exits
+with code 2. Click's own errors (a missing option, a value that does not parse, an unknown
+command) get the same one line. A missing optional dependency is not a mistake but is also
+one line (exit code 1), naming the ``pip install`` that fixes it. Anything else is a bug and
+keeps its traceback.
+
+Validation helpers (each raises :class:`UsageError` naming the closest match and what is
+allowed; use them rather than re-checking by hand):
+
+* :func:`choose` ``(value, allowed, what)``: one of a fixed list (a method, a kind, a split).
+* :func:`check_env_id` ``(env_id)``: a registered gui-gym id.
+* :func:`open_env` ``(env_id, **kwargs)``: ``gym.make``, whose bad arguments (unknown task,
+  split, category, keyword) and missing dependencies become one line.
+* :func:`check_split` ``(split)``: ``train``, ``test`` or ``all``.
+* :func:`check_agent` ``(agent, env)``: a built-in agent ``make_agent`` can build for ``env``.
+* :func:`check_device` ``(device)``: a torch device that exists here.
+* :func:`existing_file` / :func:`existing_dir` ``(path, what)``: a path that must exist.
+* :func:`output_file` / :func:`output_dir` ``(path, what)``: a path a command will write.
+* :func:`parse_kwargs` ``(pairs)``: ``--env-arg key=value`` pairs.
+
+Commands added later need nothing else: raising ``UsageError`` is the whole contract, and
+``tests/test_cli_errors.py`` tries a wrong value for every option of every registered command.
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
-from typing import Any
+import os
+import re
+import shutil
+import sys
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
+from typer.core import TyperGroup
 
-app = typer.Typer(
-    help="GUI-agent benchmarks as Gymnasium environments.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+try:  # typer >= 0.26 vendors click and raises the vendored classes
+    from typer._click import exceptions as click_errors
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover - older typer raises click's own
+    from click import exceptions as click_errors  # type: ignore[no-redef]
+    from click import get_current_context  # type: ignore[no-redef]
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+
+__all__ = [
+    "UsageError",
+    "app",
+    "check_agent",
+    "check_device",
+    "check_env_id",
+    "check_split",
+    "choose",
+    "closest",
+    "existing_dir",
+    "existing_file",
+    "open_env",
+    "output_dir",
+    "output_file",
+    "parse_kwargs",
+    "unknown",
+]
+
+EXIT_USAGE = 2
+"""Exit code of a user mistake (click's convention)."""
+EXIT_MISSING_DEPENDENCY = 1
+SPLITS = ("train", "test", "all")
+_MAX_LISTED = 12
+"""Allowed values listed in full up to this many; longer lists are cut (with a count)."""
+
+
+class UsageError(click_errors.UsageError):
+    """A user mistake: printed as one line on stderr, exit code 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, ctx=get_current_context(silent=True))
+
+
+class MissingDependency(click_errors.ClickException):
+    """An optional dependency is not installed: one line on stderr, exit code 1."""
+
+    exit_code = EXIT_MISSING_DEPENDENCY
+
+
+def closest(value: str, allowed: Iterable[str]) -> str | None:
+    """The allowed value nearest to ``value`` (difflib), or None when nothing is close."""
+    candidates = [str(a) for a in allowed]
+    match = difflib.get_close_matches(str(value), candidates, n=1, cutoff=0.5)
+    if match:
+        return match[0]
+    folded = {c.lower(): c for c in candidates}  # `clock` for `Clock`, `wikihow` for `WikiHow`
+    match = difflib.get_close_matches(str(value).lower(), list(folded), n=1, cutoff=0.5)
+    return folded[match[0]] if match else None
+
+
+def _listing(allowed: Sequence[str]) -> str:
+    shown = ", ".join(allowed[:_MAX_LISTED])
+    return shown if len(allowed) <= _MAX_LISTED else f"{shown}, ... ({len(allowed)} in all)"
+
+
+def unknown(
+    what: str,
+    value: Any,
+    allowed: Sequence[str],
+    see: str = "",
+    shown: Sequence[str] | None = None,
+) -> UsageError:
+    """The error for a value not among ``allowed``: the closest match, then what is allowed
+    (``shown``, a shorter summary, when given; a long list is cut)."""
+    near = closest(str(value), allowed)
+    hint = f"did you mean {near!r}? " if near is not None and near != value else ""
+    where = f" (see {see})" if see else ""
+    listing = _listing(list(shown if shown is not None else allowed))
+    return UsageError(f"unknown {what} {value!r}; {hint}allowed: {listing}{where}")
+
+
+def choose(value: str, allowed: Sequence[str], what: str) -> str:
+    """``value`` when it is one of ``allowed``.
+
+    Raises:
+        UsageError: naming the closest allowed value and the list.
+    """
+    if value not in allowed:
+        raise unknown(what, value, allowed)
+    return value
+
+
+def check_split(split: str) -> str:
+    """``split`` when it is ``train``, ``test`` or ``all``."""
+    return choose(split, SPLITS, "split")
+
+
+def _registered_ids() -> list[str]:
+    import gui_gym
+
+    return [*gui_gym.ENV_IDS, *gui_gym.REPLAY_ENV_IDS, *gui_gym.MINIWOB_ENV_IDS]
+
+
+def check_env_id(env_id: str, allowed: Sequence[str] | None = None) -> str:
+    """``env_id`` when it is registered (or among ``allowed``, a command's narrower list)."""
+    import gui_gym
+
+    if allowed is not None:
+        ids, shown = list(allowed), None
+    else:
+        ids = _registered_ids()
+        per_task = len(gui_gym.MINIWOB_ENV_IDS) - 1
+        shown = [
+            *gui_gym.ENV_IDS,
+            *gui_gym.REPLAY_ENV_IDS,
+            "GuiGym/MiniWoB-v0",
+            f"GuiGym/MiniWoB-<task>-v0 ({per_task} tasks)",
+        ]
+    if env_id not in ids:
+        raise unknown("env id", env_id, ids, see="gui-gym list", shown=shown)
+    return env_id
+
+
+def _constructor_error(env_id: str, err: BaseException) -> UsageError | None:
+    """The one-line error for a constructor's rejection of its arguments (None for a bug)."""
+    import gymnasium as gym
+
+    if isinstance(err, gym.error.DependencyNotInstalled):
+        raise MissingDependency(_one_line(str(err))) from None
+    if isinstance(err, KeyError):  # unknown task: the suite's message names close matches
+        reason = err.args[0] if err.args else err
+        return UsageError(f"{env_id}: {reason} (see gui-gym list {env_id} --tasks)")
+    if isinstance(err, ValueError):
+        return UsageError(f"{env_id}: {err}")
+    unexpected = re.search(r"unexpected keyword argument '(\w+)'", str(err))
+    if isinstance(err, TypeError) and unexpected:
+        return UsageError(
+            f"{env_id} takes no argument {unexpected.group(1)!r} (see the Arguments section "
+            f"of its class docstring)"
+        )
+    return None
+
+
+def open_env(env_id: str, **kwargs: Any) -> gym.Env:
+    """``gym.make(env_id, **kwargs)`` for a command: every rejected argument is one line.
+
+    Raises:
+        UsageError: an unknown id, task, split or category, a bad value or unknown keyword.
+        MissingDependency: the id's optional extra is not installed.
+    """
+    import gymnasium as gym
+
+    import gui_gym  # noqa: F401  (registers the ids)
+
+    check_env_id(env_id)
+    if "split" in kwargs and kwargs["split"] is not None and not isinstance(kwargs["split"], str):
+        raise UsageError(f"split must be a string, got {kwargs['split']!r}")
+    try:
+        return gym.make(env_id, **kwargs)
+    except (KeyError, ValueError, TypeError, gym.error.DependencyNotInstalled) as err:
+        mistake = _constructor_error(env_id, err)
+        if mistake is None:
+            raise
+        raise mistake from None
+
+
+def check_agent(agent: str, env: gym.Env, seed: int = 0) -> str:
+    """``agent`` when ``gui_gym.evaluation.make_agent`` can build it for ``env``."""
+    from gui_gym.evaluation import AGENTS, make_agent
+
+    try:
+        make_agent(agent, env, seed)
+    except (ValueError, TypeError) as err:  # TypeError: an agent made for other envs
+        near = closest(agent, [a for a in AGENTS if "<" not in a])
+        unknown_name = str(err).startswith("unknown agent")
+        hint = f" (did you mean {near!r}?)" if unknown_name and near is not None else ""
+        raise UsageError(f"{err}{hint}") from None
+    return agent
+
+
+def check_device(device: str | None) -> str | None:
+    """``device`` when torch can use it (None: the command's default)."""
+    if device is None:
+        return None
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise UsageError(f"unknown --device {device!r}; use cpu, cuda, cuda:N or mps") from None
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise UsageError(f"--device {device}: no CUDA device is visible to torch here")
+    if parsed.type == "mps" and not torch.backends.mps.is_available():
+        raise UsageError(f"--device {device}: MPS is not available here")
+    return device
+
+
+def existing_file(path: Path, what: str = "file") -> Path:
+    """``path`` when it is an existing file (``what``: the option, e.g. ``--data``)."""
+    if not path.exists():
+        raise UsageError(f"{what}: no such file: {path}")
+    if not path.is_file():
+        raise UsageError(f"{what}: {path} is a folder, not a file")
+    return path
+
+
+def existing_dir(path: Path, what: str = "folder") -> Path:
+    """``path`` when it is an existing folder (``what``: the option, e.g. ``--dataset``)."""
+    if not path.exists():
+        raise UsageError(f"{what}: no such folder: {path}")
+    if not path.is_dir():
+        raise UsageError(f"{what}: {path} is a file, not a folder")
+    return path
+
+
+def output_file(path: Path | None, what: str = "--out") -> Path | None:
+    """``path`` when a file can be written there (not a folder, not under a file)."""
+    if path is None:
+        return None
+    if path.is_dir():
+        raise UsageError(f"{what} {path} is a folder; give a file path")
+    blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise UsageError(f"{what} {path}: {blocking} is a file, not a folder")
+    return path
+
+
+def output_dir(path: Path, what: str = "--out") -> Path:
+    """``path`` when a folder can be made or reused there (not an existing file)."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{what} {path} is a file; give a folder")
+    blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise UsageError(f"{what} {path}: {blocking} is a file, not a folder")
+    return path
 
 
 def parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
@@ -20,10 +285,82 @@ def parse_kwargs(pairs: list[str] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pair in pairs or []:
         if "=" not in pair:
-            raise typer.BadParameter(f"expected key=value, got {pair!r}")
+            raise UsageError(f"--env-arg expects key=value, got {pair!r}")
         key, value = pair.split("=", 1)
+        if not key.isidentifier():
+            raise UsageError(f"--env-arg key must be a Python name, got {key!r}")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
             out[key] = value
     return out
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _print_error(err: click_errors.ClickException) -> None:
+    ctx = getattr(err, "ctx", None)
+    where = ctx.command_path if ctx is not None else "gui-gym"
+    typer.echo(f"{where}: error: {_one_line(err.format_message())}", err=True)
+
+
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    # A warning is news for the user, not a traceback: one line, without the source line.
+    return f"warning: {_one_line(str(message))}\n"
+
+
+class OneLineErrors(TyperGroup):
+    """The ``gui-gym`` group: prints every user mistake as one line (module docstring)."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        warnings.formatwarning = _one_line_warning
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click_errors.NoArgsIsHelpError as err:  # bare `gui-gym`: the help (rich prints it)
+            if err.message.strip():
+                typer.echo(err.message)
+            sys.exit(0)
+        except click_errors.ClickException as err:
+            _print_error(err)
+            sys.exit(err.exit_code)
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _help_width() -> None:
+    # Rich falls back to 80 columns off a TTY and cuts option names there (issue 17); give
+    # the help table the terminal's width, at least 100 columns, unless TERMINAL_WIDTH is set.
+    import typer.rich_utils
+
+    if not os.environ.get("TERMINAL_WIDTH"):
+        typer.rich_utils.MAX_WIDTH = max(shutil.get_terminal_size((100, 24)).columns, 100)
+
+
+_help_width()
+
+app = typer.Typer(
+    cls=OneLineErrors,
+    help="GUI-agent benchmarks as Gymnasium environments.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from gui_gym.cli._common import app, parse_kwargs
+from gui_gym.cli._common import (
+    UsageError,
+    app,
+    check_agent,
+    check_split,
+    open_env,
+    output_dir,
+    parse_kwargs,
+    unknown,
+)
 
 
 @app.command()
@@ -15,7 +24,7 @@ def record(
     env_id: Annotated[str, typer.Argument(help="e.g. GuiGym/WikiHow-v0")],
     out: Annotated[Path, typer.Option(help="dataset folder (a rerun resumes it)")],
     agent: Annotated[str, typer.Option(help="oracle (the expert), random, ...")] = "oracle",
-    episodes: Annotated[int, typer.Option(help="episodes the dataset should hold")] = 10,
+    episodes: Annotated[int, typer.Option(help="episodes the dataset should hold", min=1)] = 10,
     split: Annotated[str, typer.Option(help="train, test or all")] = "train",
     task: Annotated[
         list[str] | None, typer.Option("--task", help="task ids to cycle through (repeatable)")
@@ -39,10 +48,18 @@ def record(
 ) -> None:
     """Record expert trajectories (UI trees, screens, actions, optional screenshots and
     thoughts) as an expert dataset for ``GuiGym/SemiOnlineReplay-v0`` and ``eval --sop``."""
-    import gui_gym  # noqa: F401
     from gui_gym.envs.replay import DatasetError
     from gui_gym.recording import record_dataset
 
+    output_dir(out)
+    env_kwargs = {"split": check_split(split), **parse_kwargs(env_arg)}
+    probe = open_env(env_id, **env_kwargs)  # every argument checked before the first episode
+    check_agent(agent, probe, seed)
+    known = probe.unwrapped.task_ids
+    for task_id in task or []:
+        if task_id not in known:
+            raise unknown("task", task_id, known, see=f"gui-gym list {env_id} --tasks")
+    probe.close()
     try:
         report = record_dataset(
             env_id,
@@ -50,15 +67,14 @@ def record(
             episodes=episodes,
             out=out,
             seed=seed,
-            env_kwargs={"split": split, **parse_kwargs(env_arg)},
+            env_kwargs=env_kwargs,
             tasks=task,
             screenshots=screenshots,
             thoughts="describe" if describe_thoughts else "agent",
             progress=not no_progress,
         )
-    except DatasetError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(1) from None
+    except DatasetError as err:  # a folder of another kind, or one recorded with other args
+        raise UsageError(str(err)) from None
     typer.echo(
         f"{report.out}: {report.episodes} episodes ({report.recorded} recorded now, "
         f"{report.successes} successful)"
@@ -78,11 +94,13 @@ def convert(
     from gui_gym.envs.replay import DatasetError
     from gui_gym.envs.replay.androidcontrol import convert_androidcontrol
 
+    if not source.exists():
+        raise UsageError(f"no such file or folder: {source}")
+    output_dir(out)
     try:
         report = convert_androidcontrol(source, out, skip_bad=skip_bad)
-    except DatasetError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(1) from None
+    except DatasetError as err:  # a folder of another kind, or one recorded with other args
+        raise UsageError(str(err)) from None
     typer.echo(
         f"{report.out}: {report.converted} episodes converted, {report.existing} already there"
     )

@@ -7,26 +7,49 @@ from typing import Annotated
 
 import typer
 
-from gui_gym.cli._common import app
+from gui_gym.cli._common import (
+    MissingDependency,
+    UsageError,
+    app,
+    check_env_id,
+    check_split,
+    open_env,
+)
 
 
 @app.command("list")
-def list_envs() -> None:
-    """List every registered id with its task counts per split and category."""
-    import gymnasium as gym
+def list_envs(
+    env_id: Annotated[
+        str | None, typer.Argument(help="one id: its row, or its tasks with --tasks")
+    ] = None,
+    tasks: Annotated[
+        bool, typer.Option("--tasks", help="list the id's task ids with category, split, flags")
+    ] = False,
+) -> None:
+    """List every registered id with its task counts per split and category; ``list ID
+    --tasks`` lists that id's tasks (id, category, split, milestones, flags)."""
     from rich.console import Console
     from rich.table import Table
 
     import gui_gym
 
+    if tasks:
+        if env_id is None:
+            raise UsageError("--tasks needs an env id: gui-gym list GuiGym/WikiHow-v0 --tasks")
+        _list_tasks(env_id)
+        return
+    if env_id is not None:
+        check_env_id(env_id)
     table = Table(title="gui-gym environments")
     for column in ("id", "tasks", "train", "test", "categories"):
         table.add_column(column)
-    for env_id in gui_gym.ENV_IDS:
+    for listed_id in gui_gym.ENV_IDS:
+        if env_id is not None and listed_id != env_id:
+            continue
         try:
-            env = gym.make(env_id)
-        except Exception as err:  # an optional backend may be missing: say so, list the rest
-            table.add_row(env_id, "-", "-", "-", f"unavailable: {err}")
+            env = open_env(listed_id)
+        except (UsageError, MissingDependency) as err:  # an optional backend may be missing
+            table.add_row(listed_id, "-", "-", "-", f"unavailable: {err.format_message()}")
             continue
         base = env.unwrapped
         suite = base.suite
@@ -34,8 +57,13 @@ def list_envs() -> None:
             # Template suites (AndroidWorld): both splits run every template, with parameters
             # from disjoint seed streams.
             apps = ", ".join(suite.categories)
+            notes = base.template_notes() if hasattr(base, "template_notes") else ""
             table.add_row(
-                env_id, f"{len(suite)} templates", str(len(suite)), str(len(suite)), f"apps: {apps}"
+                listed_id,
+                f"{len(suite)} templates",
+                str(len(suite)),
+                str(len(suite)),
+                f"apps: {apps}{notes}",
             )
             env.close()
             continue
@@ -44,7 +72,7 @@ def list_envs() -> None:
             f"{c} {sum(counts.get(s, {}).get(c, 0) for s in counts)}" for c in suite.categories
         )
         table.add_row(
-            env_id,
+            listed_id,
             str(len(suite)),
             str(sum(counts.get("train", {}).values())),
             str(sum(counts.get("test", {}).values())),
@@ -54,22 +82,74 @@ def list_envs() -> None:
     from gui_gym.envs.miniwob.catalog import MINIWOB_TASKS
 
     # Browser-backed ids: listed from the catalog, without starting Chromium.
-    table.add_row(
-        "GuiGym/MiniWoB-v0 (+ GuiGym/MiniWoB-<task>-v0)",
-        f"{len(MINIWOB_TASKS)} tasks",
-        "-",
-        "-",
-        "the miniwob package's pages in headless Chromium; split = miniwob's data mode",
-    )
+    if env_id is None or env_id in gui_gym.MINIWOB_ENV_IDS:
+        table.add_row(
+            "GuiGym/MiniWoB-v0 (+ GuiGym/MiniWoB-<task>-v0)",
+            f"{len(MINIWOB_TASKS)} tasks",
+            "-",
+            "-",
+            "the miniwob package's pages in headless Chromium; split = miniwob's data mode; "
+            "category = the task's family (its name's first word)",
+        )
     # Replay ids need an expert dataset (gui-gym record / convert); listed, not made.
-    table.add_row(
-        "GuiGym/SemiOnlineReplay-v0",
-        "per dataset",
-        "-",
-        "-",
-        "UI-S1 semi-online replay of an expert dataset (dataset=DIR)",
-    )
+    if env_id is None or env_id in gui_gym.REPLAY_ENV_IDS:
+        table.add_row(
+            "GuiGym/SemiOnlineReplay-v0",
+            "per dataset",
+            "-",
+            "-",
+            "UI-S1 semi-online replay of an expert dataset (dataset=DIR)",
+        )
     Console().print(table)
+
+
+def _list_tasks(env_id: str) -> None:
+    """One line per task of ``env_id``: id, category, split, milestones and flags."""
+    import random
+
+    import gui_gym
+
+    if env_id in gui_gym.REPLAY_ENV_IDS:
+        raise UsageError(
+            f"{env_id} replays a dataset: its tasks are the dataset's episodes "
+            "(gui-gym eval --sop --dataset DIR lists them per category)"
+        )
+    env = open_env(check_env_id(env_id))
+    base = env.unwrapped
+    rows = []
+    for task in base.suite:
+        milestones = len(task.milestones)
+        split = task.split
+        flags: list[str] = []
+        if hasattr(base, "param_split"):
+            # AndroidWorld: one template serves both splits (disjoint parameter streams); the
+            # milestones come with an instance of the template.
+            template = base.templates[task.task_id]
+            milestones = len(template.create(random.Random(0)).milestones)
+            split = "train+test"
+            for flag, attr in (
+                ("solved-at-start", "solved_at_start"),
+                ("vision", "needs_vision"),
+                ("memory", "needs_memory"),
+            ):
+                if getattr(template, attr, False):
+                    flags.append(flag)
+        if env_id in gui_gym.MINIWOB_ENV_IDS:
+            from gui_gym.envs.miniwob.catalog import NONDETERMINISTIC_TASKS
+
+            split = "train+test"  # miniwob's data mode, not a task partition
+            if task.task_id in NONDETERMINISTIC_TASKS:
+                flags.append("nondeterministic")
+        rows.append((task.task_id, task.category or "-", split, str(milestones), " ".join(flags)))
+    env.close()
+    width = max(len(r[0]) for r in rows)
+    cat_width = max(len(r[1]) for r in rows)
+    typer.echo(f"{'task':<{width}}  {'category':<{cat_width}}  {'split':<10}  milestones  flags")
+    for task_id, category, split, milestones, flags in rows:
+        typer.echo(
+            f"{task_id:<{width}}  {category:<{cat_width}}  {split:<10}  {milestones:>10}  {flags}".rstrip()
+        )
+    typer.echo(f"{len(rows)} tasks in {env_id}")
 
 
 @app.command()
@@ -78,17 +158,16 @@ def play(
     task: Annotated[str | None, typer.Option(help="task id (default: sampled)")] = None,
     seed: Annotated[int, typer.Option(help="reset seed")] = 0,
     split: Annotated[str, typer.Option(help="train, test or all")] = "train",
-    max_steps: Annotated[int, typer.Option(help="step budget")] = 20,
+    max_steps: Annotated[int, typer.Option(help="step budget", min=1)] = 20,
 ) -> None:
     """Play an episode in the terminal: type actions like CLICK(3) or INPUT(0, "pasta").
 
     Commands: ':hint' shows the oracle's next action, ':reset' restarts, ':q' quits.
     """
-    import gymnasium as gym
-
-    import gui_gym  # noqa: F401
-
-    env = gym.make(env_id, task=task, split=split, max_steps=max_steps, render_mode="ansi")
+    _line_editing()
+    env = open_env(
+        env_id, task=task, split=check_split(split), max_steps=max_steps, render_mode="ansi"
+    )
     env.reset(seed=seed)
     typer.echo(env.render())
     while True:
@@ -124,18 +203,26 @@ def play(
     env.close()
 
 
+def _line_editing() -> None:
+    """Arrow keys, line editing and history for ``input()`` where readline exists."""
+    import contextlib
+
+    with contextlib.suppress(ImportError):  # Windows has no readline; input() still works
+        import readline  # noqa: F401  (importing it is what turns editing on)
+
+
 @app.command()
 def bench(
     out: Annotated[Path, typer.Option(help="JSON report path")] = Path(
         "benchmarks/results/bench_envs.json"
     ),
-    steps: Annotated[int, typer.Option(help="text-only steps per id")] = 20_000,
-    screenshot_steps: Annotated[int, typer.Option(help="screenshot steps per id")] = 2_000,
+    steps: Annotated[int, typer.Option(help="text-only steps per id", min=1)] = 20_000,
+    screenshot_steps: Annotated[int, typer.Option(help="screenshot steps per id", min=1)] = 2_000,
     ids: Annotated[list[str] | None, typer.Option("--id", help="ids to run (default: all)")] = None,
     miniwob: Annotated[
         bool, typer.Option("--miniwob", help="MiniWoB++ against raw miniwob instead (browser)")
     ] = False,
-    episodes: Annotated[int, typer.Option(help="--miniwob: expert episodes per task")] = 20,
+    episodes: Annotated[int, typer.Option(help="--miniwob: expert episodes per task", min=1)] = 20,
     webshop: Annotated[
         bool,
         typer.Option(
@@ -146,6 +233,14 @@ def bench(
     """Measure steps/s and resets/s of every id beside CartPole-v1; write JSON. With
     ``--miniwob``: gui-gym's MiniWoB++ env against raw miniwob on the same tasks. With
     ``--webshop``: WebShop's build, search and env speed, and its baselines' scores."""
+    import gui_gym
+
+    if miniwob and webshop:
+        raise UsageError("--miniwob and --webshop are separate benchmarks: give one")
+    for env_id in ids or []:
+        check_env_id(env_id, allowed=list(gui_gym.ENV_IDS))
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a folder; give a JSON file path")
     if webshop:
         from gui_gym.bench import webshop as bench_webshop
 

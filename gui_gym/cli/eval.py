@@ -7,7 +7,18 @@ from typing import Annotated, Any
 
 import typer
 
-from gui_gym.cli._common import app, parse_kwargs
+from gui_gym.cli._common import (
+    UsageError,
+    app,
+    check_agent,
+    check_device,
+    check_split,
+    choose,
+    existing_dir,
+    open_env,
+    output_file,
+    parse_kwargs,
+)
 
 
 @app.command("eval")
@@ -42,7 +53,7 @@ def eval_cmd(
         str, typer.Option(help="inline, or process (each env in its own worker process)")
     ] = "inline",
     episodes: Annotated[
-        int | None, typer.Option(help="episodes (default: every task once)")
+        int | None, typer.Option(help="episodes (default: every task once)", min=1)
     ] = None,
     split: Annotated[str, typer.Option(help="train, test or all")] = "test",
     category: Annotated[str | None, typer.Option(help="restrict to one category")] = None,
@@ -82,26 +93,47 @@ def eval_cmd(
     import gui_gym  # noqa: F401
     from gui_gym.evaluation import evaluate, make_llm_agent
 
+    output_file(out)
     if sop:
+        if env_id is not None:
+            raise UsageError("--sop replays --dataset DIR: give no env id")
         _eval_sop(dataset, agent, matcher, seed, out, skip_bad, no_step_accuracy, no_progress)
         return
     if env_id is None:
-        raise typer.BadParameter("give an env id, or --sop --dataset DIR", param_hint="ENV_ID")
+        raise UsageError("give an env id, or --sop --dataset DIR")
 
     kwargs = {
-        "split": split,
+        "split": check_split(split),
         **({"category": category} if category else {}),
         **({"screenshot": True} if screenshot else {}),
         **parse_kwargs(env_arg),
     }
-    if workers not in ("inline", "process"):
-        _fail(f"--workers must be inline or process, got {workers!r}")
+    choose(workers, ("inline", "process"), "--workers")
     if num_envs < 1:
-        _fail(f"--num-envs must be a positive int, got {num_envs}")
+        raise UsageError(f"--num-envs must be a positive int, got {num_envs}")
     policy: Any = agent
-    if agent in ("llm", "openai"):
+    if agent not in ("llm", "openai"):
+        given = [
+            name
+            for name, value in (
+                ("--model", model),
+                ("--base-url", base_url),
+                ("--prompt", prompt != "default"),
+                ("--device", device),
+            )
+            if value
+        ]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} only apply to --agent llm or --agent openai, "
+                f"not --agent {agent}"
+            )
+    else:
+        check_device(device)
         if not model:
-            _fail(f"--agent {agent} needs --model")
+            raise UsageError(f"--agent {agent} needs --model")
+        if agent == "llm":
+            existing_dir(Path(model), "--model")
         try:
             policy = make_llm_agent(
                 agent,
@@ -113,8 +145,15 @@ def eval_cmd(
                 max_new_tokens=max_new_tokens,
                 device=device,
             )
-        except (ValueError, OSError) as err:
-            _fail(str(err))
+        except (ValueError, OSError) as err:  # not a model folder, an unknown prompt
+            raise UsageError(str(err)) from None
+        open_env(env_id, **kwargs).close()
+    if agent not in ("llm", "openai"):
+        # Every argument is checked before the first episode: a mistake is one line, not a
+        # traceback after minutes of evaluation.
+        probe = open_env(env_id, **kwargs)
+        check_agent(agent, probe, seed)
+        probe.close()
     try:
         summary, _ = evaluate(
             env_id,
@@ -127,9 +166,8 @@ def eval_cmd(
             num_envs=num_envs,
             workers=workers,
         )
-    except ValueError as err:  # an unknown agent, a results file of another run
-        _fail(str(err))
-        return
+    except ValueError as err:  # a results file of another run
+        raise UsageError(str(err)) from None
     table = Table(title=f"{agent} on {env_id} ({split})")
     for column in ("category", "episodes", "success", "steps", "reward", "invalid"):
         table.add_column(column, justify="right")
@@ -153,12 +191,6 @@ def eval_cmd(
         typer.echo(f"results written to {out}")
 
 
-def _fail(message: str) -> None:
-    """One line on stderr and exit code 2: a user mistake, never a traceback."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
-
-
 def _eval_sop(
     dataset: Path | None,
     agent: str,
@@ -176,7 +208,9 @@ def _eval_sop(
     from gui_gym.sop import evaluate_sop
 
     if dataset is None:
-        raise typer.BadParameter("--sop needs --dataset DIR", param_hint="--dataset")
+        raise UsageError("--sop needs --dataset DIR")
+    existing_dir(dataset, "--dataset")
+    choose(matcher, ("loose", "strict"), "--matcher")
     try:
         summary, _ = evaluate_sop(
             dataset,
@@ -189,8 +223,7 @@ def _eval_sop(
             progress=not no_progress,
         )
     except (DatasetError, ValueError) as err:  # a bad dataset, agent, matcher or --out
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(1) from None
+        raise UsageError(str(err)) from None
     table = Table(title=f"SOP of {agent} on {dataset} (matcher {matcher})")
     for column in ("category", "tasks", "PG", "TSR", "Score"):
         table.add_column(column, justify="right")

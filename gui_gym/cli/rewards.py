@@ -8,7 +8,18 @@ from typing import Annotated
 
 import typer
 
-from gui_gym.cli._common import app
+from gui_gym.cli._common import (
+    UsageError,
+    app,
+    check_device,
+    check_env_id,
+    choose,
+    existing_dir,
+    existing_file,
+    output_dir,
+    output_file,
+    unknown,
+)
 
 
 @app.command("train-prm")
@@ -20,18 +31,31 @@ def train_prm_cmd(
     data: Annotated[
         Path | None, typer.Option(help="labelled steps (JSONL) instead of collecting them")
     ] = None,
-    max_tasks: Annotated[int | None, typer.Option(help="tasks per env (default: all)")] = None,
-    random_rollouts: Annotated[int, typer.Option(help="random rollouts per task")] = 2,
+    replay_dataset: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--replay-dataset",
+            help="also collect single-step states from an expert dataset (gui-gym convert or "
+            "record output; repeat)",
+        ),
+    ] = None,
+    max_tasks: Annotated[
+        int | None, typer.Option(help="tasks per env (default: all)", min=1)
+    ] = None,
+    random_rollouts: Annotated[int, typer.Option(help="random rollouts per task", min=0)] = 2,
     noisy_rollouts: Annotated[
         int,
         typer.Option(
             help="noisy-expert rollouts per task: their states get the proposable actions as "
-            "negatives (the data a best-of-N verifier needs)"
+            "negatives (the data a best-of-N verifier needs)",
+            min=0,
         ),
     ] = 0,
-    noisy_p: Annotated[float, typer.Option(help="expert probability of the noisy rollouts")] = 0.4,
+    noisy_p: Annotated[
+        float, typer.Option(help="expert probability of the noisy rollouts", min=0, max=1)
+    ] = 0.4,
     proposals_per_state: Annotated[
-        int, typer.Option(help="wrong proposable actions labelled per noisy-rollout state")
+        int, typer.Option(help="wrong proposable actions labelled per noisy-rollout state", min=0)
     ] = 3,
     pair_leftovers: Annotated[
         bool,
@@ -40,7 +64,9 @@ def train_prm_cmd(
             help="after balancing each action type, pair the leftovers across types",
         ),
     ] = False,
-    eval_fraction: Annotated[float, typer.Option(help="share of tasks held out")] = 0.2,
+    eval_fraction: Annotated[
+        float, typer.Option(help="share of tasks held out", min=0, max=1)
+    ] = 0.2,
     model: Annotated[
         Path | None,
         typer.Option(help="a local causal LM folder (safetensors); default: tiny GPT-2"),
@@ -50,29 +76,38 @@ def train_prm_cmd(
     rationale: Annotated[
         bool, typer.Option("--rationale", help="train the rationale-then-label variant")
     ] = False,
-    vocab_size: Annotated[int, typer.Option(help="tiny model: BPE vocabulary size")] = 1024,
-    n_layer: Annotated[int, typer.Option(help="tiny model: layers")] = 2,
-    n_embd: Annotated[int, typer.Option(help="tiny model: width")] = 64,
+    vocab_size: Annotated[
+        int, typer.Option(help="tiny model: BPE vocabulary size", min=300)
+    ] = 1024,
+    n_layer: Annotated[int, typer.Option(help="tiny model: layers", min=1)] = 2,
+    n_embd: Annotated[int, typer.Option(help="tiny model: width", min=8)] = 64,
     max_length: Annotated[
-        int | None, typer.Option(help="tokens per example (default: 384 tiny model, 2048 --model)")
+        int | None,
+        typer.Option(help="tokens per example (default: 384 tiny model, 2048 --model)", min=16),
     ] = None,
-    epochs: Annotated[int, typer.Option(help="passes over the data")] = 2,
-    batch_size: Annotated[int, typer.Option(help="steps per update")] = 16,
+    epochs: Annotated[int, typer.Option(help="passes over the data", min=1)] = 2,
+    batch_size: Annotated[int, typer.Option(help="steps per update (the paper's 32)", min=1)] = 32,
     keep_best: Annotated[
         str,
-        typer.Option(help="keep the epoch with the best held-out auc or accuracy, or none (last)"),
-    ] = "auc",
+        typer.Option(
+            help="none (the paper's: the last epoch), or keep the epoch with the best "
+            "held-out auc or accuracy (ours)"
+        ),
+    ] = "none",
     lr_schedule: Annotated[
         str, typer.Option(help="constant (the paper's) or linear (decay to 0 over the run)")
     ] = "constant",
     lr: Annotated[
         float | None,
-        typer.Option(help="AdamW learning rate (default: 2e-3 tiny model, 1e-5 --model)"),
+        typer.Option(
+            help="AdamW learning rate (default: 2e-3 tiny model, 1e-5 --model)",
+            min=0,
+        ),
     ] = None,
     prompt_lm_weight: Annotated[
         float | None,
         typer.Option(
-            help="next-token loss on the prompt (default: 0.5 for the tiny model, else 0)"
+            help="next-token loss on the prompt (default: 0.5 for the tiny model, else 0)", min=0
         ),
     ] = None,
     device: Annotated[str | None, typer.Option(help="cpu, cuda, ... (default: cpu)")] = None,
@@ -91,12 +126,40 @@ def train_prm_cmd(
     from rich.console import Console
     from rich.table import Table
 
+    import gui_gym
+
+    output_dir(out)
+    for listed in env_id or []:
+        check_env_id(listed, allowed=list(gui_gym.ENV_IDS))
+    if data is not None:
+        existing_file(data, "--data")
+    for folder in replay_dataset or []:
+        from gui_gym.envs.replay import DatasetError, ExpertDataset
+
+        try:
+            ExpertDataset.load(existing_dir(folder, "--replay-dataset"))
+        except DatasetError as err:
+            raise UsageError(f"--replay-dataset: {err}") from None
+    if model is not None:
+        existing_dir(model, "--model")
+    choose(keep_best, ("auc", "accuracy", "none"), "--keep-best")
+    choose(lr_schedule, ("constant", "linear"), "--lr-schedule")
+    check_device(device)
+    if not eval_fraction < 1:
+        raise UsageError(
+            f"--eval-fraction must be below 1 (some tasks must train), got {eval_fraction}"
+        )
+    if lr is not None and not lr > 0:
+        raise UsageError(f"--lr must be positive, got {lr}")
+    if not positive_token or not negative_token or positive_token == negative_token:
+        raise UsageError("--positive-token and --negative-token must be two different tokens")
     from gui_gym.models.prm_training import PRMTrainConfig, run_training
 
     report = run_training(
         out,
-        env_ids=env_id or ["GuiGym/WikiHow-v0"],
+        env_ids=env_id if env_id is not None else ([] if replay_dataset else ["GuiGym/WikiHow-v0"]),
         data=data,
+        replay_datasets=replay_dataset or [],
         max_tasks=max_tasks,
         random_rollouts=random_rollouts,
         noisy_rollouts=noisy_rollouts,
@@ -152,8 +215,12 @@ def label_cmd(
     method: Annotated[
         str, typer.Option(help="lcs (ProgRM Soft-LCS recipes) or env (env milestones)")
     ] = "lcs",
-    theta: Annotated[float, typer.Option(help="lcs: grouping threshold theta_L (Eq. 3)")] = 0.6,
-    epsilon: Annotated[float, typer.Option(help="lcs: weight of two DO_NOTHING (Eq. 9)")] = 0.4,
+    theta: Annotated[
+        float, typer.Option(help="lcs: grouping threshold theta_L (Eq. 3)", min=0, max=1)
+    ] = 0.6,
+    epsilon: Annotated[
+        float, typer.Option(help="lcs: weight of two DO_NOTHING (Eq. 9)", min=0, max=1)
+    ] = 0.4,
     embedder: Annotated[
         str, typer.Option(help="lcs: text similarity, minilm (SBERT) or hashing (no model)")
     ] = "minilm",
@@ -179,13 +246,18 @@ def label_cmd(
     from gui_gym.core.trajectory import read_trajectories
     from gui_gym.rewards.progress import label_env, label_lcs, write_labeled_trajectories
 
-    if method not in ("lcs", "env"):
-        raise typer.BadParameter(f"method must be lcs or env, got {method!r}")
-    if not trajectories.is_file():
-        raise typer.BadParameter(f"no such file: {trajectories}")
-    data = list(read_trajectories(trajectories))
+    choose(method, ("lcs", "env"), "--method")
+    choose(embedder, ("minilm", "hashing"), "--embedder")
+    existing_file(trajectories, "--trajectories")
+    output_file(out)
+    if env_id is not None:
+        check_env_id(env_id)
+    try:
+        data = list(read_trajectories(trajectories))
+    except ValueError as err:  # not a trajectories file: the reader names the line
+        raise UsageError(str(err)) from None
     if not data:
-        raise typer.BadParameter(f"{trajectories} holds no trajectories")
+        raise UsageError(f"{trajectories} holds no trajectories")
     start = time.perf_counter()
     if method == "lcs":
         from gui_gym.models.embed import default_embedder
@@ -207,9 +279,7 @@ def label_cmd(
             totals = MilestoneProgress.from_env_id(source).totals
         except Exception as err:  # an unregistered id: fall back to observed counts, loudly
             if env_id is not None:
-                raise typer.BadParameter(
-                    f"cannot read milestone totals of {env_id}: {err}"
-                ) from None
+                raise UsageError(f"cannot read milestone totals of {env_id}: {err}") from None
             warnings.warn(
                 f"no milestone totals from {source!r} ({err}); using the most milestones "
                 f"reached per task",
@@ -240,15 +310,17 @@ def train_progress_cmd(
     backbone: Annotated[
         str, typer.Option(help="tiny (GPT-2 from scratch) or a local pretrained model folder")
     ] = "tiny",
-    epochs: Annotated[int, typer.Option(help="passes over the data")] = 3,
-    batch_size: Annotated[int, typer.Option(help="examples per update")] = 16,
+    epochs: Annotated[int, typer.Option(help="passes over the data", min=1)] = 3,
+    batch_size: Annotated[int, typer.Option(help="examples per update", min=1)] = 16,
     lr: Annotated[float, typer.Option(help="AdamW learning rate (betas 0.9, 0.95)")] = 3e-4,
-    max_length: Annotated[int, typer.Option(help="tokens per state")] = 384,
-    vocab_size: Annotated[int, typer.Option(help="tiny: word vocabulary size")] = 4000,
-    hidden: Annotated[int, typer.Option(help="tiny: width")] = 64,
-    layers: Annotated[int, typer.Option(help="tiny: layers")] = 2,
+    max_length: Annotated[int, typer.Option(help="tokens per state", min=16)] = 384,
+    vocab_size: Annotated[int, typer.Option(help="tiny: word vocabulary size", min=16)] = 4000,
+    hidden: Annotated[int, typer.Option(help="tiny: width", min=8)] = 64,
+    layers: Annotated[int, typer.Option(help="tiny: layers", min=1)] = 2,
     balance: Annotated[bool, typer.Option(help="progrm: balance success/failure steps 1:1")] = True,
-    checkpoint_every: Annotated[int, typer.Option(help="also checkpoint every N steps")] = 0,
+    checkpoint_every: Annotated[
+        int, typer.Option(help="also checkpoint every N steps (0: per epoch only)", min=0)
+    ] = 0,
     seed: Annotated[int, typer.Option(help="seed of init, order and balancing")] = 0,
     device: Annotated[str | None, typer.Option(help="cpu, cuda, ... (default: auto)")] = None,
     resume: Annotated[bool, typer.Option(help="continue from out/checkpoints")] = False,
@@ -262,11 +334,16 @@ def train_progress_cmd(
     from gui_gym.models.progress_model import TrainConfig, fit_progress_model
     from gui_gym.rewards.progress import read_labeled_trajectories
 
-    if kind not in ("progrm", "orm"):
-        raise typer.BadParameter(f"kind must be progrm or orm, got {kind!r}")
-    for path in (labels, eval_labels):
-        if path is not None and not path.is_file():
-            raise typer.BadParameter(f"no such file: {path}")
+    choose(kind, ("progrm", "orm"), "--kind")
+    existing_file(labels, "--labels")
+    if eval_labels is not None:
+        existing_file(eval_labels, "--eval")
+    if backbone != "tiny" and not Path(backbone).is_dir():
+        raise UsageError(f"--backbone must be tiny or a local model folder; no folder {backbone}")
+    output_dir(out)
+    check_device(device)
+    if not lr > 0:
+        raise UsageError(f"--lr must be positive, got {lr}")
     need = kind == "progrm"
     try:
         train_t, train_l = read_labeled_trajectories(labels, require_labels=need)
@@ -283,7 +360,7 @@ def train_progress_cmd(
             checkpoint_every=checkpoint_every,
         )
     except ValueError as err:
-        raise typer.BadParameter(str(err)) from None
+        raise UsageError(str(err)) from None
     model, result = fit_progress_model(
         train_t,
         train_l if need else None,  # type: ignore[arg-type]
@@ -325,16 +402,15 @@ def milestones_cmd(
     ``MilestoneWrapper`` store, or their whole refinement history."""
     from gui_gym.rewards.milestone_store import MilestoneStore
 
-    if not store.is_file():
-        raise typer.BadParameter(f"no such file: {store}")
+    existing_file(store, "STORE")
     try:
         milestones = MilestoneStore(store)
         keys = milestones.task_ids()
     except ValueError as err:  # not a store, or a broken one: say so, never rewrite it
-        raise typer.BadParameter(str(err)) from None
+        raise UsageError(str(err)) from None
     if task is not None:
         if task not in keys:
-            raise typer.BadParameter(f"{store} has no milestones for {task!r}")
+            raise unknown(f"task in {store}:", task, keys)
         keys = [task]
     report = {}
     for key in keys:

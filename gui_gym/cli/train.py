@@ -8,13 +8,16 @@ from typing import Annotated
 
 import typer
 
-from gui_gym.cli._common import app, parse_kwargs
-
-
-def _fail(message: str) -> None:
-    """One line on stderr and exit code 2: a user mistake, never a traceback."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
+from gui_gym.cli._common import (
+    UsageError,
+    app,
+    check_device,
+    check_env_id,
+    choose,
+    existing_dir,
+    output_dir,
+    parse_kwargs,
+)
 
 
 @app.command("sft")
@@ -55,10 +58,13 @@ def sft_cmd(
     from gui_gym.envs.replay import DatasetError
     from gui_gym.train.sft import SFTConfig, train_sft
 
-    if prompt not in PROMPTS:
-        _fail(f"unknown prompt {prompt!r}; choose one of {', '.join(sorted(PROMPTS))}")
-    if not model.is_dir() or not (model / "config.json").is_file():
-        _fail(f"--model {model}: not a Hugging Face model folder (no config.json)")
+    choose(prompt, sorted(PROMPTS), "prompt")
+    existing_dir(dataset, "--dataset")
+    existing_dir(model, "--model")
+    if not (model / "config.json").is_file():
+        raise UsageError(f"--model {model}: not a Hugging Face model folder (no config.json)")
+    output_dir(out, "--out")
+    check_device(device)
     config = SFTConfig(
         epochs=epochs,
         lr=lr,
@@ -77,8 +83,7 @@ def sft_cmd(
         config.check()
         report = train_sft(dataset, model, out, config, device=device, progress=not no_progress)
     except (DatasetError, ValueError) as err:
-        _fail(str(err))
-        return
+        raise UsageError(str(err)) from None
     typer.echo(
         f"trained on {report.train_examples} steps ({report.dropped_too_long} too long, left "
         f"out) for {report.optimizer_steps} optimizer steps; final loss "
@@ -143,8 +148,12 @@ def train_cmd(
     Settings (every hyperparameter, named as the paper names it, with its default cited in
     the docs) come from --config and --set, --set winning.
     """
-    from gui_gym.train.runner import load_settings, make_trainer
+    from gui_gym.train.runner import ALGORITHMS, load_settings, make_trainer
 
+    choose(algo, ALGORITHMS, "--algo")
+    check_env_id(env)
+    existing_dir(model, "--model")
+    output_dir(out)
     try:
         settings = load_settings(config) if config is not None else {}
         settings.update(parse_kwargs(set_))
@@ -167,8 +176,9 @@ def train_cmd(
             resume=not no_resume,
         )
     except (ValueError, FileNotFoundError, TypeError, KeyError) as err:
-        _fail(str(err.args[0] if isinstance(err, KeyError) and err.args else err))
-        return
+        raise UsageError(
+            str(err.args[0] if isinstance(err, KeyError) and err.args else err)
+        ) from None
     start = trainer.iteration
     metrics = trainer.train()
     last = metrics[-1] if metrics else (trainer.history[-1] if trainer.history else {})

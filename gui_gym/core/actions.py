@@ -7,6 +7,10 @@ string in any of these forms (case-insensitive, tolerant of whitespace and quote
   ``SCROLL(up, 4)``, ``GOBACK()``, ``HOME()``, ``ENTER()``, ``OPEN_APP("Contacts")``,
   ``ANSWER("42")``, ``WAIT()``, ``DO_NOTHING()``, ``DONE()``, plus ``CLICK_XY(x, y)``,
   ``LONG_CLICK_XY(x, y)``, ``DOUBLE_CLICK(i)``, ``KEY("Tab")`` and ``SEARCH("query")``;
+  web pages add ``DRAG(i, j)`` (element ``i`` onto element ``j``), ``DRAG_XY(x0, y0, x1, y1)``
+  (a press at one point, moved and released at another: sliders, drawing, text selection)
+  ``SELECT(i, "option")`` (choose an option of a ``<select>``) and ``HOVER(i)`` /
+  ``HOVER_XY(x, y)`` (move the mouse over an element: menus that open on hover);
   keyword arguments (``CLICK(element_id=3)``) and common aliases (``NOTHING``, ``BACK``,
   ``TYPE``, ``TAP``, ``LONG_PRESS``) are accepted;
 * AndroidWorld JSON: ``{"action_type": "click", "index": 3}`` and the other 13 types;
@@ -28,12 +32,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gui_gym.core.untrusted_text import (
+    load_json,
+    strip_code_fence,
+    tagged_blocks,
+    without_lone_surrogates,
+)
+
 if TYPE_CHECKING:
     from gui_gym.core.ui import UIElement, UITree
 
 __all__ = [
     "DIRECTIONS",
     "MAX_ACTION_LENGTH",
+    "MAX_INDEX",
     "Action",
     "ActionParseError",
     "ActionType",
@@ -45,6 +57,9 @@ __all__ = [
 
 MAX_ACTION_LENGTH = 20_000
 """Longest action string :func:`parse_action` reads; longer input is rejected unread."""
+
+MAX_INDEX = 999_999_999
+"""Largest element index (nine digits); a longer digit run is an error, never a label."""
 
 DIRECTIONS = ("up", "down", "left", "right")
 
@@ -67,12 +82,17 @@ class ActionType(enum.StrEnum):
     WAIT = "WAIT"
     DO_NOTHING = "DO_NOTHING"
     DONE = "DONE"
+    DRAG = "DRAG"
+    SELECT = "SELECT"
+    HOVER = "HOVER"
 
     def __str__(self) -> str:
         return self.value
 
 
-_TARGETED = frozenset({ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.LONG_CLICK})
+_TARGETED = frozenset(
+    {ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.LONG_CLICK, ActionType.HOVER}
+)
 _TEXT_ONLY = frozenset({ActionType.OPEN_APP, ActionType.SEARCH, ActionType.ANSWER, ActionType.KEY})
 _NO_ARGS = frozenset(
     {
@@ -103,6 +123,8 @@ class Action:
         direction: ``up``/``down``/``left``/``right`` for SCROLL.
         x, y: Screen coordinates for coordinate clicks (``CLICK_XY``).
         label: Target by visible label instead of index (WebShop's ``click[label]``).
+        end_index: DRAG's drop target element (``DRAG(i, j)``: ``index`` onto ``end_index``).
+        end_x, end_y: DRAG_XY's release point (``x``, ``y`` is where the press starts).
     """
 
     type: ActionType
@@ -112,6 +134,9 @@ class Action:
     x: float | None = None
     y: float | None = None
     label: str | None = None
+    end_index: int | None = None
+    end_x: float | None = None
+    end_y: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.type, ActionType):
@@ -120,8 +145,28 @@ class Action:
             raise ActionParseError(
                 f"direction must be one of {', '.join(DIRECTIONS)}, got {self.direction!r}"
             )
-        if self.index is not None and (isinstance(self.index, bool) or self.index < 0):
-            raise ActionParseError(f"element index must be a non-negative int, got {self.index!r}")
+        if self.index is not None and (
+            not isinstance(self.index, int)
+            or isinstance(self.index, bool)
+            or not 0 <= self.index <= MAX_INDEX
+        ):
+            raise ActionParseError(
+                f"element index must be an int from 0 to {MAX_INDEX}, got {self.index!r}"
+            )
+        for name in ("text", "label"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ActionParseError(f"{name} must be a str, got {type(value).__name__}")
+            if value and not value.isascii():
+                object.__setattr__(self, name, without_lone_surrogates(value))
+        if self.end_index is not None and (
+            not isinstance(self.end_index, int)
+            or isinstance(self.end_index, bool)
+            or not 0 <= self.end_index <= MAX_INDEX
+        ):
+            raise ActionParseError(
+                f"drop target index must be an int from 0 to {MAX_INDEX}, got {self.end_index!r}"
+            )
 
     @property
     def is_terminal(self) -> bool:
@@ -148,6 +193,13 @@ class Action:
             if self.label is not None:
                 return f"{name}({_quote(self.label)})"
             return f"{name}()"
+        if t is ActionType.DRAG:
+            if self.has_point:
+                ends = f"{_num(self.end_x)}, {_num(self.end_y)}"
+                return f"DRAG_XY({_num(self.x)}, {_num(self.y)}, {ends})"
+            return f"DRAG({self.index}, {self.end_index})"
+        if t is ActionType.SELECT:
+            return f"SELECT({self.index}, {_quote(self.text or '')})"
         if t is ActionType.INPUT:
             if self.index is None:
                 return f"INPUT({_quote(self.text or '')})"
@@ -166,7 +218,7 @@ class Action:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of the set fields."""
         out: dict[str, Any] = {"type": self.type.value}
-        for name in ("index", "text", "direction", "x", "y", "label"):
+        for name in _FIELDS[1:]:
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -179,11 +231,11 @@ class Action:
         Raises:
             ActionParseError: on unknown keys or values of the wrong type.
         """
-        unknown = set(data) - {"type", "index", "text", "direction", "x", "y", "label"}
+        unknown = set(data) - set(_FIELDS)
         if unknown:
             raise ActionParseError(f"unknown Action field(s) {sorted(unknown)}")
         try:
-            return cls(
+            action = cls(
                 type=_lookup_type(str(data["type"])),
                 index=None if data.get("index") is None else _as_index(data["index"]),
                 text=None if data.get("text") is None else str(data["text"]),
@@ -191,6 +243,9 @@ class Action:
                 x=None if data.get("x") is None else float(data["x"]),
                 y=None if data.get("y") is None else float(data["y"]),
                 label=None if data.get("label") is None else str(data["label"]),
+                end_index=None if data.get("end_index") is None else _as_index(data["end_index"]),
+                end_x=None if data.get("end_x") is None else float(data["end_x"]),
+                end_y=None if data.get("end_y") is None else float(data["end_y"]),
             )
         except KeyError:
             raise ActionParseError("an Action dict needs a 'type'") from None
@@ -198,6 +253,12 @@ class Action:
             if isinstance(err, ActionParseError):
                 raise
             raise ActionParseError(f"bad Action dict {data!r}: {err}") from None
+        if action.type in (ActionType.DRAG, ActionType.SELECT):
+            _check_drag_or_select(action)
+        return action
+
+
+_FIELDS = ("type", "index", "text", "direction", "x", "y", "label", "end_index", "end_x", "end_y")
 
 
 def _num(v: float | None) -> str:
@@ -254,22 +315,31 @@ _ALIASES: dict[str, tuple[ActionType, bool]] = {
     "DONE": (ActionType.DONE, False),
     "FINISH": (ActionType.DONE, False),
     "STATUS": (ActionType.DONE, False),
+    "DRAG": (ActionType.DRAG, False),
+    "DRAG_AND_DROP": (ActionType.DRAG, False),
+    "DRAG_XY": (ActionType.DRAG, True),
+    "SELECT": (ActionType.SELECT, False),
+    "SELECT_OPTION": (ActionType.SELECT, False),
+    "HOVER": (ActionType.HOVER, False),
+    "HOVER_XY": (ActionType.HOVER, True),
+    "MOUSE_MOVE": (ActionType.HOVER, False),
 }
 
 _GRAMMAR_HELP = (
     'expected one of CLICK(i), LONG_CLICK(i), INPUT(i, "text"), SCROLL(up|down|left|right[, i]), '
     'GOBACK(), HOME(), ENTER(), OPEN_APP("name"), ANSWER("text"), WAIT(), DO_NOTHING(), '
-    'DONE(), CLICK_XY(x, y), KEY("name"), SEARCH("query"); AndroidWorld JSON such as '
+    'DONE(), CLICK_XY(x, y), KEY("name"), SEARCH("query"), DRAG(i, j), DRAG_XY(x0, y0, x1, y1), '
+    'SELECT(i, "option"), HOVER(i); AndroidWorld JSON such as '
     '{"action_type": "click", "index": 3}; or WebShop search[query] / click[label]'
 )
 
-_ACTION_BLOCK = re.compile(r"<action>(.*?)</action>", re.IGNORECASE | re.DOTALL)
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
-_CALL = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)\s*(?:\((.*)\))?\s*;?$", re.DOTALL | re.ASCII)
-_WEBSHOP = re.compile(r"^(search|click)\s*\[(.*)\]$", re.DOTALL | re.IGNORECASE)
+# Every pattern below is linear by construction (see core/untrusted_text.py): no two
+# quantifiers can match the same characters; blocks and fences are found by string scanning.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*", re.ASCII)
 _INT = re.compile(r"^[+]?[0-9]{1,9}$", re.ASCII)
+_LONG_INT = re.compile(r"[+]?[0-9]{10,}", re.ASCII)
 _NUMBER = re.compile(r"^[+-]?(?:[0-9]{1,9}(?:\.[0-9]*)?|\.[0-9]+)$", re.ASCII)
-_KEYWORD = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)\s*=\s*(.*)$", re.DOTALL | re.ASCII)
+_KEYWORD = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\s*=", re.ASCII)
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 _ESCAPES = {
     "n": "\n",
@@ -303,6 +373,7 @@ _KEYWORD_ROLES = {
     "name": "text",
     "status": "text",
     "goal_status": "text",
+    "option": "text",
     "direction": "direction",
     "dir": "direction",
     "x": "x",
@@ -378,9 +449,8 @@ def _split_args(body: str) -> list[_Arg]:
         match = _KEYWORD.match(body[i : i + 40])
         if match and match.group(1).lower() in _KEYWORD_ROLES:
             # keyword=value: only when the name is followed directly by '='
-            name_end = body.index("=", i)
-            keyword = body[i:name_end].strip().lower()
-            i = name_end + 1
+            keyword = match.group(1).lower()
+            i += match.end()
             while i < n and body[i].isspace():
                 i += 1
         if i < n and body[i] in _QUOTES:
@@ -394,6 +464,7 @@ def _split_args(body: str) -> list[_Arg]:
                 if c == "\\" and i + 1 < n:
                     nxt = body[i + 1]
                     if nxt == "u" and _HEX4.match(body, i + 2):
+                        # a lone surrogate escape is replaced in Action.__post_init__
                         chars.append(chr(int(body[i + 2 : i + 6], 16)))
                         i += 6
                         continue
@@ -437,6 +508,8 @@ def _from_call(name: str, body: str | None) -> Action:
             raise ActionParseError(f"{atype.value} does not take a keyword {a.keyword!r}")
         named[role] = a
     display = atype.value + ("_XY" if coordinates else "")
+    if atype in (ActionType.DRAG, ActionType.SELECT):
+        return _drag_or_select(atype, coordinates, args, named)
 
     def arity(lo: int, hi: int) -> None:
         if not lo <= len(args) <= hi:
@@ -446,22 +519,40 @@ def _from_call(name: str, body: str | None) -> Action:
     if atype in _NO_ARGS:
         arity(0, 0)
         return Action(atype)
+
+    def point() -> Action:
+        # exactly two arguments, each a coordinate: x/y keywords or positional
+        wrong = [a.keyword for a in args if a.keyword is not None and a.keyword not in ("x", "y")]
+        if wrong:
+            raise ActionParseError(
+                f"{display} takes one element index or two coordinates x, y; "
+                f"got keyword {wrong[0]!r} with another argument"
+            )
+        rest = list(positional)
+        xs = named.get("x") or (rest.pop(0) if rest else None)
+        ys = named.get("y") or (rest.pop(0) if rest else None)
+        if xs is None or ys is None:
+            raise ActionParseError(f"{display} needs both coordinates x and y")
+        return Action(atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y"))
+
     if atype in _TARGETED:
         if coordinates:
             arity(2, 2)
-            xs = named.get("x") or positional.pop(0)
-            ys = named.get("y") or positional.pop(0)
-            return Action(atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y"))
+            return point()
         if not args:
             raise ActionParseError(f"{display} needs a target element index, e.g. {display}(3)")
         arity(1, 2)
         if len(args) == 2:  # CLICK(x, y) written without the _XY suffix
-            xs = named.get("x") or positional.pop(0)
-            ys = named.get("y") or positional.pop(0)
-            return Action(atype, x=_as_coordinate(xs.value, "x"), y=_as_coordinate(ys.value, "y"))
+            return point()
         arg = args[0]
+        if arg.keyword is not None and _KEYWORD_ROLES.get(arg.keyword) in ("x", "y"):
+            raise ActionParseError(f"{display} needs both coordinates x and y")
         if not arg.quoted and _INT.match(arg.value):
             return Action(atype, index=int(arg.value))
+        if not arg.quoted and _LONG_INT.fullmatch(arg.value):
+            raise ActionParseError(
+                f"element index {arg.value[:20]} is out of range (at most {MAX_INDEX})"
+            )
         if arg.quoted and _INT.match(arg.value):
             return Action(atype, index=int(arg.value))
         if arg.keyword is not None and _KEYWORD_ROLES.get(arg.keyword) == "index":
@@ -538,6 +629,55 @@ def _from_call(name: str, body: str | None) -> Action:
     return Action(atype, text=args[0].value)
 
 
+def _drag_or_select(
+    atype: ActionType, coordinates: bool, args: list[_Arg], named: dict[str, _Arg]
+) -> Action:
+    """``DRAG(i, j)``, ``DRAG_XY(x0, y0, x1, y1)`` and ``SELECT(i, "option")``: positional
+    only, except SELECT's ``index=``/``option=`` (``text=``) keywords."""
+    if atype is ActionType.SELECT:
+        index, option = named.get("index"), named.get("text")
+        rest = [a for a in args if a.keyword is None]
+        if index is None and rest:
+            index = rest.pop(0)
+        if option is None and rest:
+            option = rest.pop(0)
+        if index is None or option is None or rest:
+            raise ActionParseError(
+                f'SELECT takes an element index and one option text, e.g. SELECT(4, "Red"), '
+                f"got {len(args)} argument(s)"
+            )
+        return Action(atype, index=_as_index(index.value), text=option.value)
+    if named:
+        raise ActionParseError(f"DRAG takes positional arguments only, got {sorted(named)}")
+    if coordinates:
+        if len(args) != 4:
+            raise ActionParseError(
+                f"DRAG_XY takes 4 coordinates (x0, y0, x1, y1), got {len(args)} argument(s)"
+            )
+        x0, y0, x1, y1 = (
+            _as_coordinate(a.value, n) for a, n in zip(args, ("x0", "y0", "x1", "y1"))
+        )
+        return Action(atype, x=x0, y=y0, end_x=x1, end_y=y1)
+    if len(args) != 2:
+        raise ActionParseError(
+            f"DRAG takes 2 element indices (the dragged element, the drop target), e.g. "
+            f"DRAG(3, 7), got {len(args)} argument(s); DRAG_XY(x0, y0, x1, y1) drags by points"
+        )
+    return Action(atype, index=_as_index(args[0].value), end_index=_as_index(args[1].value))
+
+
+def _check_drag_or_select(action: Action) -> None:
+    """A DRAG/SELECT built from a dict has the fields its grammar form needs."""
+    if action.type is ActionType.SELECT:
+        if action.index is None or action.text is None:
+            raise ActionParseError("a SELECT needs 'index' and 'text' (the option)")
+    elif action.has_point:
+        if action.end_x is None or action.end_y is None:
+            raise ActionParseError("a DRAG by points needs 'x', 'y', 'end_x' and 'end_y'")
+    elif action.index is None or action.end_index is None:
+        raise ActionParseError("a DRAG needs 'index' and 'end_index' (or x, y, end_x, end_y)")
+
+
 _JSON_TYPES: dict[str, ActionType] = {
     "click": ActionType.CLICK,
     "double_tap": ActionType.DOUBLE_CLICK,
@@ -553,6 +693,11 @@ _JSON_TYPES: dict[str, ActionType] = {
     "status": ActionType.DONE,
     "answer": ActionType.ANSWER,
     "unknown": ActionType.DO_NOTHING,
+    # Not in AndroidWorld's JSONAction (it has no drag or option choice): gui-gym's extension
+    # in the same style, {"action_type": "drag", "index": 3, "end_index": 7} or with
+    # x/y/end_x/end_y, and {"action_type": "select", "index": 4, "text": "Red"}.
+    "drag": ActionType.DRAG,
+    "select": ActionType.SELECT,
 }
 _SWIPE_TO_SCROLL = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
@@ -571,6 +716,11 @@ def _from_json(data: Any) -> Action:
         raise ActionParseError(
             f"unknown action_type {data['action_type']!r}; expected one of {', '.join(_JSON_TYPES)}"
         )
+    if atype in (ActionType.DRAG, ActionType.SELECT):
+        fields = {k: v for k, v in data.items() if k != "action_type"}
+        if "option" in fields and "text" not in fields:
+            fields["text"] = fields.pop("option")
+        return Action.from_dict({"type": atype.value, **fields})
     index = data.get("index")
     x, y = data.get("x"), data.get("y")
     if index is not None and (x is not None or y is not None):
@@ -616,33 +766,66 @@ def _from_json(data: Any) -> Action:
     return Action(atype)
 
 
+CACHED_ACTION_LENGTH = 512
+"""Action strings up to this length are memoised (8,192 of them, so at most a few MB per
+process); longer ones, rare and mostly degenerate model output, are parsed every time."""
+
+
 @functools.lru_cache(maxsize=8192)
 def _parse_cached(text: str) -> Action:
     return _parse(text)
 
 
+def _split_call(text: str) -> tuple[str, str | None] | None:
+    """``NAME``, ``NAME(body)`` or either with a trailing ``;``, as (name, body); else None."""
+    name = _IDENTIFIER.match(text)
+    if name is None:
+        return None
+    rest = text[name.end() :].strip()
+    if rest.endswith(";"):
+        rest = rest[:-1].rstrip()
+    if not rest:
+        return name.group(0), None
+    if len(rest) >= 2 and rest[0] == "(" and rest[-1] == ")":
+        return name.group(0), rest[1:-1]
+    return None
+
+
+def _split_webshop(text: str) -> tuple[str, str] | None:
+    """WebShop's ``search[query]`` / ``click[label]`` as (kind, argument); else None."""
+    kind = text[:6].lower()
+    if kind.startswith("search"):
+        kind, rest = "search", text[6:]
+    elif kind.startswith("click"):
+        kind, rest = "click", text[5:]
+    else:
+        return None
+    rest = rest.lstrip()
+    if len(rest) >= 2 and rest[0] == "[" and rest[-1] == "]":
+        return kind, rest[1:-1].strip()
+    return None
+
+
 def _parse(raw: str) -> Action:
     text = raw.strip()
-    blocks = _ACTION_BLOCK.findall(text)
+    blocks = tagged_blocks(text, "action")
     if blocks:
         text = blocks[-1].strip()
     elif "<action>" in text.lower():
         raise ActionParseError("found <action> without a closing </action>")
-    fence = _FENCE.match(text)
-    if fence:
-        text = fence.group(1).strip()
+    text = strip_code_fence(text, not_tags=frozenset(_ALIASES))
     text = text.strip("`").strip()
     if not text:
         raise ActionParseError(f"empty action; {_GRAMMAR_HELP}")
     if text[0] == "{":
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as err:
+            data = load_json(text)
+        except ValueError as err:
             raise ActionParseError(f"invalid JSON action: {err}") from None
         return _from_json(data)
-    webshop = _WEBSHOP.match(text)
+    webshop = _split_webshop(text)
     if webshop:
-        kind, arg = webshop.group(1).lower(), webshop.group(2).strip()
+        kind, arg = webshop
         if kind == "search":
             if not arg:
                 raise ActionParseError("search[...] needs a query")
@@ -650,10 +833,10 @@ def _parse(raw: str) -> Action:
         if not arg:
             raise ActionParseError("click[...] needs a button label")
         return Action(ActionType.CLICK, label=arg)
-    call = _CALL.match(text)
+    call = _split_call(text)
     if call is None:
         raise ActionParseError(f"could not read an action from {raw[:80]!r}; {_GRAMMAR_HELP}")
-    return _from_call(call.group(1), call.group(2))
+    return _from_call(*call)
 
 
 def parse_action(action: str | Action | dict[str, Any]) -> Action:
@@ -681,7 +864,9 @@ def parse_action(action: str | Action | dict[str, Any]) -> Action:
         raise ActionParseError(
             f"action string of {len(action)} characters exceeds the limit of {MAX_ACTION_LENGTH}"
         )
-    return _parse_cached(action)
+    if len(action) <= CACHED_ACTION_LENGTH:
+        return _parse_cached(action)
+    return _parse(action)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -742,6 +927,8 @@ def describe(action: Action, tree: UITree | None = None) -> str:
         return f"double-click {_target_phrase(action, tree)}"
     if t is ActionType.LONG_CLICK:
         return f"long-press {_target_phrase(action, tree)}"
+    if t is ActionType.HOVER:
+        return f"move the mouse over {_target_phrase(action, tree)}"
     if t is ActionType.INPUT:
         return f'type "{_short(action.text or "")}" into {_target_phrase(action, tree)}'
     if t is ActionType.SCROLL:
@@ -762,6 +949,14 @@ def describe(action: Action, tree: UITree | None = None) -> str:
         return f'search for "{_short(action.text or "")}"'
     if t is ActionType.ANSWER:
         return f'answer "{_short(action.text or "")}"'
+    if t is ActionType.DRAG:
+        if action.has_point:
+            start = f"({_num(action.x)}, {_num(action.y)})"
+            return f"drag from {start} to ({_num(action.end_x)}, {_num(action.end_y)})"
+        end = Action(ActionType.CLICK, index=action.end_index)
+        return f"drag {_target_phrase(action, tree)} onto {_target_phrase(end, tree)}"
+    if t is ActionType.SELECT:
+        return f'select "{_short(action.text or "")}" in {_target_phrase(action, tree)}'
     if t is ActionType.WAIT:
         return "wait"
     if t is ActionType.DO_NOTHING:

@@ -14,6 +14,7 @@ Forms (exactly one key per object)::
     {"state": {"path": "page.kind", "op": "eq", "value": "article"}}
     {"action": {"type": "CLICK", "text_regex": "..."}}         # the last action
     {"answer": {"value": "3", "mode": "numeric", "tolerance": 0.5}}
+    {"milestone": "answer_in_view"}                            # reached earlier this episode
     {"all": [...]}, {"any": [...]}, {"not": {...}}, {"const": true}
 """
 
@@ -43,6 +44,7 @@ __all__ = [
     "answers_match",
     "compile_predicate",
     "normalize_answer",
+    "parse_number_answer",
     "resolve_path",
 ]
 
@@ -67,6 +69,8 @@ class PredicateContext:
         answer: The agent's last ANSWER text, if any.
         step: Steps taken so far in the episode.
         extra: Backend-specific facts (e.g. the browser's raw reward).
+        milestones: Names of the task's milestones reached so far this episode (what the
+            ``milestone`` predicate reads).
     """
 
     state: Any
@@ -75,6 +79,7 @@ class PredicateContext:
     answer: str | None = None
     step: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    milestones: tuple[str, ...] = ()
 
 
 class Predicate:
@@ -434,7 +439,13 @@ _NUMBER_WORDS = {
         ]
     )
 }
-_NUMBER_IN_TEXT = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?|[-+]?\.\d+")
+# A numeric answer is the number itself (issue 16: taking the first digit run anywhere let
+# "qzxv garbage 7f3a" pass): digits with optional, correctly grouped thousands commas and an
+# optional decimal part, or a number word, optionally followed by one word (a unit such as
+# "views"). Linear: the alternatives cannot match the same text two ways.
+_NUMBER_ANSWER = re.compile(
+    r"([-+]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?|[a-z]+)(?: ([a-z]+))?", re.ASCII
+)
 
 
 def normalize_answer(text: str) -> str:
@@ -444,17 +455,27 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
-def _first_number(text: str) -> float | None:
-    match = _NUMBER_IN_TEXT.search(text)
-    if match:
-        try:
-            return float(match.group(0).replace(",", ""))
-        except ValueError:
-            return None
-    for word in normalize_answer(text).split():
-        if word in _NUMBER_WORDS:
-            return float(_NUMBER_WORDS[word])
-    return None
+def parse_number_answer(text: str) -> float | None:
+    """The number an answer states, or None when the answer is not a number.
+
+    Accepted (case-insensitive, surrounding white space and one final ``.`` ignored): an
+    integer or decimal with an optional sign (``12``, ``-3.5``), thousands grouped by commas
+    (``1,234,567``, not ``1,23``), or a number word from ``zero`` to ``twenty``; each may be
+    followed by one word, a unit (``1,234 views``, ``three methods``). Anything else, such as
+    a sentence with a number inside or ``7f3a``, is not a number answer.
+    """
+    text = " ".join(text.split()).lower()
+    if text.endswith("."):
+        text = text[:-1].rstrip()
+    if len(text) > 64:
+        return None
+    match = _NUMBER_ANSWER.fullmatch(text)
+    if match is None:
+        return None
+    number = match.group(1)
+    if number.isalpha():
+        return float(_NUMBER_WORDS[number]) if number in _NUMBER_WORDS else None
+    return float(number.replace(",", ""))
 
 
 def answers_match(
@@ -467,9 +488,10 @@ def answers_match(
     """Whether an agent's ``answer`` matches any of the ``expected`` answers.
 
     Modes: ``normalized`` (equal after :func:`normalize_answer`), ``fuzzy`` (difflib ratio of the
-    lower-cased strings >= ``threshold``, AndroidWorld's string match), ``numeric`` (first number
-    in the answer, digits or words, within ``tolerance``), ``contains`` (normalised expected
-    appears in the normalised answer), ``regex`` (``re.search``, case-insensitive).
+    lower-cased strings >= ``threshold``, AndroidWorld's string match), ``numeric`` (the
+    answer is a number, as :func:`parse_number_answer` reads it, within the absolute
+    ``tolerance`` of the expected one), ``contains`` (normalised expected appears in the
+    normalised answer), ``regex`` (``re.search``, case-insensitive).
     """
     options = [expected] if isinstance(expected, str) else list(expected)
     for option in options:
@@ -483,7 +505,7 @@ def answers_match(
             if ratio >= threshold:
                 return True
         elif mode == "numeric":
-            got, want = _first_number(answer), _first_number(option)
+            got, want = parse_number_answer(answer), parse_number_answer(option)
             if (
                 got is not None
                 and want is not None
@@ -581,7 +603,31 @@ class _Const(Predicate):
         return self.value
 
 
-_FORMS = ("screen_contains", "element", "state", "action", "answer", "all", "any", "not", "const")
+class _MilestoneReached(Predicate):
+    __slots__ = ("name",)
+
+    def __init__(self, name: Any, where: str):
+        if not isinstance(name, str) or not name:
+            raise PredicateError(where, "must be a milestone name (a non-empty string)")
+        super().__init__({"milestone": name})
+        self.name = name
+
+    def evaluate(self, ctx: PredicateContext) -> bool:
+        return self.name in ctx.milestones
+
+
+_FORMS = (
+    "screen_contains",
+    "element",
+    "state",
+    "action",
+    "answer",
+    "milestone",
+    "all",
+    "any",
+    "not",
+    "const",
+)
 
 
 def _only_keys(spec: Mapping[str, Any], allowed: set[str], where: str) -> None:
@@ -642,6 +688,8 @@ def compile_predicate(spec: Any, where: str = "predicate") -> Predicate:
         return _All(body, parts) if kind == "all" else _Any(body, parts)
     if kind == "not":
         return _Not(body, compile_predicate(body, at))
+    if kind == "milestone":
+        return _MilestoneReached(body, at)
     if kind == "const":
         if not isinstance(body, bool):
             raise PredicateError(at, "must be true or false")

@@ -20,11 +20,15 @@ import ssl
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["AsyncJSONClient", "TransportError"]
+__all__ = ["AsyncJSONClient", "ResponseTooLarge", "TransportError"]
 
 
 class TransportError(ConnectionError):
     """The request did not get an answer (connection refused or dropped, timeout)."""
+
+
+class ResponseTooLarge(ValueError):
+    """The answer's body is over the caller's limit (the message is the limit)."""
 
 
 class AsyncJSONClient:
@@ -58,11 +62,17 @@ class AsyncJSONClient:
         )
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
-    async def post(self, path: str, payload: dict[str, Any]) -> tuple[int, bytes]:
+    async def post(
+        self, path: str, payload: dict[str, Any], max_bytes: int = 1 << 24
+    ) -> tuple[int, bytes]:
         """POST ``payload`` to ``prefix + path``; returns the status and the raw body.
+
+        The whole exchange has one deadline (``timeout``): a server that trickles its body
+        is a timeout, not a hang.
 
         Raises:
             TransportError: when no answer came (refused, dropped, timed out).
+            ResponseTooLarge: when the body is over ``max_bytes``.
         """
         body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
         head = (
@@ -70,17 +80,17 @@ class AsyncJSONClient:
         ).encode("latin-1")
         try:
             async with asyncio.timeout(self.timeout):  # cheaper than wait_for: no extra task
-                return await self._exchange(head + body)
+                return await self._exchange(head + body, max_bytes)
         except TimeoutError as err:
             raise TransportError(f"no answer within {self.timeout:g}s") from err
 
-    async def _exchange(self, request: bytes) -> tuple[int, bytes]:
+    async def _exchange(self, request: bytes, limit: int) -> tuple[int, bytes]:
         # a reused connection may have been closed by the server meanwhile: then one retry
         # on a fresh connection (the request never reached the server's handler)
         while self._idle:
             reader, writer = self._idle.pop()
             try:
-                return await self._roundtrip(reader, writer, request)
+                return await self._roundtrip(reader, writer, request, limit)
             except (ConnectionError, asyncio.IncompleteReadError, OSError):
                 writer.close()
         try:
@@ -88,13 +98,17 @@ class AsyncJSONClient:
         except OSError as err:
             raise TransportError(f"cannot connect to {self.host}:{self.port}: {err}") from err
         try:
-            return await self._roundtrip(reader, writer, request)
+            return await self._roundtrip(reader, writer, request, limit)
         except (ConnectionError, asyncio.IncompleteReadError, OSError) as err:
             writer.close()
             raise TransportError(f"connection to {self.host}:{self.port} dropped: {err}") from err
 
     async def _roundtrip(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        request: bytes,
+        limit: int,
     ) -> tuple[int, bytes]:
         writer.write(request)
         await writer.drain()
@@ -114,8 +128,13 @@ class AsyncJSONClient:
             headers[key.strip().lower()] = value.strip()
         if headers.get("transfer-encoding", "").lower() == "chunked":
             chunks = []
+            total = 0
             while True:
                 size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
+                total += size
+                if total > limit:
+                    writer.close()
+                    raise ResponseTooLarge(str(limit))
                 if size == 0:
                     await reader.readline()
                     break
@@ -124,10 +143,17 @@ class AsyncJSONClient:
             body = b"".join(chunks)
             reusable = True
         elif "content-length" in headers:
-            body = await reader.readexactly(int(headers["content-length"]))
+            length = int(headers["content-length"])
+            if length > limit:
+                writer.close()
+                raise ResponseTooLarge(str(limit))
+            body = await reader.readexactly(length)
             reusable = True
         else:  # the body runs to the end of the connection
-            body = await reader.read()
+            body = await reader.read(limit + 1)
+            if len(body) > limit:
+                writer.close()
+                raise ResponseTooLarge(str(limit))
             reusable = False
         if reusable and headers.get("connection", "").lower() != "close":
             self._idle.append((reader, writer))

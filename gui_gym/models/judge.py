@@ -622,10 +622,13 @@ class ProReJudge:
         n_probes: Probes per episode (0: judge the policy's trace alone).
         mode: ``parallel`` or ``iterative`` (see :data:`PROBE_MODES`).
         vote: How per-probe verdicts combine (see :data:`~gui_gym.rewards.probing.VOTE_RULES`).
-        probe_steps: Step budget of each probe. ProRe caps it at the policy trajectory's
-            length (Sec. 4.1); the budget used is ``max(probe_steps_min, min(probe_steps,
-            policy length))`` so a very short policy episode still leaves room to look.
-        probe_steps_min: Floor of the budget.
+        probe_steps: Cap on each probe's step budget. The budget is
+            ``max(probe_steps_min, min(probe_steps, policy length))``. ProRe's (Sec. 4.1:
+            "no greater than the length of the policy trajectories") is the default,
+            ``probe_steps=None, probe_steps_min=1``: the policy's length. Ours, as an option:
+            ``probe_steps=15, probe_steps_min=8``, so that a very short policy episode still
+            leaves room to look and a long one does not make probing slow.
+        probe_steps_min: Floor of the budget (at least 1).
 
     Raises:
         ValueError: for a negative ``n_probes``, an unknown mode or vote rule, or a budget
@@ -642,8 +645,8 @@ class ProReJudge:
         n_probes: int = 1,
         mode: str = "parallel",
         vote: str = "majority",
-        probe_steps: int = 15,
-        probe_steps_min: int = 8,
+        probe_steps: int | None = None,  # ProRe Sec. 4.1: the policy trajectory's length
+        probe_steps_min: int = 1,
     ):
         if isinstance(n_probes, bool) or not isinstance(n_probes, int) or n_probes < 0:
             raise ValueError(f"n_probes must be an int >= 0, got {n_probes!r}")
@@ -651,7 +654,7 @@ class ProReJudge:
             raise ValueError(f"mode must be one of {PROBE_MODES}, got {mode!r}")
         if vote not in VOTE_RULES:
             raise ValueError(f"vote must be one of {VOTE_RULES}, got {vote!r}")
-        if probe_steps < 1 or probe_steps_min < 1:
+        if (probe_steps is not None and probe_steps < 1) or probe_steps_min < 1:
             raise ValueError(
                 f"probe_steps and probe_steps_min must be >= 1, got {probe_steps!r}, {probe_steps_min!r}"
             )
@@ -663,12 +666,13 @@ class ProReJudge:
         self.n_probes = n_probes
         self.mode = mode
         self.vote = vote
-        self.probe_steps = int(probe_steps)
+        self.probe_steps = None if probe_steps is None else int(probe_steps)
         self.probe_steps_min = int(probe_steps_min)
 
     def probe_budget(self, policy: Trace) -> int:
         """Steps each probe may take for this policy trace."""
-        return max(self.probe_steps_min, min(self.probe_steps, len(policy.steps)))
+        cap = len(policy.steps) if self.probe_steps is None else self.probe_steps
+        return max(self.probe_steps_min, min(cap, len(policy.steps)))
 
     # -- one probe ----------------------------------------------------------------------
 

@@ -17,12 +17,11 @@ why, so garbage never turns into a reward silently.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from gui_gym.core.actions import parse_action
+from gui_gym.core.untrusted_text import load_json
 from gui_gym.models.judge import (
     MAX_CLAIMS,
     Claim,
@@ -141,9 +140,30 @@ def _history(trace: Trace, limit: int = 30) -> str:
 
 # ------------------------------------------------------------------------------- parsing
 
-_GOAL_LINE = re.compile(r"^\s*\**goal\**\s*:\s*(.+?)\s*$", re.I | re.M)
-_STATUS_LINE = re.compile(r"^\s*\**status\**\s*:\s*\**\s*([A-Za-z]+)\s*\**\s*\.?\s*$", re.I | re.M)
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+# Replies are parsed line by line with string methods, not multi-line regexes: a reply that
+# degenerates into thousands of spaces made the old patterns cubic (issue 16).
+
+
+def _labelled_lines(text: str, label: str) -> list[tuple[int, str]]:
+    """``(line number, value)`` of every line ``Label: value`` (any case, optional ``**``)."""
+    found = []
+    for number, line in enumerate(text.splitlines()):
+        head = line.strip().lstrip("*")
+        if head[: len(label)].lower() != label:
+            continue
+        rest = head[len(label) :].lstrip("*").lstrip()
+        if rest.startswith(":"):
+            found.append((number, rest[1:].strip()))
+    return found
+
+
+def _status_word(value: str) -> str | None:
+    """The single word of a ``Status:`` value (``**success**.`` -> ``success``), else None."""
+    word = value.strip()
+    if word.endswith("."):
+        word = word[:-1]
+    word = word.strip("* \t")
+    return word if word.isascii() and word.isalpha() else None
 
 
 def parse_goal(text: str) -> str:
@@ -152,10 +172,10 @@ def parse_goal(text: str) -> str:
     Raises:
         ValueError: when there is no ``Goal:`` line, it is empty, or longer than 20 words.
     """
-    found = _GOAL_LINE.findall(text)
+    found = _labelled_lines(text, "goal")
     if not found:
         raise ValueError("no line starting with 'Goal:'")
-    goal = found[-1].strip().strip('"').strip("'").strip()
+    goal = found[-1][1].strip().strip('"').strip("'").strip()
     if not goal:
         raise ValueError("the 'Goal:' line is empty")
     words = len(goal.split())
@@ -170,7 +190,7 @@ def parse_status(text: str) -> str:
     Raises:
         ValueError: when there is no such line, more than one, or another word.
     """
-    found = _STATUS_LINE.findall(text)
+    found = [w for _, v in _labelled_lines(text, "status") if (w := _status_word(v))]
     if not found:
         raise ValueError("no line 'Status: success' or 'Status: failure'")
     values = {f.lower() for f in found}
@@ -182,9 +202,28 @@ def parse_status(text: str) -> str:
     return value
 
 
+def _analysis(text: str) -> str:
+    """The reply before its first ``Status:`` line, without an ``Analysis:`` label."""
+    lines = text.splitlines()
+    status = _labelled_lines(text, "status")
+    analysis = "\n".join(lines[: status[0][0]] if status else lines).strip()
+    head = analysis.lstrip("*")
+    if head[:8].lower() == "analysis":
+        rest = head[8:].lstrip("*").lstrip()
+        if rest.startswith(":"):
+            analysis = rest[1:]
+    return analysis.strip()
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    """The contents of every closed ``` fence (a leading ``json`` tag dropped)."""
+    parts = text.split("```")
+    blocks = parts[1:-1:2]  # odd parts lie between an opening and a closing fence
+    return [b[4:].strip() if b[:4].lower() == "json" else b.strip() for b in blocks]
+
+
 def _json_object(text: str) -> Any:
-    fenced = _FENCE.findall(text)
-    candidates = [*fenced, text]
+    candidates = [*_fenced_blocks(text), text]
     last_error = "no JSON object found"
     for candidate in candidates:
         start = candidate.find("{")
@@ -192,8 +231,8 @@ def _json_object(text: str) -> Any:
         if start < 0 or end <= start:
             continue
         try:
-            return json.loads(candidate[start : end + 1])
-        except json.JSONDecodeError as err:
+            return load_json(candidate[start : end + 1])
+        except ValueError as err:
             last_error = f"invalid JSON: {err}"
     raise ValueError(last_error)
 
@@ -643,10 +682,7 @@ class LLMJudge(_LLMComponent):
         )
 
         def verdict(text: str) -> Verdict:
-            status = parse_status(text)
-            analysis = re.split(r"^\s*\**status\**\s*:", text, flags=re.I | re.M)[0]
-            analysis = re.sub(r"^\s*\**analysis\**\s*:\s*", "", analysis.strip(), flags=re.I)
-            return Verdict(status, analysis.strip(), raw=text)
+            return Verdict(parse_status(text), _analysis(text), raw=text)
 
         try:
             return self._ask(prompt, verdict, "verdict")

@@ -36,11 +36,14 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from gui_gym.core.untrusted_text import load_json, without_lone_surrogates
 
 __all__ = [
     "LLM",
@@ -334,17 +337,27 @@ class ScriptedLLM:
 
 
 class TransformersLLM:
-    """A local Hugging Face causal language model.
+    """A local Hugging Face causal language model, or a vision-language model.
 
     Prompts are rendered with the tokenizer's chat template when it has one (and
     ``use_chat_template`` is not False), else as :func:`prompt_text`; they are left-padded
     and generated in batches of ``batch_size``. Only the new tokens are decoded.
 
+    Vision-language models: a folder with a processor (``preprocessor_config.json`` or
+    ``processor_config.json``) is loaded with ``AutoProcessor`` and
+    ``AutoModelForImageTextToText`` (or pass ``processor=`` with a model object). Prompts
+    then may hold image parts (see :func:`to_messages`); the processor's chat template
+    renders them and the processor turns text and images into the model's inputs (image
+    tokens, pixel values). ``prompt_ids`` of a :class:`Generation` are then the ids the
+    processor made, image tokens included.
+
     Args:
         model: A local folder (or a hub id, if your machine can download) for
-            ``AutoModelForCausalLM``, or a model object.
+            ``AutoModelForCausalLM`` (or ``AutoModelForImageTextToText`` when the folder has
+            a processor), or a model object.
         tokenizer: A tokenizer object; None loads it from ``model`` (which must then be a
-            path or id).
+            path or id), or takes the processor's.
+        processor: A processor object for a vision-language model object.
         device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``...; None picks CUDA when available.
         dtype: A torch dtype for loading from a path (e.g. ``torch.bfloat16``); None keeps the
             checkpoint's.
@@ -372,6 +385,7 @@ class TransformersLLM:
         system_prompt: str | None = None,
         batch_size: int = 8,
         use_chat_template: bool | None = None,
+        processor: Any | None = None,
     ):
         try:
             import torch
@@ -391,17 +405,32 @@ class TransformersLLM:
             kwargs: dict[str, Any] = {}
             if dtype is not None:
                 kwargs["dtype"] = dtype
-            model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
+            folder = Path(source)
+            if processor is None and any(
+                (folder / name).is_file()
+                for name in ("preprocessor_config.json", "processor_config.json")
+            ):
+                processor = transformers.AutoProcessor.from_pretrained(source)
+                model = transformers.AutoModelForImageTextToText.from_pretrained(source, **kwargs)
+            else:
+                model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
+            if tokenizer is None:
+                tokenizer = getattr(processor, "tokenizer", None)
             if tokenizer is None:
                 tokenizer = transformers.AutoTokenizer.from_pretrained(source)
         elif tokenizer is None:
-            raise ValueError("pass tokenizer= with a model object (or give a model path)")
+            tokenizer = getattr(processor, "tokenizer", None)
+            if tokenizer is None:
+                raise ValueError("pass tokenizer= with a model object (or give a model path)")
+        self.processor = processor
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.device = device
         self.system_prompt = system_prompt
         self.batch_size = batch_size
-        has_template = bool(getattr(tokenizer, "chat_template", None))
+        has_template = bool(
+            getattr(processor, "chat_template", None) or getattr(tokenizer, "chat_template", None)
+        )
         if use_chat_template and not has_template:
             raise ValueError("use_chat_template=True but the tokenizer has no chat_template")
         self.use_chat_template = has_template if use_chat_template is None else use_chat_template
@@ -418,6 +447,25 @@ class TransformersLLM:
         if isinstance(prompt, str) and not self.system_prompt and not self.use_chat_template:
             return prompt
         messages = to_messages(prompt, self.system_prompt)
+        if self.processor is not None and self.use_chat_template:
+            # the template sees where images go, not the pixels (the processor gets those)
+            shown = [
+                {
+                    "role": m["role"],
+                    "content": m["content"]
+                    if isinstance(m["content"], str)
+                    else [p if p["type"] == "text" else {"type": "image"} for p in m["content"]],
+                }
+                for m in messages
+            ]
+            return self.processor.apply_chat_template(
+                shown, tokenize=False, add_generation_prompt=True
+            )
+        if prompt_images(messages):
+            raise ValueError(
+                "this prompt has images but the model has no processor: use a vision-language "
+                "model folder (with preprocessor_config.json), or an agent without screenshots"
+            )
         if self.use_chat_template:
             return self.tokenizer.apply_chat_template(
                 messages, tokenize=False, add_generation_prompt=True
@@ -454,14 +502,50 @@ class TransformersLLM:
         """
         _check_generate_args(prompts, max_new_tokens, temperature, n)
         texts = [self.format_prompt(p) for p in prompts]
+        images = [prompt_images(p) for p in prompts]
         out: list[list[Generation]] = []
         for start in range(0, len(texts), self.batch_size):
-            out.extend(
-                self._generate_batch(
-                    texts[start : start + self.batch_size], max_new_tokens, temperature, n
+            end = start + self.batch_size
+            if self.processor is not None:
+                out.extend(
+                    self._generate_vision_batch(
+                        texts[start:end], images[start:end], max_new_tokens, temperature, n
+                    )
                 )
-            )
+            else:
+                out.extend(self._generate_batch(texts[start:end], max_new_tokens, temperature, n))
         return out
+
+    def _generate_vision_batch(
+        self,
+        texts: list[str],
+        images: list[list[Any]],
+        max_new_tokens: int,
+        temperature: float,
+        n: int,
+    ) -> list[list[Generation]]:
+        """A batch through the processor: the images of every prompt, in order, go with the
+        rendered texts (whose image placeholders the processor expands)."""
+        import numpy as np
+        from PIL import Image
+
+        tok = self.tokenizer
+        flat = [
+            image
+            if isinstance(image, Image.Image)
+            else Image.fromarray(np.asarray(image, np.uint8))
+            for row in images
+            for image in row
+        ]
+        side = tok.padding_side
+        tok.padding_side = "left"
+        try:
+            enc = self.processor(text=texts, images=flat or None, return_tensors="pt", padding=True)
+        finally:
+            tok.padding_side = side
+        enc = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in enc.items()}
+        self._check_context(enc["input_ids"].shape[1], max_new_tokens)
+        return self._run_generate(enc, len(texts), max_new_tokens, temperature, n)
 
     def _end_ids(self) -> set[int]:
         """Token ids that end a completion: the generation config's eos ids (one or a list)
@@ -502,11 +586,12 @@ class TransformersLLM:
         index error deep inside ``generate`` otherwise)."""
         config = getattr(self.model, "config", None)
         limit = None
-        for key in ("max_position_embeddings", "n_positions"):
-            value = getattr(config, key, None)
-            if isinstance(value, int):
-                limit = value
-                break
+        # a vision-language model keeps its context length in the text config
+        for source in (config, getattr(config, "text_config", None)):
+            for key in ("max_position_embeddings", "n_positions"):
+                value = getattr(source, key, None)
+                if isinstance(value, int) and limit is None:
+                    limit = value
         if limit is not None and prompt_tokens + max_new_tokens > limit:
             raise ValueError(
                 f"a prompt of {prompt_tokens} tokens plus max_new_tokens={max_new_tokens} "
@@ -614,6 +699,10 @@ class _SampledLogprobs:
 # ---------------------------------------------------------------------------- OpenAI-compat
 
 
+class _DeadlineExceeded(Exception):
+    """One request attempt ran past its whole-request deadline (retried like a timeout)."""
+
+
 class OpenAICompatLLM:
     """A model served behind the OpenAI chat-completions API (vLLM, SGLang, OpenAI, ...).
 
@@ -622,6 +711,13 @@ class OpenAICompatLLM:
     ``max_backoff``); other HTTP errors (a wrong model name, a bad key, a malformed request)
     raise at once. Prompts are sent concurrently, up to ``max_concurrency`` at a time. When
     the server returns fewer than ``n`` choices, the missing ones are requested again.
+
+    Each attempt has a whole-request deadline of ``timeout`` seconds (a server that trickles
+    its body a byte at a time is a timeout, not a hang) and a body size cap,
+    ``max_response_bytes``. A body that is not the chat-completions JSON (an HTML page,
+    malformed ``choices``, a non-string ``content``) or is over the cap raises
+    :class:`LLMError` at once, naming what was wrong; so does every other failure: callers
+    handle one error type.
 
     Args:
         model: The model name the server knows.
@@ -632,17 +728,21 @@ class OpenAICompatLLM:
         max_retries: Retries of one request after its first failure.
         backoff: First backoff in seconds.
         max_backoff: Longest single wait.
-        timeout: Seconds per request.
+        timeout: Seconds one attempt may take in all (connecting, waiting, reading the body).
         max_concurrency: Requests in flight at once (per event loop for the async methods).
         extra_body: Extra JSON fields for every request (e.g. vLLM's ``top_k``).
+        max_response_bytes: Largest response body read; None allows 1 MiB plus 64 bytes per
+            requested token (``n * max_new_tokens``), far above what a server honouring
+            ``max_tokens`` sends.
         request_tokens: Ask the server for token ids and log-probs (``logprobs: true`` and
             vLLM's ``return_token_ids: true``) so ``agenerate_with_tokens`` can fill them;
             a server that ignores the request gives text only.
 
     Async: :meth:`agenerate` and :meth:`agenerate_with_tokens` are coroutines for one event
     loop with many requests in flight (the rollout engine keeps one per env); at most
-    ``max_concurrency`` run at once, the rest wait on a semaphore. They retry as the
-    synchronous path does, sleeping with ``asyncio.sleep``.
+    ``max_concurrency`` run at once, the rest wait on a semaphore. They keep the same
+    retries, deadline, size cap and body checks, over a small asyncio HTTP client
+    (:mod:`gui_gym.models.chat_http`).
 
     Raises:
         gymnasium.error.DependencyNotInstalled: without the ``openai`` package.
@@ -661,6 +761,7 @@ class OpenAICompatLLM:
         timeout: float = 120.0,
         max_concurrency: int = 8,
         extra_body: Mapping[str, Any] | None = None,
+        max_response_bytes: int | None = None,
         request_tokens: bool = False,
     ):
         try:
@@ -679,7 +780,17 @@ class OpenAICompatLLM:
             raise ValueError(f"backoff and max_backoff must be >= 0, got {backoff}, {max_backoff}")
         if not isinstance(max_concurrency, int) or max_concurrency < 1:
             raise ValueError(f"max_concurrency must be a positive int, got {max_concurrency!r}")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if max_response_bytes is not None and (
+            not isinstance(max_response_bytes, int) or max_response_bytes < 1
+        ):
+            raise ValueError(
+                f"max_response_bytes must be a positive int or None, got {max_response_bytes!r}"
+            )
         self.model = model
+        self.timeout = float(timeout)
+        self.max_response_bytes = max_response_bytes
         self.base_url = base_url
         self.system_prompt = system_prompt
         self.max_retries = max_retries
@@ -688,7 +799,6 @@ class OpenAICompatLLM:
         self.max_concurrency = max_concurrency
         self.extra_body = dict(extra_body or {})
         self.request_tokens = bool(request_tokens)
-        self.timeout = float(timeout)
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
         self._openai = openai
         self._async: tuple[Any, Any, Any] | None = None  # (loop, client, semaphore)
@@ -701,6 +811,8 @@ class OpenAICompatLLM:
         )
 
     def _is_transient(self, err: Exception) -> bool:
+        if isinstance(err, _DeadlineExceeded):
+            return True
         openai = self._openai
         if isinstance(err, openai.APIConnectionError | openai.APITimeoutError):
             return True
@@ -708,21 +820,102 @@ class OpenAICompatLLM:
             return err.status_code in (408, 409, 429) or err.status_code >= 500
         return False
 
-    def _request(
+    def _body_limit(self, max_new_tokens: int, n: int) -> int:
+        if self.max_response_bytes is not None:
+            return self.max_response_bytes
+        return (1 << 20) + 64 * n * max_new_tokens
+
+    def _post(
         self, messages: list[dict[str, str]], max_new_tokens: int, temperature: float, n: int
-    ) -> list[str]:
-        last: Exception | None = None
-        for attempt in range(self.max_retries + 1):
+    ) -> bytes:
+        """One attempt: the raw response body, read within the deadline and the size cap.
+
+        The request runs in a daemon thread that the caller waits for at most ``timeout``
+        seconds: httpx's own timeout is per read, so a trickling server would otherwise hold
+        the caller for as long as it keeps sending.
+        """
+        limit = self._body_limit(max_new_tokens, n)
+        outcome: dict[str, Any] = {}
+        abandoned = threading.Event()
+
+        def attempt() -> None:
             try:
-                response = self._client.chat.completions.create(
+                with self._client.chat.completions.with_streaming_response.create(
                     model=self.model,
                     messages=messages,  # type: ignore[arg-type]
                     max_tokens=max_new_tokens,
                     temperature=temperature,
                     n=n,
                     extra_body=self.extra_body or None,
+                ) as response:
+                    chunks: list[bytes] = []
+                    size = 0
+                    for chunk in response.iter_bytes():
+                        if abandoned.is_set():
+                            return
+                        size += len(chunk)
+                        if size > limit:
+                            raise LLMError(
+                                f"{self.base_url} sent a response body over {limit} bytes for "
+                                f"max_tokens={max_new_tokens}, n={n} (max_response_bytes)"
+                            )
+                        chunks.append(chunk)
+                    outcome["body"] = b"".join(chunks)
+            except Exception as err:  # handed to the caller's thread as is
+                outcome["error"] = err
+
+        worker = threading.Thread(target=attempt, name="gui-gym-llm-request", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            abandoned.set()
+            raise _DeadlineExceeded(
+                f"no complete response within the {self.timeout:g}s deadline (timeout)"
+            )
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["body"]
+
+    def _texts(self, body: bytes) -> list[str]:
+        """The completions of a chat-completions body, or LLMError saying what is wrong."""
+        where = f"{self.base_url} (model {self.model!r})"
+        try:
+            data = load_json(body)
+        except ValueError as err:
+            preview = body[:80].decode("utf-8", "replace")
+            raise LLMError(
+                f"{where} returned a body that is not JSON ({err}): {preview!r}"
+            ) from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not isinstance(choices, list):
+            raise LLMError(f"{where} returned JSON without a 'choices' list")
+        indexed: list[tuple[int, str]] = []
+        for position, choice in enumerate(choices):
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if not isinstance(message, dict):
+                raise LLMError(f"{where}: choice {position} has no 'message' object")
+            content = message.get("content")
+            if content is not None and not isinstance(content, str):
+                raise LLMError(
+                    f"{where}: choice {position} content is a {type(content).__name__}, "
+                    "not a string"
                 )
-            except self._openai.OpenAIError as err:
+            index = choice.get("index", position)
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise LLMError(f"{where}: choice {position} has a non-integer 'index'")
+            indexed.append((index, without_lone_surrogates(content or "")))
+        if not indexed:
+            raise LLMError(f"{self.base_url} returned no choices for model {self.model!r}")
+        return [text for _, text in sorted(indexed, key=lambda pair: pair[0])]
+
+    def _request(
+        self, messages: list[dict[str, str]], max_new_tokens: int, temperature: float, n: int
+    ) -> list[str]:
+        last: Exception | None = None
+        for attempt in range(self.max_retries + 1):
+            try:
+                body = self._post(messages, max_new_tokens, temperature, n)
+            except (self._openai.OpenAIError, _DeadlineExceeded) as err:
                 if not self._is_transient(err):
                     raise LLMError(
                         f"{self.base_url} rejected the request for model {self.model!r}: {err}"
@@ -740,11 +933,7 @@ class OpenAICompatLLM:
                     )
                     time.sleep(wait)
                 continue
-            choices = sorted(response.choices or [], key=lambda c: c.index)
-            texts = [c.message.content or "" for c in choices]
-            if not texts:
-                raise LLMError(f"{self.base_url} returned no choices for model {self.model!r}")
-            return texts
+            return self._texts(body)
         raise LLMError(
             f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
             f"last error: {last}"
@@ -798,7 +987,7 @@ class OpenAICompatLLM:
     async def _arequest(
         self, messages: list[dict[str, Any]], max_new_tokens: int, temperature: float, n: int
     ) -> list[Generation]:
-        from gui_gym.models.chat_http import TransportError
+        from gui_gym.models.chat_http import ResponseTooLarge, TransportError
 
         client, semaphore = self._async_client()
         payload: dict[str, Any] = {
@@ -815,19 +1004,19 @@ class OpenAICompatLLM:
         for attempt in range(self.max_retries + 1):
             try:
                 async with semaphore:
-                    status, body = await client.post("/chat/completions", payload)
+                    status, body = await client.post(
+                        "/chat/completions", payload, self._body_limit(max_new_tokens, n)
+                    )
             except TransportError as err:
                 last = str(err)
+            except ResponseTooLarge as err:
+                raise LLMError(
+                    f"{self.base_url} sent a response body over {err} bytes for "
+                    f"max_tokens={max_new_tokens}, n={n} (max_response_bytes)"
+                ) from None
             else:
                 if status == 200:
-                    try:
-                        data = json.loads(body)
-                    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-                        raise LLMError(
-                            f"{self.base_url} sent a response for model {self.model!r} that is "
-                            f"not a chat completion: {body[:120]!r} ({err})"
-                        ) from None
-                    return _generations_from_json(data, self.base_url, self.model)
+                    return self._generations(body)
                 message = _error_message(body)
                 if not (status in (408, 409, 429) or status >= 500):
                     raise LLMError(
@@ -850,6 +1039,39 @@ class OpenAICompatLLM:
             f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
             f"last error: {last}"
         )
+
+    def _generations(self, body: bytes) -> list[Generation]:
+        """The choices of a chat-completions body (checked as :meth:`_texts` checks them), in
+        index order, with vLLM's token fields when present: ``prompt_token_ids`` and each
+        choice's ``token_ids`` and ``logprobs.content``. Log-probs are kept only when they
+        pair one to one with the ids."""
+        texts = self._texts(body)
+        data = load_json(body)
+        choices = sorted(enumerate(data["choices"]), key=lambda pair: pair[1].get("index", pair[0]))
+        prompt_ids = _int_list(data.get("prompt_token_ids"))
+        out = []
+        for text, (_, choice) in zip(texts, choices, strict=True):
+            ids = _int_list(choice.get("token_ids"))
+            logprobs = None
+            entries = (choice.get("logprobs") or {}).get("content")
+            if isinstance(entries, list) and entries:
+                try:
+                    logprobs = [float(e["logprob"]) for e in entries]
+                except (KeyError, TypeError, ValueError):
+                    logprobs = None
+            if ids is None or logprobs is None or len(ids) != len(logprobs):
+                logprobs = None  # never store log-probs that do not pair with the ids
+            finish = choice.get("finish_reason")
+            out.append(
+                Generation(
+                    text=text,
+                    prompt_ids=prompt_ids,
+                    completion_ids=ids,
+                    logprobs=logprobs,
+                    finish_reason=finish if isinstance(finish, str) else None,
+                )
+            )
+        return out
 
     async def _acomplete(
         self, prompt: Prompt, max_new_tokens: int, temperature: float, n: int
@@ -918,42 +1140,3 @@ def _int_list(value: Any) -> list[int] | None:
     if isinstance(value, list) and all(isinstance(t, int) for t in value):
         return list(value)
     return None
-
-
-def _generations_from_json(data: Any, base_url: str, model: str) -> list[Generation]:
-    """The choices of a chat-completions answer as :class:`Generation` s, with token ids
-    (vLLM's ``prompt_token_ids`` and per-choice ``token_ids``) and log-probs when present.
-
-    Raises:
-        LLMError: when the answer has no choices or they are not chat messages.
-    """
-    choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list) or not choices:
-        raise LLMError(f"{base_url} returned no choices for model {model!r}: {str(data)[:200]}")
-    prompt_ids = _int_list(data.get("prompt_token_ids"))
-    out = []
-    for choice in sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0):
-        message = choice.get("message") if isinstance(choice, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(message, dict) or not (content is None or isinstance(content, str)):
-            raise LLMError(f"{base_url} returned a malformed choice for model {model!r}")
-        ids = _int_list(choice.get("token_ids"))
-        logprobs = None
-        entries = (choice.get("logprobs") or {}).get("content")
-        if isinstance(entries, list) and entries:
-            try:
-                logprobs = [float(e["logprob"]) for e in entries]
-            except (KeyError, TypeError, ValueError):
-                logprobs = None
-        if ids is None or logprobs is None or len(ids) != len(logprobs):
-            logprobs = None  # never store log-probs that do not pair with the ids
-        out.append(
-            Generation(
-                text=content or "",
-                prompt_ids=prompt_ids,
-                completion_ids=ids,
-                logprobs=logprobs,
-                finish_reason=choice.get("finish_reason"),
-            )
-        )
-    return out

@@ -36,11 +36,13 @@ import numpy as np
 
 from gui_gym.core.actions import ActionType
 from gui_gym.core.trajectory import Trajectory
+from gui_gym.core.untrusted_text import load_json, strip_code_fence
 from gui_gym.models.cache import BatchLRUCache
 from gui_gym.models.embed import Embedder, cosine_matrix, default_embedder
 from gui_gym.models.llm import LLM
 from gui_gym.rewards.milestones import (
     DEFAULT_SKIP_TYPES,
+    PlaceholderPattern,
     alignment_text,
     generalize_typed_text,
     key_step_descriptions,
@@ -130,8 +132,6 @@ def score_pairs(
 
 # ------------------------------------------------------------------------------- parsing
 
-_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
-
 
 def parse_milestone_list(text: str, max_milestones: int = 20, max_length: int = 200) -> list[str]:
     """Parse an LLM's milestone answer strictly.
@@ -151,16 +151,14 @@ def parse_milestone_list(text: str, max_milestones: int = 20, max_length: int = 
     Raises:
         MilestoneGenerationError: naming what is wrong with ``text``.
     """
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
+    body = strip_code_fence(text.strip())
     if not body.startswith("["):
         raise MilestoneGenerationError(f"expected a JSON array, got {_preview(text)}")
     try:
-        value = json.loads(body)
-    except json.JSONDecodeError as err:
-        raise MilestoneGenerationError(f"not valid JSON ({err.msg}): {_preview(text)}") from None
+        value = load_json(body)
+    except ValueError as err:
+        message = err.msg if isinstance(err, json.JSONDecodeError) else str(err)
+        raise MilestoneGenerationError(f"not valid JSON ({message}): {_preview(text)}") from None
     if not isinstance(value, list):
         raise MilestoneGenerationError(f"expected a JSON array, got {type(value).__name__}")
     if not value:
@@ -424,7 +422,7 @@ class CosineMatcher:
         self.embedder = embedder if embedder is not None else default_embedder("minilm")
         self.cache_size = cache_size
         self._milestones: BatchLRUCache[str, np.ndarray] = BatchLRUCache(cache_size)
-        self._patterns: dict[str, re.Pattern[str] | None] = {}
+        self._patterns: dict[str, PlaceholderPattern | None] = {}
 
     def _template_match(self, description: str, milestone: str) -> bool:
         if milestone not in self._patterns:
@@ -432,7 +430,7 @@ class CosineMatcher:
                 self._patterns.clear()
             self._patterns[milestone] = placeholder_pattern(milestone)
         pattern = self._patterns[milestone]
-        return pattern is not None and pattern.fullmatch(description) is not None
+        return pattern is not None and pattern.fullmatch(description)
 
     def _milestone_vectors(self, milestones: Sequence[str]) -> np.ndarray:
         """Embeddings of ``milestones``, one row each; the uncached ones in one batch."""

@@ -40,6 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from gui_gym.core.actions import ActionParseError, parse_action
+from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
 from gui_gym.rewards.prm import LabelledStep, PRMQuery, PromptTemplate
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "TransformersPRM",
     "build_tokenizer",
     "tiny_causal_lm",
+    "verification_scores",
     "write_folder_atomically",
 ]
 
@@ -91,6 +93,21 @@ def _check_queries(queries: Sequence[PRMQuery]) -> list[PRMQuery]:
         if not isinstance(q, PRMQuery):
             raise TypeError(f"queries[{i}] is a {type(q).__name__}, expected a PRMQuery")
     return out
+
+
+def verification_scores(
+    prm: ProcessRewardModel, queries: Sequence[PRMQuery], envs: Sequence[Any] | None = None
+) -> np.ndarray:
+    """What best-of-N ranks candidates by, following GUI-Shepherd (Sec. 4.2, Alg. 2): the
+    positive label's logit where the PRM exposes it (``prm.positive_logits``, as
+    :class:`TransformersPRM` does), else its score. A server PRM (:class:`OpenAICompatPRM`)
+    returns log-probabilities, not logits, and :class:`RulePRM` has no logits: both rank by
+    :meth:`ProcessRewardModel.score`.
+    """
+    positive_logits = getattr(prm, "positive_logits", None)
+    if callable(positive_logits):
+        return np.asarray(positive_logits(queries, envs=envs), dtype=np.float64)
+    return np.asarray(prm.score(queries, envs=envs), dtype=np.float64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -616,6 +633,20 @@ class TransformersPRM:
         logits = self.label_logits(queries)
         return 1.0 / (1.0 + np.exp(logits[:, 0] - logits[:, 1]))
 
+    def positive_logits(
+        self, queries: Sequence[PRMQuery], envs: Sequence[Any] | None = None
+    ) -> np.ndarray:
+        """The positive label token's logit for each query (float64): what GUI-Shepherd ranks
+        best-of-N candidates by (Sec. 4.2, Alg. 2: "the PRM's output logit corresponding to
+        'positive'"). It can order candidates differently from :meth:`score`: logits
+        ``(neg, pos) = (4, 5)`` score 0.73 and ``(0, 3)`` scores 0.95, but 5 > 3.
+
+        Raises:
+            TypeError: when a query is not a :class:`PRMQuery`.
+            PRMOutputError: when the model yields non-finite logits.
+        """
+        return self.label_logits(queries)[:, 1].copy()
+
     # -- training --------------------------------------------------------------------------
 
     def training_batch(
@@ -721,7 +752,12 @@ class TransformersPRM:
 
         The folder is built beside ``path`` and renamed into place, so a crash leaves the
         previous checkpoint or the new one, never a mix.
+
+        Raises:
+            FileExistsError: when ``path`` is a non-empty folder that is not a PRM
+                checkpoint (its files would be deleted).
         """
+        check_replaceable_folder(path, "prm.json", "PRM checkpoint")
         return write_folder_atomically(path, self.write_files)
 
     def write_files(self, folder: Path) -> None:
@@ -773,8 +809,9 @@ class TransformersPRM:
                 "template": PromptTemplate.from_dict(data["template"]),
             }
         settings.update(overrides)
-        tokenizer = transformers.AutoTokenizer.from_pretrained(path)
-        model = transformers.AutoModelForCausalLM.from_pretrained(path, use_safetensors=True)
+        with errors_naming(path):
+            tokenizer = transformers.AutoTokenizer.from_pretrained(path)
+            model = transformers.AutoModelForCausalLM.from_pretrained(path, use_safetensors=True)
         return cls(model, tokenizer, device=device, **settings)
 
 

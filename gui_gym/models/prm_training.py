@@ -33,7 +33,13 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.actions import Action, describe
-from gui_gym.core.trajectory import atomic_write_text, read_jsonl, write_jsonl
+from gui_gym.core.trajectory import (
+    atomic_write_text,
+    check_replaceable_folder,
+    errors_naming,
+    read_jsonl,
+    write_jsonl,
+)
 from gui_gym.models.prm import RulePRM, TransformersPRM, write_folder_atomically
 from gui_gym.rewards.prm import (
     DedupReport,
@@ -56,6 +62,7 @@ __all__ = [
     "build_prm_dataset",
     "collect_prm_steps",
     "collect_ranking_states",
+    "collect_replay_steps",
     "collect_task_steps",
     "evaluate_prm",
     "evaluate_ranking",
@@ -440,6 +447,107 @@ def _task_order(
     return [tasks[i] for i in order[: max_tasks if max_tasks is not None else len(tasks)]]
 
 
+REPLAY_ENV_ID = "GuiGym/SemiOnlineReplay-v0"
+
+
+def collect_replay_steps(
+    dataset: Any,
+    *,
+    proposals_per_state: int = 3,
+    history_length: int = 4,
+    matcher: str = "strict",
+    max_trajectories: int | None = None,
+    seed: int = 0,
+    env_id: str = REPLAY_ENV_ID,
+    progress: bool = False,
+) -> list[LabelledStep]:
+    """GUI-Shepherd's second data source (Sec. 3, "Training Data Preparation"): single-step
+    states of recorded expert episodes (AndroidControl in the paper; any dataset from
+    ``gui-gym convert`` or ``gui-gym record`` here), each with one-step rollouts.
+
+    Every expert state of every successful episode gives one positive, the expert's action,
+    and up to ``proposals_per_state`` negatives: actions proposable on that screen
+    (``candidate_actions``) that the replay env's ``matcher`` says do not match the expert's.
+    The history of each query is the expert's earlier action descriptions, as an agent that
+    followed the expert would have.
+
+    Args:
+        dataset: A dataset folder or an :class:`~gui_gym.envs.replay.ExpertDataset`.
+        proposals_per_state: Negatives per state (fewer when the screen offers fewer).
+        history_length: Earlier action descriptions kept in each query.
+        matcher: How a proposal is compared with the expert's action (``"strict"``: UI-S1's
+            thresholds; ``"loose"``; see :mod:`gui_gym.rewards.action_match`).
+        max_trajectories: Use only the first ``max_trajectories`` episodes of a seeded shuffle.
+        seed: Seeds the episode order and the choice of negatives.
+        env_id: Recorded as each step's ``env_id``.
+        progress: Show a progress bar over episodes.
+
+    Raises:
+        ValueError: for a negative ``proposals_per_state`` or ``history_length``.
+        gui_gym.envs.replay.DatasetError: for a dataset that does not load.
+    """
+    import gymnasium as gym
+    from tqdm.auto import tqdm
+
+    import gui_gym  # noqa: F401  (registers the ids)
+
+    if proposals_per_state < 0 or history_length < 0:
+        raise ValueError(
+            "proposals_per_state and history_length must be >= 0, got "
+            f"{proposals_per_state!r} and {history_length!r}"
+        )
+    # Every state is the expert's: the env only walks the recorded episode and judges.
+    env = gym.make(REPLAY_ENV_ID, dataset=dataset, matcher=matcher, require_think=False).unwrapped
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(env.dataset))[:max_trajectories]
+    out: list[LabelledStep] = []
+    for index in tqdm(order, desc="PRM data (replay)", disable=not progress):
+        observation, _ = env.reset(options={"trajectory": int(index)})
+        trajectory = env.trajectory
+        assert trajectory is not None
+        history: list[str] = []
+        for step in range(len(trajectory.steps)):
+            expert = env.oracle_action()
+            tree = env.ui_tree
+            due = _rationale_due(describe(expert, tree))
+
+            positive = PRMQuery(
+                instruction=trajectory.instruction,
+                screen=str(observation["screen"]),
+                action=str(expert),
+                action_description=describe(expert, tree),
+                history=tuple(history[-history_length:]) if history_length else (),
+                step=step,
+            )
+            out.append(
+                LabelledStep(
+                    positive, 1, trajectory.task_id, "oracle", f"{due} This is it.", env_id
+                )
+            )
+            wrong = [a for a in env.candidate_actions() if not env.matcher(a, expert, tree).exact]
+            for k in rng.permutation(len(wrong))[:proposals_per_state]:
+                action = wrong[int(k)]
+                negative = replace(
+                    positive, action=str(action), action_description=describe(action, tree)
+                )
+                out.append(
+                    LabelledStep(
+                        negative,
+                        0,
+                        trajectory.task_id,
+                        "proposal",
+                        f"{due} This action does not help.",
+                        env_id,
+                    )
+                )
+            history.append(positive.action_description)
+            observation, _, terminated, truncated, _ = env.step(str(expert))
+            if terminated or truncated:
+                break
+    env.close()
+    return out
+
+
 def collect_prm_steps(
     env_id: str,
     *,
@@ -456,8 +564,13 @@ def collect_prm_steps(
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = False,
+    dataset: Any = None,
 ) -> list[LabelledStep]:
     """Labelled steps for the tasks of one env and split (see :func:`collect_task_steps`).
+
+    For ``GuiGym/SemiOnlineReplay-v0`` the steps come from the recorded episodes of
+    ``dataset`` instead (:func:`collect_replay_steps`, GUI-Shepherd's single-step states with
+    one-step rollouts); ``split``, ``tasks`` and the rollout arguments do not apply there.
 
     Args:
         env_id: A registered gui-gym id (``GuiGym/WikiHow-v0``).
@@ -476,12 +589,35 @@ def collect_prm_steps(
         seed: Seeds task order, resets and random actions.
         env_kwargs: More ``gym.make`` arguments.
         progress: Show a progress bar over tasks.
+        dataset: The expert dataset, for ``GuiGym/SemiOnlineReplay-v0`` only.
+
+    Raises:
+        ValueError: for a replay id without ``dataset``, or ``dataset`` with another id.
     """
     import gymnasium as gym
     from tqdm.auto import tqdm
 
     import gui_gym  # noqa: F401  (registers the ids)
 
+    if env_id == REPLAY_ENV_ID:
+        if dataset is None:
+            dataset = (env_kwargs or {}).get("dataset")
+        if dataset is None:
+            raise ValueError(
+                f"{env_id} replays recorded episodes: pass dataset=DIR (gui-gym convert or "
+                "gui-gym record output)"
+            )
+        return collect_replay_steps(
+            dataset,
+            proposals_per_state=proposals_per_state,
+            history_length=history_length,
+            max_trajectories=max_tasks,
+            seed=seed,
+            env_id=env_id,
+            progress=progress,
+        )
+    if dataset is not None:
+        raise ValueError(f"dataset= is for {REPLAY_ENV_ID}; {env_id} makes its own episodes")
     env = gym.make(env_id, split=split, max_steps=max_steps, **(env_kwargs or {}))
     try:
         base = env.unwrapped
@@ -599,10 +735,12 @@ class PRMTrainConfig:
 
     Attributes:
         epochs: Passes over the training steps (the paper trains 2 epochs, App. A.3).
-        batch_size: Steps per optimizer update.
+        batch_size: Steps per optimizer update (the paper's global batch of 32, App. A.3).
         lr: AdamW learning rate (constant, as in App. A.3).
         weight_decay: AdamW weight decay.
         rationale_weight: Weight of the next-token loss on rationale tokens (rationale PRMs).
+            1.0 is the paper's: its CoT variant is plain SFT on rationale-then-label, the
+            label and the rationale counted alike (Sec. 3); smaller values are ours.
         prompt_lm_weight: Weight of a next-token loss on the prompt tokens. 0 for a pretrained
             model; a tiny model trained from scratch needs it to learn to read the prompt at
             all (it stands in for the pretraining GUI-Shepherd's UI-TARS base brings).
@@ -612,24 +750,25 @@ class PRMTrainConfig:
         eval_batch_size: Queries per forward pass when evaluating.
         keep_best: After each epoch, validate and keep the weights of the best epoch so far;
             the returned PRM is that epoch's (``"auc"`` or ``"accuracy"`` on the eval steps,
-            or whatever ``train_prm(select=...)`` measures). None keeps the last epoch.
-            A tiny model trained from scratch overfits within a few epochs, so the last
-            epoch is often not the best one.
+            or whatever ``train_prm(select=...)`` measures). None (the paper's: it trains 2
+            epochs and uses the result) keeps the last epoch. Ours, as an option: a tiny
+            model trained from scratch overfits within a few epochs, so the last epoch is
+            often not the best one.
         lr_schedule: ``"constant"`` (the paper's, App. A.3) or ``"linear"`` (decays linearly
             to zero over all updates; a from-scratch model settles better with it).
         seed: Seeds the data order.
     """
 
     epochs: int = 2
-    batch_size: int = 16
+    batch_size: int = 32  # GUI-Shepherd App. A.3: global batch size 32
     lr: float = 5e-4
     weight_decay: float = 0.0
-    rationale_weight: float = 0.5
+    rationale_weight: float = 1.0  # GUI-Shepherd Sec. 3: SFT on the rationale and the label
     prompt_lm_weight: float = 0.0
     max_grad_norm: float = 1.0
     checkpoint_every: int = 200
     eval_batch_size: int = 32
-    keep_best: str | None = "auc"
+    keep_best: str | None = None  # GUI-Shepherd App. A.3: the model after 2 epochs
     lr_schedule: str = "constant"
     seed: int = 0
 
@@ -708,8 +847,10 @@ def _save_optimizer(optimizer: Any, folder: Path) -> None:
 def _load_optimizer(optimizer: Any, folder: Path) -> None:
     from safetensors.torch import load_file
 
-    tensors = load_file(str(folder / "optimizer.safetensors"))
-    meta = json.loads((folder / "optimizer.json").read_text())
+    with errors_naming(folder / "optimizer.safetensors"):
+        tensors = load_file(str(folder / "optimizer.safetensors"))
+    with errors_naming(folder / "optimizer.json"):
+        meta = json.loads((folder / "optimizer.json").read_text())
     per_param: dict[int, dict[str, Any]] = {}
     for name, value in [*tensors.items(), *meta["scalars"].items()]:
         pid, key = name.split(".", 1)
@@ -735,6 +876,7 @@ def _save_checkpoint(
         save_file({"cpu": torch.get_rng_state()}, str(folder / "rng.safetensors"))
         (folder / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
 
+    check_replaceable_folder(path, "trainer_state.json", "PRM training checkpoint")
     write_folder_atomically(path, write)
 
 
@@ -742,22 +884,28 @@ def _load_best(path: Path) -> dict[str, Any] | None:
     from safetensors.torch import load_file
 
     file = path / "best.safetensors"
-    return load_file(str(file)) if file.exists() else None
+    if not file.exists():
+        return None
+    with errors_naming(file):
+        return load_file(str(file))
 
 
 def _load_checkpoint(prm: TransformersPRM, optimizer: Any, path: Path) -> dict[str, Any]:
     import torch
     from safetensors.torch import load_file, load_model
 
-    missing, unexpected = load_model(prm.model, str(path / "weights.safetensors"), strict=False)
+    with errors_naming(path / "weights.safetensors"):
+        missing, unexpected = load_model(prm.model, str(path / "weights.safetensors"), strict=False)
     if unexpected or missing:
         raise ValueError(
             f"checkpoint {path} does not fit this model (missing {sorted(missing)[:5]}, "
             f"unexpected {sorted(unexpected)[:5]}); train with --no-resume or another --out"
         )
     _load_optimizer(optimizer, path)
-    torch.set_rng_state(load_file(str(path / "rng.safetensors"))["cpu"])
-    return json.loads((path / "trainer_state.json").read_text())
+    with errors_naming(path / "rng.safetensors"):
+        torch.set_rng_state(load_file(str(path / "rng.safetensors"))["cpu"])
+    with errors_naming(path / "trainer_state.json"):
+        return json.loads((path / "trainer_state.json").read_text())
 
 
 def train_prm(
@@ -965,6 +1113,7 @@ def run_training(
     *,
     env_ids: Sequence[str] = ("GuiGym/WikiHow-v0",),
     data: str | Path | None = None,
+    replay_datasets: Sequence[str | Path] = (),
     max_tasks: int | None = None,
     random_rollouts: int = 2,
     noisy_rollouts: int = 0,
@@ -989,7 +1138,9 @@ def run_training(
 
     1. Data: ``out/data/{train,eval}.jsonl`` are reused when they exist and ``resume`` is
        set; otherwise steps are read from ``data`` or collected from each env's train split
-       (:func:`collect_prm_steps`), then deduplicated, split by task and balanced.
+       (:func:`collect_prm_steps`) and from each recorded expert dataset in
+       ``replay_datasets`` (:func:`collect_replay_steps`: GUI-Shepherd's single-step states
+       with one-step rollouts), then deduplicated, split by task and balanced.
     2. Model: a local causal LM folder (``model``, safetensors), or a tiny GPT-2 with a BPE
        tokenizer trained on the prompts, saved once to ``out/init`` so a resumed run uses
        the same tokenizer.
@@ -1020,6 +1171,16 @@ def run_training(
                         noisy_rollouts=noisy_rollouts,
                         noisy_p=noisy_p,
                         proposals_per_state=proposals_per_state,
+                        seed=config.seed,
+                        progress=progress,
+                    )
+                )
+            for folder in replay_datasets:
+                steps.extend(
+                    collect_replay_steps(
+                        folder,
+                        proposals_per_state=proposals_per_state,
+                        max_trajectories=max_tasks,
                         seed=config.seed,
                         progress=progress,
                     )

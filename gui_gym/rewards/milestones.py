@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_SKIP_TYPES",
     "PLACEHOLDER",
     "MilestoneMatch",
+    "PlaceholderPattern",
     "advance_pointer",
     "alignment_text",
     "erase_loops",
@@ -410,13 +411,25 @@ def key_step_descriptions(
     return kept
 
 
-_TYPED_TEXT = re.compile(r'^type ".*" into ', re.DOTALL)
+def _typed_parts(description: str) -> tuple[str, str] | None:
+    """``(text, field)`` of ``type "<text>" into <field>`` (the last ``" into `` with a
+    non-empty field after it), else None. String scanning: descriptions and milestones can
+    come from a model, and a regex here backtracked quadratically on repeated ``" into ``."""
+    head = 'type "'
+    if not description.startswith(head):
+        return None
+    rest = description[len(head) :]
+    cut = rest.rfind('" into ', 0, len(rest) - 1)
+    if cut < 0:
+        return None
+    return rest[:cut], rest[cut + len('" into ') :]
 
 
 def alignment_text(description: str) -> str:
     """``description`` with the typed text of a ``type "..." into <field>`` action left out:
     two successes that typed different words into the same field took the same step."""
-    return _TYPED_TEXT.sub("type into ", description)
+    parts = _typed_parts(description)
+    return description if parts is None else f"type into {parts[1]}"
 
 
 def soft_lcs_alignment(
@@ -496,25 +509,53 @@ def merge_milestones(
 PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9_ ]{0,30}>")
 """A placeholder in a milestone, such as ``<Name>`` or ``<Text>`` (ADMIRE's prompts)."""
 
-_TYPING = re.compile(r'^type "(.*)" into (.+)$', re.DOTALL)
-
 
 def generalize_typed_text(existing: str, candidate: str) -> str:
     """Merge two aligned key steps: when both type into the same field but different text,
     the typed text becomes the placeholder ``<Text>`` (so the milestone no longer depends on
     one episode's values); otherwise the existing wording stays."""
-    a, b = _TYPING.match(existing), _TYPING.match(candidate)
-    if a and b and a.group(2) == b.group(2) and a.group(1) != b.group(1):
-        return f'type "<Text>" into {a.group(2)}'
+    a, b = _typed_parts(existing), _typed_parts(candidate)
+    if a and b and a[1] == b[1] and a[0] != b[0]:
+        return f'type "<Text>" into {a[1]}'
     return existing
 
 
-def placeholder_pattern(milestone: str) -> re.Pattern[str] | None:
-    """A regular expression that matches the texts ``milestone`` describes when each of its
+@dataclass(frozen=True)
+class PlaceholderPattern:
+    """A milestone with placeholders, as literal parts with one placeholder between each
+    neighbouring pair; a placeholder stands for one or more characters of any kind.
+
+    Matched by scanning, not as a regular expression: milestones come from an LLM, and a
+    regex of ``k`` lazy wildcards backtracks in ``O(n^k)`` on a text it does not match.
+    """
+
+    parts: tuple[str, ...]
+
+    def fullmatch(self, text: str) -> bool:
+        """Whether all of ``text`` is the milestone with each placeholder filled in.
+
+        Greedy-leftmost glob matching, linear in ``len(text)`` times the number of parts:
+        placing each middle part at its leftmost possible position never rules out a match
+        that a later position allows.
+        """
+        first, *middle, last = self.parts
+        if not text.startswith(first):
+            return False
+        position = len(first)
+        for part in middle:
+            found = text.find(part, position + 1)  # the placeholder before takes >= 1 char
+            if found < 0:
+                return False
+            position = found + len(part)
+        return len(text) - len(last) >= position + 1 and text.endswith(last)
+
+
+def placeholder_pattern(milestone: str) -> PlaceholderPattern | None:
+    """A pattern that matches the texts ``milestone`` describes when each of its
     placeholders stands for any text (ADMIRE's judge prompt: a placeholder matches any
     value), or None when it has no placeholder. The rest of the milestone must match
     verbatim."""
     parts = PLACEHOLDER.split(milestone)
     if len(parts) == 1:
         return None
-    return re.compile(".+?".join(re.escape(p) for p in parts), re.DOTALL)
+    return PlaceholderPattern(tuple(parts))

@@ -23,8 +23,13 @@ probability ``(1 - q)^N``. Hence
     P_final = (p_a p_c / q) [1 - (1 - q)^N] + p_a (1 - p_c) (1 - q)^(N - 1).
 
 At ``N = 1`` (no selection at all) this gives ``p_a``, as it must; the paper's form gives
-``p_a p_c + p_a (1 - q)``, which is not ``p_a`` unless ``p_c`` is 0 or 1 or ``p_a`` is 0
-or 1. :func:`test_time_scaling_success` implements the corrected form (it agrees with the
+``p_a p_c + p_a (1 - q)``. Subtracting, the paper's form errs at every ``N`` by exactly
+
+    p_a (1 - p_a) (2 p_c - 1) (1 - q)^(N - 1),
+
+so it is exact only for a coin-flip judge (``p_c = 1/2``) or a sure policy (``p_a`` 0 or
+1): at ``p_a = 0.2``, ``N = 1`` it gives 0.36 with a perfect judge and 0.04 with an always
+wrong one, where the truth is 0.2. :func:`test_time_scaling_success` implements the corrected form (it agrees with the
 Monte Carlo simulator :func:`simulate_test_time_scaling` of the same procedure);
 :func:`lemma1_paper_form` keeps the paper's expression for comparison.
 """
@@ -339,8 +344,11 @@ def lemma1_paper_form(p_a: float, p_c: float, n: int) -> float:
     ``(p_a p_c / q) [1 - (1 - q)^n] + p_a (1 - q)^n``. It assumes the trial submitted when no
     trial is judged positive succeeds with probability ``p_a``; that trial was judged
     negative, so it succeeds with ``p_a (1 - p_c) / (1 - q)`` instead. The printed form
-    therefore disagrees with a simulation of the procedure (at ``n = 1`` it does not even
-    reduce to ``p_a``). Use :func:`test_time_scaling_success` for predictions.
+    therefore exceeds :func:`test_time_scaling_success` by
+    ``p_a (1 - p_a) (2 p_c - 1) (1 - q)^(n - 1)`` at every ``n``: it is exact only at
+    ``p_c = 1/2`` (or ``p_a`` 0 or 1), and at ``n = 1`` it is not ``p_a`` (0.36 and 0.04 at
+    ``p_a = 0.2`` with ``p_c`` 1 and 0). Use :func:`test_time_scaling_success` for
+    predictions.
 
     Raises:
         ValueError: for probabilities outside [0, 1] or a budget below 1.

@@ -5,14 +5,16 @@ env: :class:`MilestoneWrapper` for one env, :class:`MilestoneVectorWrapper` for 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
 
+from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import Step, Trajectory
+from gui_gym.models.llm import LLMError
 from gui_gym.models.milestones import (
     CosineMatcher,
     MilestoneGenerationError,
@@ -48,6 +50,19 @@ class _Episode:
     milestones: list[str]
     version: int
     pointer: int = 0
+    well_formed: list[bool] = field(default_factory=list)  # R_format(t) = -1 where False
+
+
+FORMAT_PENALTIES = ("malformed", "rejected")
+"""Which actions ADMIRE's format term penalises (see :class:`MilestoneWrapper`)."""
+
+
+def _parses(action: Any) -> bool:
+    try:
+        parse_action(action)
+    except ActionParseError:
+        return False
+    return True
 
 
 class _MilestoneReward:
@@ -71,7 +86,12 @@ class _MilestoneReward:
         adaptive: bool,
         key: str,
         epoch: int,
+        format_penalty: str,
     ) -> None:
+        if format_penalty not in FORMAT_PENALTIES:
+            raise ValueError(
+                f"format_penalty must be one of {FORMAT_PENALTIES}, got {format_penalty!r}"
+            )
         if not 0.0 <= delta < 1.0:
             raise ValueError(f"delta must be in [0, 1), got {delta!r}")
         if zeta < 0 or eta < 0:
@@ -99,6 +119,7 @@ class _MilestoneReward:
         self.adaptive = bool(adaptive)
         self.key = key
         self.epoch = int(epoch)
+        self.format_penalty = format_penalty
 
     # ------------------------------------------------------------------------------ public
 
@@ -162,6 +183,9 @@ class _MilestoneReward:
             truncated,
             info,
         )
+        episode.well_formed.append(
+            step.action_valid if self.format_penalty == "rejected" else _parses(action)
+        )
         target = None
         if step.action_valid and episode.pointer < len(episode.milestones):
             target = episode.milestones[episode.pointer]
@@ -175,6 +199,7 @@ class _MilestoneReward:
         observation: dict[str, Any],
         info: dict[str, Any],
         reward: float,
+        model_error: str | None = None,
     ) -> tuple[float, dict[str, Any], bool]:
         """Apply the pointer rule to ``step`` scored ``similarity``; returns the step reward
         (with the online credit when asked), ``info["milestone"]``, and whether the episode
@@ -191,9 +216,12 @@ class _MilestoneReward:
         step.info = {"milestone_hit": hit, "r_mil": r_mil}
         if self.credit == "online":
             reward = (
-                float(reward) + self.eta * format_reward(step.action_valid) + self.weight * r_mil
+                float(reward)
+                + self.eta * format_reward(episode.well_formed[-1])
+                + self.weight * r_mil
             )
         component = self._step_info(episode, similarity=similarity, hit=hit, r_mil=r_mil)
+        component["model_error"] = model_error
         ended = step.terminated or step.truncated
         if ended:
             episode.trajectory.finish(observation, info)
@@ -201,6 +229,20 @@ class _MilestoneReward:
         return reward, component, ended
 
     # ----------------------------------------------------------------------------- helpers
+
+    def _scores(
+        self, descriptions: list[str], targets: list[str]
+    ) -> tuple[list[float | None], str | None]:
+        """The matcher's scores of the pairs, or no scores (no hit: the neutral outcome) and
+        the error when the matcher's model failed (an LLM judge's server down, ...)."""
+        if not descriptions:
+            return [], None
+        try:
+            values = score_pairs(self.matcher, descriptions, targets)
+        except LLMError as err:
+            logger.warning("milestone matcher failed; these steps score no hit: %s", err)
+            return [None] * len(descriptions), f"{type(err).__name__}: {err}"
+        return [float(v) for v in values], None
 
     def _load_milestones(self, episode: _Episode) -> None:
         current = self.store.get(episode.task_key)
@@ -228,19 +270,27 @@ class _MilestoneReward:
         }
 
     def _rematch(self, episode: _Episode) -> None:
-        """Match the finished episode again against the current milestones."""
-        episode.pointer = 0
+        """Match the finished episode again against the current milestones.
+
+        Raises:
+            LLMError: when the matcher's model fails; the episode is then left unchanged.
+        """
+        pointer = 0
+        infos = []
         for step in episode.trajectory.steps:
             r_mil = 0.0
-            before = episode.pointer
-            if step.action_valid and episode.pointer < len(episode.milestones):
+            before = pointer
+            if step.action_valid and pointer < len(episode.milestones):
                 similarity = self.matcher.score(
-                    step.action_description, episode.milestones[episode.pointer]
+                    step.action_description, episode.milestones[pointer]
                 )
-                r_mil, episode.pointer = advance_pointer(
-                    episode.pointer, len(episode.milestones), float(similarity), self.delta
+                r_mil, pointer = advance_pointer(
+                    pointer, len(episode.milestones), float(similarity), self.delta
                 )
-            step.info = {"milestone_hit": episode.pointer != before, "r_mil": r_mil}
+            infos.append({"milestone_hit": pointer != before, "r_mil": r_mil})
+        episode.pointer = pointer
+        for step, step_info in zip(episode.trajectory.steps, infos):
+            step.info = step_info
 
     def _finish(self, episode: _Episode) -> dict[str, Any]:
         trajectory = episode.trajectory
@@ -248,8 +298,14 @@ class _MilestoneReward:
         if success and self.adaptive:
             update = self._update_store(episode)
             if update.get("version", episode.version) != episode.version:
+                before = (episode.milestones, episode.version, episode.pointer)
                 self._load_milestones(episode)
-                self._rematch(episode)  # Algorithm 1: rewards after the update
+                try:
+                    self._rematch(episode)  # Algorithm 1: rewards after the update
+                except LLMError as err:  # pay against the milestones the episode ran with
+                    logger.warning("re-matching after the update failed: %s", err)
+                    episode.milestones, episode.version, episode.pointer = before
+                    update["model_error"] = f"{type(err).__name__}: {err}"
         else:
             update = {
                 "status": "skipped",
@@ -268,7 +324,7 @@ class _MilestoneReward:
         total = total_step_rewards(
             rewards,
             outcome=1.0 if success else 0.0,
-            format_rewards=[format_reward(s.action_valid) for s in trajectory.steps],
+            format_rewards=[format_reward(ok) for ok in episode.well_formed],
             epoch=self.epoch,
             lambda0=self.lambda0,
             decay=self.decay,
@@ -295,7 +351,11 @@ class _MilestoneReward:
         if not task_key:
             raise ValueError(f"the trajectory has no {self.key} to key the milestones by")
         copied = replace(trajectory, steps=[replace(s, info={}) for s in trajectory.steps])
-        return _Episode(task_key, copied, trajectory.seed, "", [], 0)
+        well_formed = [
+            s.action_valid if self.format_penalty == "rejected" else _parses(s.action)
+            for s in trajectory.steps
+        ]
+        return _Episode(task_key, copied, trajectory.seed, "", [], 0, well_formed=well_formed)
 
     def refine_from_success(self, trajectory: Trajectory) -> dict[str, Any]:
         """Initialise (Eq. 6) or refine (Eq. 7) the task's milestones from one successful
@@ -336,9 +396,13 @@ class _MilestoneReward:
                 else:
                     kind = "refine"
                     proposed = self.generator.refine(trajectory, list(current.milestones))
-            except MilestoneGenerationError as err:
+            except (MilestoneGenerationError, LLMError) as err:
+                # garbage or a failed model call: the store stays as it is (neutral)
                 logger.warning("milestones of %r left unchanged: %s", key, err)
-                return {"status": "rejected", "reason": str(err), "version": base}
+                update = {"status": "rejected", "reason": str(err), "version": base}
+                if isinstance(err, LLMError):
+                    update["model_error"] = f"{type(err).__name__}: {err}"
+                return update
             try:
                 record = self.store.commit(
                     key,
@@ -412,6 +476,12 @@ class MilestoneWrapper(
     ``"initialized"``, ``"refined"``, ``"unchanged"``, ``"rejected"`` with a ``reason``,
     ``"stale"``, or ``"skipped"`` for failures and ``adaptive=False``).
 
+    A model that fails (an :class:`~gui_gym.models.llm.LLMError` from the matcher's or the
+    generator's LLM, or a generator answer that does not parse) never raises mid-rollout:
+    the step scores no hit, the store stays unchanged, a warning is logged, and
+    ``info["milestone"]["model_error"]`` (per step) or ``["update"]["model_error"]`` says
+    what failed.
+
     Args:
         env: A gui-gym env (any env whose info has ``task_id``, ``action_description``,
             ``action_valid`` and, at the end, ``success``).
@@ -431,6 +501,10 @@ class MilestoneWrapper(
         key: Store milestones per ``"task_id"`` (instances of a template share them; what
             placeholders are for) or per ``"instruction"``.
         epoch: Initial epoch for the decay (see :meth:`set_epoch`).
+        format_penalty: Which actions get ``R_format = -1``: ``"malformed"`` (default, the
+            paper's "the action syntax is invalid": output that does not parse as an action)
+            or ``"rejected"`` (ours: also well-formed actions the env refuses, such as
+            ``CLICK(999)`` on a screen without element 999).
 
     Raises:
         ValueError: for an argument out of range.
@@ -451,6 +525,7 @@ class MilestoneWrapper(
         adaptive: bool = True,
         key: Literal["task_id", "instruction"] = "task_id",
         epoch: int = 0,
+        format_penalty: Literal["malformed", "rejected"] = "malformed",  # ADMIRE Eq. 12
     ):
         settings = dict(
             generator=generator,
@@ -464,6 +539,7 @@ class MilestoneWrapper(
             adaptive=adaptive,
             key=key,
             epoch=epoch,
+            format_penalty=format_penalty,
         )
         self._configure(store, **settings)
         gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))
@@ -490,11 +566,12 @@ class MilestoneWrapper(
             raise gym.error.ResetNeeded("call reset() before step()")
         observation, reward, terminated, truncated, info = self.env.step(action)
         step, target = self._new_step(episode, action, reward, terminated, truncated, info)
-        similarity = (
-            None if target is None else float(self.matcher.score(step.action_description, target))
+        similarities, model_error = (
+            self._scores([step.action_description], [target]) if target is not None else ([], None)
         )
+        similarity = similarities[0] if similarities else None
         reward, info["milestone"], ended = self._record(
-            episode, step, similarity, observation, info, reward
+            episode, step, similarity, observation, info, reward, model_error
         )
         if ended:
             self._episode, self._last_episode = None, episode
@@ -536,7 +613,7 @@ class MilestoneVectorWrapper(
     Args:
         env: A vector env of gui-gym envs.
         store, generator, matcher, delta, zeta, lambda0, decay, eta, credit, adaptive, key,
-            epoch: As in :class:`MilestoneWrapper`.
+            epoch, format_penalty: As in :class:`MilestoneWrapper`.
 
     Raises:
         ValueError: for an argument out of range, or a vector env with autoreset disabled.
@@ -557,6 +634,7 @@ class MilestoneVectorWrapper(
         adaptive: bool = True,
         key: Literal["task_id", "instruction"] = "task_id",
         epoch: int = 0,
+        format_penalty: Literal["malformed", "rejected"] = "malformed",  # ADMIRE Eq. 12
     ):
         settings = dict(
             generator=generator,
@@ -570,6 +648,7 @@ class MilestoneVectorWrapper(
             adaptive=adaptive,
             key=key,
             epoch=epoch,
+            format_penalty=format_penalty,
         )
         self._configure(store, **settings)
         gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))
@@ -653,13 +732,21 @@ class MilestoneVectorWrapper(
                 targets.append(target)
             pending.append((i, step, obs_i, info_i))
         similarities: list[float | None] = [None] * len(pending)
-        for row, value in zip(rows, score_pairs(self.matcher, descriptions, targets)):
-            similarities[row] = float(value)
-        for (i, step, obs_i, info_i), similarity in zip(pending, similarities):
+        scores, model_error = self._scores(descriptions, targets)
+        scored = set(rows)
+        for row, value in zip(rows, scores):
+            similarities[row] = value
+        for row, ((i, step, obs_i, info_i), similarity) in enumerate(zip(pending, similarities)):
             episode = self._episodes[i]
             assert episode is not None
             reward[i], components[i], ended = self._record(
-                episode, step, similarity, obs_i, info_i, reward[i]
+                episode,
+                step,
+                similarity,
+                obs_i,
+                info_i,
+                reward[i],
+                model_error if row in scored else None,
             )
             if ended and self._same_step:
                 self._episodes[i], _ = self._begin(

@@ -22,7 +22,12 @@ __all__ = ["PRMVectorWrapper", "PRMWrapper"]
 
 
 def _check_args(
-    prm: Any, weight: float, format_weight: float, invalid_penalty: float, history_length: int
+    prm: Any,
+    weight: float,
+    format_weight: float,
+    invalid_penalty: float,
+    history_length: int,
+    outcome_weight: float,
 ) -> None:
     if not callable(getattr(prm, "score", None)):
         raise TypeError(
@@ -32,6 +37,7 @@ def _check_args(
         ("weight", weight),
         ("format_weight", format_weight),
         ("invalid_penalty", invalid_penalty),
+        ("outcome_weight", outcome_weight),
     ):
         if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
@@ -74,9 +80,10 @@ def _last_error(prm: Any, i: int) -> str | None:
 class PRMWrapper(
     gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
 ):
-    """Add GUI-Shepherd's process reward to every step.
+    """Reward every step with GUI-Shepherd's process reward.
 
-    ``reward += prm + format + invalid`` (:func:`~gui_gym.rewards.prm.prm_step_reward`):
+    ``reward = outcome_weight * task outcome + prm + format + invalid``
+    (:func:`~gui_gym.rewards.prm.prm_step_reward`):
 
     * ``prm = weight * PRM(g, s_t, a_t)`` for an action the env accepted, scored on the
       instruction, the screen the action was chosen on, the action and its description, and
@@ -87,8 +94,11 @@ class PRMWrapper(
 
     ``info["prm"]`` carries ``score`` (None when the action was not judged), ``reward`` (the
     total added), ``components`` (``prm``, ``format``, ``invalid``) and ``error`` (a PRM
-    server's reason for a neutral score, else None). The base reward (the task outcome) is
-    kept: the shaped reward is added to it, and ``info["task_reward"]`` is untouched.
+    server's reason for a neutral score, else None); ``components`` also holds ``outcome``,
+    the share of the base reward kept. GUI-Shepherd's Eq. 3 rewards a step with the PRM and
+    format terms only, so ``outcome_weight`` defaults to 0 and the env's outcome reward is
+    dropped from ``reward``; ``outcome_weight=1`` adds the shaped reward to the outcome
+    instead (ours, not the paper's). ``info["task_reward"]`` always holds the outcome.
 
     A PRM with ``requires_env`` (``RulePRM``) is asked before the step, with the env in the
     state the action is taken from (it judges on a fork); a text PRM is asked after it, so an
@@ -101,6 +111,8 @@ class PRMWrapper(
         format_weight: Reward for a well-formed action.
         invalid_penalty: Reward added for an unparsable or rejected action.
         history_length: Earlier action descriptions shown to the PRM.
+        outcome_weight: Scale of the env's own (outcome) reward in ``reward``; 0, the
+            paper's Eq. 3, by default.
 
     Raises:
         TypeError: when ``prm`` has no ``score`` method.
@@ -115,8 +127,9 @@ class PRMWrapper(
         format_weight: float = 0.1,
         invalid_penalty: float = -0.1,
         history_length: int = 4,
+        outcome_weight: float = 0.0,  # GUI-Shepherd Eq. 3: r_t = r_PRM + r_format
     ):
-        _check_args(prm, weight, format_weight, invalid_penalty, history_length)
+        _check_args(prm, weight, format_weight, invalid_penalty, history_length, outcome_weight)
         gym.utils.RecordConstructorArgs.__init__(
             self,
             _disable_deepcopy=True,  # the PRM (a model, a client) is shared, never copied
@@ -125,6 +138,7 @@ class PRMWrapper(
             format_weight=format_weight,
             invalid_penalty=invalid_penalty,
             history_length=history_length,
+            outcome_weight=outcome_weight,
         )
         gym.Wrapper.__init__(self, env)
         if getattr(prm, "requires_env", False) and not hasattr(env.unwrapped, "fork"):
@@ -137,6 +151,7 @@ class PRMWrapper(
         self.format_weight = float(format_weight)
         self.invalid_penalty = float(invalid_penalty)
         self.history_length = history_length
+        self.outcome_weight = float(outcome_weight)
         self._observation: dict[str, Any] = {}
         self._history: list[str] = []
         self._step = 0
@@ -188,17 +203,23 @@ class PRMWrapper(
             format_weight=self.format_weight,
             invalid_penalty=self.invalid_penalty,
         )
+        outcome = self.outcome_weight * float(reward)
         info["prm"] = {
             "score": score if valid else None,
             "reward": parts.total,
-            "components": {"prm": parts.prm, "format": parts.format, "invalid": parts.invalid},
+            "components": {
+                "prm": parts.prm,
+                "format": parts.format,
+                "invalid": parts.invalid,
+                "outcome": outcome,
+            },
             "error": _last_error(self.prm, 0) if valid and not self.prm.requires_env else None,
         }
         if valid:
             self._history.append(str(info.get("action_description", "")))
         self._observation = observation
         self._step = int(info.get("step", self._step + 1))
-        return observation, float(reward) + parts.total, terminated, truncated, info
+        return observation, outcome + parts.total, terminated, truncated, info
 
 
 class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs):
@@ -209,11 +230,11 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
     themselves, so they work with ``SyncVectorEnv`` only. Sub-envs being auto-reset on this
     step (Gymnasium's next-step autoreset) get no PRM reward. ``info["prm"]`` holds arrays
     ``score`` (NaN where not judged), ``reward``, ``prm``, ``format`` and ``invalid``, with
-    the usual ``info["_prm"]`` mask.
+    the usual ``info["_prm"]`` mask, and ``outcome`` (the share of the base reward kept).
 
     Args:
         env: A vector env of gui-gym envs.
-        prm, weight, format_weight, invalid_penalty, history_length: As in
+        prm, weight, format_weight, invalid_penalty, history_length, outcome_weight: As in
             :class:`PRMWrapper`.
 
     Raises:
@@ -228,8 +249,9 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
         format_weight: float = 0.1,
         invalid_penalty: float = -0.1,
         history_length: int = 4,
+        outcome_weight: float = 0.0,  # GUI-Shepherd Eq. 3: r_t = r_PRM + r_format
     ):
-        _check_args(prm, weight, format_weight, invalid_penalty, history_length)
+        _check_args(prm, weight, format_weight, invalid_penalty, history_length, outcome_weight)
         gym.utils.RecordConstructorArgs.__init__(
             self,
             _disable_deepcopy=True,  # the PRM (a model, a client) is shared, never copied
@@ -238,6 +260,7 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
             format_weight=format_weight,
             invalid_penalty=invalid_penalty,
             history_length=history_length,
+            outcome_weight=outcome_weight,
         )
         gym.vector.VectorWrapper.__init__(self, env)
         if getattr(prm, "requires_env", False) and not hasattr(env.unwrapped, "envs"):
@@ -250,6 +273,7 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
         self.format_weight = float(format_weight)
         self.invalid_penalty = float(invalid_penalty)
         self.history_length = history_length
+        self.outcome_weight = float(outcome_weight)
         mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.NEXT_STEP)
         self._next_step_reset = mode == gym.vector.AutoresetMode.NEXT_STEP or mode == "NextStep"
         n = self.num_envs
@@ -330,12 +354,14 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
             for i in range(n)
         ]
         added = np.array([p.total if p is not None else 0.0 for p in parts])
+        outcome = self.outcome_weight * np.asarray(reward, dtype=np.float64)
         info["prm"] = {
             "score": np.where(valid, scores, np.nan),
             "reward": added,
             "prm": np.array([p.prm if p else 0.0 for p in parts]),
             "format": np.array([p.format if p else 0.0 for p in parts]),
             "invalid": np.array([p.invalid if p else 0.0 for p in parts]),
+            "outcome": outcome,
             "error": np.array(errors, dtype=object),
         }
         info["_prm"] = judged.copy()
@@ -354,7 +380,7 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
         self._resetting = ended.copy() if self._next_step_reset else np.zeros(n, dtype=bool)
         return (
             observation,
-            np.asarray(reward, dtype=np.float64) + added,
+            outcome + added,
             terminated,
             truncated,
             info,

@@ -57,9 +57,10 @@ class ProbingJudgeWrapper(
         vote: ``majority``, ``any`` or ``all`` (see :func:`gui_gym.rewards.probing.combine_votes`).
         reward_map: Reward per verdict (``success``/``failure``/``invalid``); missing keys
             keep the defaults 1.0 / 0.0 / 0.0.
-        probe_steps: Step budget per probe (capped by the policy's episode length, with a
-            floor of ``probe_steps_min``; ProRe Sec. 4.1).
-        probe_steps_min: Floor of the budget.
+        probe_steps: Cap on the step budget per probe; None (the default, ProRe Sec. 4.1)
+            gives each probe as many steps as the policy's episode took. See
+            :class:`~gui_gym.models.judge.ProbingJudge`.
+        probe_steps_min: Floor of the budget (1 by default; ours: 8).
 
     Raises:
         ValueError: for an unknown mode, vote rule or verdict key, or a negative ``n_probes``.
@@ -79,8 +80,8 @@ class ProbingJudgeWrapper(
         claim_filter: ClaimFilter | None = None,
         vote: str = "majority",
         reward_map: Mapping[str, float] | None = None,
-        probe_steps: int = 15,
-        probe_steps_min: int = 8,
+        probe_steps: int | None = None,
+        probe_steps_min: int = 1,
     ):
         gym.utils.RecordConstructorArgs.__init__(
             self,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import logging
 import math
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from gui_gym.core.actions import (
 from gui_gym.core.actions import candidate_actions as screen_candidates
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.ui import UITree
+from gui_gym.core.untrusted_text import tagged_blocks, without_lone_surrogates
 from gui_gym.envs.replay.dataset import ExpertDataset, ExpertTrajectory, load_image
 from gui_gym.rewards.action_match import Matcher, MatchResult, get_matcher
 from gui_gym.rewards.semi_online import (
@@ -43,8 +43,6 @@ logger = logging.getLogger(__name__)
 PatchMode = Literal["thought_free", "off_policy_thought", "on_policy_thought", "none"]
 PATCH_MODES: tuple[str, ...] = ("thought_free", "off_policy_thought", "on_policy_thought", "none")
 """The patch functions of UI-S1 Table 5, plus ``none`` (never patch)."""
-
-_THINK = re.compile(r"<think>(.*?)</think>", re.IGNORECASE | re.DOTALL)
 
 
 class ThoughtGenerator(Protocol):
@@ -172,11 +170,18 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     * ``max_steps``: truncate after this many steps (default: never; an episode has at most
       ``T`` steps anyway).
     * ``thought_fn``: a :class:`ThoughtGenerator` for the thought patches.
-    * ``require_think``: the format score needs a ``<think>...</think>`` block.
+    * ``require_think``: the format score needs a ``<think>...</think>`` block (default True:
+      UI-S1's output format is ``<think> ... </think> <action> ... </action>``, App. H).
+      Only the reward reads it; whether the action matches the expert's (and so whether the
+      rollout continues, is patched, and counts for SOP) depends on the action alone.
     * ``gamma``: discount of the returns reported at the end (0.5).
     * ``reward_scheme``: ``"paper"`` or ``"code"``.
     * ``screenshot``, ``history``, ``render_mode``, ``screen_size``: observation options.
     * ``trajectory``: always replay this trajectory (index or id).
+    * ``task``: always replay the first trajectory of this task id (the common argument of
+      every id; ``trajectory`` wins when both are given).
+    * ``category``: sample only trajectories of this category (None: all).
+    * ``split``: ``"all"`` (a dataset has no splits: record each split to its own folder).
     * ``skip_bad``, ``include_failed``: passed to :meth:`ExpertDataset.load`.
 
     ## Version History
@@ -200,7 +205,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         epsilon: float = 1,
         max_steps: int | None = None,
         thought_fn: ThoughtGenerator | None = None,
-        require_think: bool = False,
+        require_think: bool = True,  # UI-S1 App. H: <think> ... </think> <action> ... </action>
         gamma: float = DEFAULT_GAMMA,
         reward_scheme: Literal["paper", "code"] = "paper",
         screenshot: bool = False,
@@ -210,6 +215,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         trajectory: int | str | None = None,
         skip_bad: bool = False,
         include_failed: bool = False,
+        task: str | None = None,
+        split: str = "all",
+        category: str | None = None,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -231,6 +239,15 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
         if thought_fn is not None and not callable(thought_fn):
             raise TypeError("thought_fn must be callable")
+        for name, flag in (
+            ("screenshot", screenshot),
+            ("history", history),
+            ("require_think", require_think),
+            ("skip_bad", skip_bad),
+            ("include_failed", include_failed),
+        ):
+            if not isinstance(flag, bool | np.bool_):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
         if isinstance(dataset, ExpertDataset):
             self.dataset = dataset
         elif isinstance(dataset, str | Path):
@@ -259,9 +276,21 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in self.screen_size
         ):
             raise ValueError(f"screen_size must be (width, height) in pixels, got {screen_size!r}")
-        self._fixed: int | None = (
-            self.dataset.index_of(trajectory) if trajectory is not None else None
-        )
+        if split != "all":
+            raise ValueError(
+                f"split must be 'all' for a replay dataset (it has no splits; record each "
+                f"split to its own folder), got {split!r}"
+            )
+        fixed = trajectory if trajectory is not None else task
+        self._fixed: int | None = self.dataset.index_of(fixed) if fixed is not None else None
+        self._pool = list(range(len(self.dataset)))
+        if category is not None:
+            self._pool = [i for i, t in enumerate(self.dataset) if t.category == category]
+            if not self._pool:
+                known = sorted({t.category for t in self.dataset if t.category})
+                raise ValueError(
+                    f"unknown category {category!r}; this dataset has: {', '.join(known)}"
+                )
         self._shots: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
 
         obs_spaces: dict[str, spaces.Space[Any]] = {
@@ -318,7 +347,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         elif self._fixed is not None:
             index = self._fixed
         else:
-            index = int(self.np_random.integers(len(self.dataset)))
+            index = self._pool[int(self.np_random.integers(len(self._pool)))]
         self.trajectory_index = index
         self.trajectory = self.dataset[index]
         self._t = 0
@@ -363,6 +392,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             result = MatchResult(False, False, f"unparseable action: {error}")
         else:
             result = self.matcher(predicted, expert.action, expert.tree)
+        # The reward is gated on the format (UI-S1 Eq. 8); continuing, patching and SOP
+        # depend on whether the action itself matches the expert's.
+        matched = predicted is not None and result.exact
         type_ok = format_ok and result.type_ok
         exact_ok = format_ok and result.exact
         reward = (step_reward if self.reward_scheme == "paper" else step_reward_code)(
@@ -376,7 +408,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         executed: str | None
         kept_thought: str | None
         patched = False
-        if exact_ok:
+        if matched:
             assert predicted is not None
             executed, kept_thought = str(predicted), own_thought
         elif self.patch != "none" and self._patches < self.epsilon:
@@ -393,10 +425,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
                 )
         else:
             executed, kept_thought = None, None
-        if not exact_ok and self._first_mismatch is None:
+        if not matched and self._first_mismatch is None:
             self._first_mismatch = judged
         self._rewards.append(reward)
-        self._matched.append(exact_ok)
+        self._matched.append(matched)
         self._patched.append(patched)
 
         terminated = False
@@ -417,7 +449,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         action_text = (
             str(predicted)
             if predicted is not None
-            else (action if isinstance(action, str) else repr(action))
+            else (without_lone_surrogates(action) if isinstance(action, str) else repr(action))
         )
         info = self._base_info(action_text, predicted is not None, error, description, success)
         target = target_element(predicted, expert.tree) if predicted is not None else None
@@ -431,7 +463,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
                 "type_ok": type_ok,
                 "exact_ok": exact_ok,
                 "match_reason": result.reason,
-                "matched": exact_ok,
+                "matched": matched,
                 "patched": patched,
                 "executed_action": executed,
                 "thought": kept_thought,
@@ -645,9 +677,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
 
 
 def _extract_thought(action: Any) -> str | None:
-    if not isinstance(action, str):
+    # the length limit comes first, as in parse_action: the text is untrusted model output
+    if not isinstance(action, str) or len(action) > MAX_ACTION_LENGTH:
         return None
-    blocks = _THINK.findall(action)
+    blocks = tagged_blocks(action, "think")
     if not blocks:
         return None
     text = blocks[-1].strip()

@@ -19,17 +19,20 @@ purchase, at "Buy Now", by how much of the goal it satisfies::
   the share of the goal title's nouns (duplicates counted) found among the purchased title's.
   WebShop finds nouns with spaCy; our generator wrote the titles and records their nouns.
 
-``token_set_ratio`` follows thefuzz/rapidfuzz: lower-case, non-alphanumerics to spaces, then
-the best of three indel similarities between the sorted shared tokens and each side's
-remainder, rounded to an integer percentage. One token set inside the other scores 100.
+``token_set_ratio`` is rapidfuzz's ``fuzz.token_set_ratio`` with its ``default_process``
+(lower-case, non-alphanumerics to spaces), rounded to an integer percentage: exactly what
+WebShop's dependency thefuzz computes, since thefuzz now wraps rapidfuzz. One token set inside
+the other scores 100.
 """
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from gymnasium.error import DependencyNotInstalled
 
 __all__ = [
     "COLOR_SET",
@@ -100,58 +103,30 @@ COLOR_SET: tuple[str, ...] = (
 """Colour words in alphabetical order; :func:`normalize_color` takes the first one found, as
 WebShop's ``normalize_color`` does with its own list."""
 
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
 
-
-def _process(text: str) -> str:
-    """thefuzz's ``full_process``: lower-case, non-alphanumerics to spaces, trimmed."""
-    return _NON_ALNUM.sub(" ", text.lower()).strip()
-
-
-def _lcs_length(a: str, b: str) -> int:
-    if len(a) < len(b):
-        a, b = b, a
-    previous = [0] * (len(b) + 1)
-    for ca in a:
-        current = [0]
-        for j, cb in enumerate(b, 1):
-            if ca == cb:
-                current.append(previous[j - 1] + 1)
-            else:
-                current.append(max(previous[j], current[j - 1]))
-        previous = current
-    return previous[-1]
-
-
-def _ratio(a: str, b: str) -> float:
-    """Indel similarity in percent (rapidfuzz's ``fuzz.ratio``)."""
-    if a == b:
-        return 100.0
-    if not a or not b:
-        return 0.0
-    return 200.0 * _lcs_length(a, b) / (len(a) + len(b))
+@functools.cache
+def _rapidfuzz() -> tuple[Any, Any]:
+    try:
+        from rapidfuzz import fuzz, utils
+    except ImportError as err:
+        raise DependencyNotInstalled(
+            "WebShop's fuzzy matching needs rapidfuzz: pip install 'gui-gym[webshop]'"
+        ) from err
+    return fuzz, utils.default_process
 
 
 def token_set_ratio(first: str, second: str) -> int:
-    """thefuzz's ``fuzz.token_set_ratio`` (0..100).
+    """thefuzz's ``fuzz.token_set_ratio`` (0..100), computed by rapidfuzz.
 
     Examples (the values WebShop's reference notes record): ``"essential oil"`` vs
     ``"essential oils"`` is 96, ``"tea bag"`` vs ``"tea tree"`` 60, ``"large"`` vs
     ``"x-large"`` 100, ``"pack of 12"`` vs ``"pack of 1"`` 95.
+
+    Raises:
+        gymnasium.error.DependencyNotInstalled: without rapidfuzz (the ``webshop`` extra).
     """
-    a, b = _process(first), _process(second)
-    if not a or not b:
-        return 0
-    ta, tb = set(a.split()), set(b.split())
-    shared = " ".join(sorted(ta & tb))
-    only_a = " ".join(sorted(ta - tb))
-    only_b = " ".join(sorted(tb - ta))
-    combined_a = f"{shared} {only_a}".strip()
-    combined_b = f"{shared} {only_b}".strip()
-    best = max(
-        _ratio(shared, combined_a), _ratio(shared, combined_b), _ratio(combined_a, combined_b)
-    )
-    return round(best)
+    fuzz, process = _rapidfuzz()
+    return round(fuzz.token_set_ratio(first, second, processor=process))
 
 
 def normalize_color(value: str | tuple[str, str]) -> str | tuple[str, str]:

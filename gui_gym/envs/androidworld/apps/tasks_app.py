@@ -15,22 +15,17 @@ from datetime import date
 from typing import Any
 
 from gui_gym.core.actions import Action
-from gui_gym.core.sim import Block, ScrollPage
+from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.rows import ImmutableRow, RowTable
 from gui_gym.envs.androidworld.phone import (
-    APP_BAR,
-    BOTTOM_BUTTON,
-    HEIGHT,
-    KEYBOARD,
-    STATUS_BAR,
-    WIDTH,
     AppView,
     Dialog,
     PhoneApp,
     PhoneState,
     Screen,
     icon,
+    visible_args,
 )
 
 __all__ = [
@@ -236,20 +231,4 @@ _APP = TasksApp()
 def visible_task_ids(phone: PhoneState) -> set[int]:
     """Ids of the task rows on screen now (at least partly, as the phone cuts its window),
     computed from the state alone: empty unless the Tasks list is in front, unobstructed."""
-    if phone.foreground != _APP.key or phone.shade or phone.dialog is not None:
-        return set()
-    screen = phone.screen
-    if screen is None or screen.name != "main":
-        return set()
-    view = _APP.view(phone, screen)
-    bottom = (
-        HEIGHT
-        - (KEYBOARD if phone.focus else 0)
-        - (BOTTOM_BUTTON if view.bottom and not phone.focus else 0)
-    )
-    page = ScrollPage(view.content, WIDTH, STATUS_BAR + APP_BAR, bottom)
-    return {
-        int(e.handler_arg)
-        for e in page.window(screen.scroll)
-        if e.handler == "tasks_app.open" and e.handler_arg
-    }
+    return {int(arg) for arg in visible_args(phone, _APP, "tasks_app.open") if arg}

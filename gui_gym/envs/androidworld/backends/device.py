@@ -311,11 +311,14 @@ def read_phone_state(
     def setting(namespace: str, key: str) -> str:
         return device.shell(f"settings get {namespace} {key}")
 
-    wifi = setting("global", "wifi_on") in ("1", "2")
+    # wifi_on: 0 off, 1 on, 2 on in airplane mode, 3 switched on but suspended by airplane
+    # mode. The simulator's (wifi, airplane) pair gives SystemState.wifi_on back: 2 becomes
+    # wifi with airplane mode off (the radio is on), 3 wifi with airplane mode on.
+    wifi_on = setting("global", "wifi_on")
     system = SystemState(
-        wifi=wifi,
+        wifi=wifi_on in ("1", "2", "3"),
         bluetooth=setting("global", "bluetooth_on") == "1",
-        airplane=setting("global", "airplane_mode_on") == "1",
+        airplane=setting("global", "airplane_mode_on") == "1" and wifi_on != "2",
         brightness=_to_int(setting("system", "screen_brightness")),
     )
     apps: dict[str, Any] = {}

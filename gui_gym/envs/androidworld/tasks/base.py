@@ -168,6 +168,12 @@ class AndroidWorldTask(Task):
         complexity: AndroidWorld's ``complexity`` (its step budget is ``10 * complexity``).
         template: Instruction with ``{param}`` slots.
         answer_mode: For information-retrieval tasks: ``string``/``number``/``date``/``time``.
+        solved_at_start: The goal already holds at reset (AndroidWorld's seven *Verify*
+            templates test that the agent notices and stops); ``info["solved_at_start"]``
+            carries it and ``exclude_solved_at_start=True`` leaves such templates out of
+            sampling.
+        needs_vision: What the task needs is shown only in pixels (a receipt, a video
+            frame): a text-only agent cannot solve it (``gui-gym list`` names these).
     """
 
     name: ClassVar[str] = ""
@@ -176,6 +182,8 @@ class AndroidWorldTask(Task):
     template: ClassVar[str] = ""
     answer_mode: ClassVar[str | None] = None
     answer_tolerance: ClassVar[float | None] = None
+    solved_at_start: ClassVar[bool] = False
+    needs_vision: ClassVar[bool] = False
 
     # -- construction -------------------------------------------------------------------------
 

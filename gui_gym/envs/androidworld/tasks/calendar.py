@@ -1049,3 +1049,65 @@ class SimpleCalendarNextMeetingWithPerson(_CalendarQuestion):
             except ValueError:
                 continue
         return 0.0
+
+
+_NEXT_WEEK_TITLES = (*_TITLES[2:12], "Meet with {person}", *_TITLES[12:])
+
+
+@register
+class SimpleCalendarEventsInNextWeek(_CalendarQuestion):
+    """Titles of the two events on two days of Monday October 16 to Sunday October 22 (no
+    other event falls between today and October 22).
+
+    The answer needs both day views: the expert opens the earlier day, then steps with "Next
+    day" to the later one, so the second milestone needs the first to have been seen."""
+
+    name = "SimpleCalendarEventsInNextWeek"
+    template = (
+        "What events do I have in the next week in Simple Calendar Pro? Assume the week starts "
+        "from Monday." + ANSWER_TITLES
+    )
+
+    @classmethod
+    def generate_params(cls, rng: random.Random) -> dict[str, Any]:
+        days = sorted(rng.sample(_DAYS[1:8], 2))
+        times = rng.sample(PROTO_TIMES, 2)
+        person = rng.choice(_PERSONS)
+        titles = [t.format(person=person) for t in rng.sample(_NEXT_WEEK_TITLES, 2)]
+        minutes = (_minutes(rng.choice(_DURATIONS)), 30)
+        return {
+            "when": days[0],
+            "last": days[1],
+            "events": [
+                _event(title, _at(day, time), m)
+                for title, day, time, m in zip(titles, days, times, minutes, strict=True)
+            ],
+        }
+
+    @classmethod
+    def excluded(cls, params: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
+        return lambda row: TODAY <= row["start"][:10] <= "2023-10-22"
+
+    def milestone_checks(self):
+        first, last = self.params["when"], self.params["last"]
+        return [
+            self.opened_milestone(),
+            milestone("first_day_viewed", lambda p: _on_screen(p, "day", first)),
+            milestone("second_day_viewed", lambda p: _on_screen(p, "day", last)),
+        ]
+
+    def expert(self, phone: PhoneState, screen: UITree) -> Action:
+        current = phone.screen
+        first, last = self.params["when"], self.params["last"]
+        if (
+            phone.foreground == "calendar"
+            and phone.dialog is None
+            and not phone.focus
+            and current is not None
+            and current.name == "day"
+            and first <= current.arg <= last
+        ):
+            if current.arg == last:
+                return Action(ActionType.ANSWER, text=self.answer_text())
+            return tap(screen, handler="calendar.next_day") or _GOBACK
+        return super().expert(phone, screen)

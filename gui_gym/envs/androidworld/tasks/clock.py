@@ -90,6 +90,7 @@ class ClockStopWatchPausedVerify(AndroidWorldTask):
     name = "ClockStopWatchPausedVerify"
     app = "clock"
     complexity = 1.0
+    solved_at_start = True
     template = "Pause the stopwatch."
 
     def score(self, phone: PhoneState) -> float:

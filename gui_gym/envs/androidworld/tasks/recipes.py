@@ -24,6 +24,8 @@ from gui_gym.envs.androidworld.tasks.base import (
     type_into,
 )
 from gui_gym.envs.androidworld.tasks.table import (
+    TableAddFromNoteTask,
+    TableAddFromPictureTask,
     TableAddTask,
     TableDeleteDuplicatesTask,
     TableDeleteTask,
@@ -460,6 +462,69 @@ class RecipeAddMultipleRecipes(_RecipeAdd):
     name = "RecipeAddMultipleRecipes"
     complexity = 6
     n_rows = 2
+
+
+@register
+class RecipeAddMultipleRecipesFromMarkor(TableAddFromNoteTask, _RecipeAdd):
+    """Add the recipes that ``recipes.txt`` (in Markor) lists; 10 others are already there.
+    Adapted: 2 recipes instead of AndroidWorld's 3, so the expert fits 20 steps."""
+
+    name = "RecipeAddMultipleRecipesFromMarkor"
+    complexity = 6
+    n_rows = 2
+    source_name = "recipes.txt"
+    noise_in_source = False
+    template = "Add the recipes from recipes.txt in Markor to the Broccoli recipe app."
+
+
+@register
+class RecipeAddMultipleRecipesFromMarkor2(TableAddFromNoteTask, _RecipeAdd):
+    """Add the recipes of ``recipes.txt`` that take a given preparation time: the note lists
+    them among 40 others (with other times), which are already in the app. Adapted: 2 target
+    recipes instead of AndroidWorld's 3, so the expert fits 20 steps."""
+
+    name = "RecipeAddMultipleRecipesFromMarkor2"
+    complexity = 6
+    n_rows = 2
+    n_noise = 40
+    source_name = "recipes.txt"
+    template = (
+        "Add the recipes from recipes.txt in Markor that take {prep_time} to prepare into the "
+        "Broccoli recipe app."
+    )
+
+    @classmethod
+    def draw_rows(cls, rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        prep_time = rng.choice(PREP_TIMES)
+        targets = draw_distinct(
+            rng,
+            cls.n_rows,
+            random_recipe,
+            keep=lambda r: r["preparation_time"] == prep_time,
+            key=lambda r: r["title"],
+        )
+        noise = draw_distinct(
+            rng, cls.n_noise, random_recipe, keep=lambda r: r["preparation_time"] != prep_time
+        )
+        return targets, noise
+
+    @classmethod
+    def generate_params(cls, rng: random.Random) -> dict[str, Any]:
+        params = super().generate_params(rng)
+        params["prep_time"] = params["targets"][0]["preparation_time"]
+        return params
+
+
+@register
+class RecipeAddMultipleRecipesFromImage(TableAddFromPictureTask, _RecipeAdd):
+    """Add the recipes that the picture ``recipes.jpg`` shows (only as pixels: a vision
+    task). Adapted: 2 recipes instead of AndroidWorld's 3, so the expert fits 20 steps."""
+
+    name = "RecipeAddMultipleRecipesFromImage"
+    complexity = 6
+    n_rows = 2
+    source_name = "recipes.jpg"
+    template = "Add the recipes from recipes.jpg in Simple Gallery Pro to the Broccoli recipe app."
 
 
 class _RecipeDelete(_RecipeTask, TableDeleteTask):

@@ -33,6 +33,11 @@ def _installed_choices() -> tuple[str, ...]:
     return tuple(k for k in OPEN_APP_CHOICES if k in installed)
 
 
+def _wifi_on(phone: PhoneState) -> bool:
+    """AndroidWorld's Wi-Fi-on check: ``wifi_on`` reads 1 or 2."""
+    return phone.system.wifi_on in (1, 2)
+
+
 def _settings_toggle(phone: PhoneState, screen: UITree, section: str, handler: str) -> Action:
     """Expert path: Settings > ... > ``section`` (following :func:`settings_path`) > toggle."""
     action = open_app(phone, "settings", "Settings")
@@ -84,10 +89,10 @@ class _Toggle(_SettingTask):
         setattr(phone.system, self.setting, self.start_on)
 
     def score(self, phone: PhoneState) -> float:
-        value = getattr(phone.system, self.setting)
         if self.setting == "wifi":
-            value = value and not phone.system.airplane
-        return float(value == self.want_on)
+            # AndroidWorld: on is wifi_on in {1, 2}, off is exactly 0 (airplane mode reads 3)
+            return float(_wifi_on(phone) if self.want_on else phone.system.wifi_on == 0)
+        return float(getattr(phone.system, self.setting) == self.want_on)
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
         return _settings_toggle(phone, screen, self.section, self.setting)
@@ -104,6 +109,7 @@ def _toggle_task(
         "want_on": want_on,
         "start_on": want_on if verify else not want_on,
         "verify": verify,
+        "solved_at_start": verify,
         "template": f"Turn {noun} {'on' if want_on else 'off'}.",
         "__doc__": f"{name}: {noun} must end {'on' if want_on else 'off'}"
         + (" (it already is: the agent must verify and stop)." if verify else "."),
@@ -176,6 +182,7 @@ for _max in (True, False):
                         "want_max": _max,
                         "start_max": _max if _verify else not _max,
                         "verify": _verify,
+                        "solved_at_start": _verify,
                         "template": f"Turn brightness to the {'max' if _max else 'min'} value.",
                     },
                 )
@@ -225,21 +232,18 @@ class TurnOnWifiAndOpenApp(AndroidWorldTask):
     def milestone_checks(self):
         key = self.params["app_name"]
 
-        def wifi_on(p: PhoneState) -> bool:
-            return p.system.wifi and not p.system.airplane
-
         # The app counts once Wi-Fi is on: opening Settings to toggle it is not the goal.
-        opened = StateCheck("app_opened", lambda p: wifi_on(p) and p.foreground == key)
-        return [milestone("wifi_on", wifi_on), ("app_opened", opened)]
+        opened = StateCheck("app_opened", lambda p: _wifi_on(p) and p.foreground == key)
+        return [milestone("wifi_on", _wifi_on), ("app_opened", opened)]
 
     def score(self, phone: PhoneState) -> float:
-        wifi = phone.system.wifi and not phone.system.airplane
+        wifi = _wifi_on(phone)
         return (
             float(wifi) + float(phone.foreground == self.params["app_name"] and not phone.shade)
         ) / 2
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
-        if not (phone.system.wifi and not phone.system.airplane):
+        if not _wifi_on(phone):
             return _settings_toggle(phone, screen, "internet", "wifi")
         return Action(ActionType.OPEN_APP, text=self.params["app_name"])
 
@@ -259,16 +263,16 @@ class TurnOffWifiAndTurnOnBluetooth(AndroidWorldTask):
 
     def milestone_checks(self):
         return [
-            milestone("wifi_off", lambda p: not p.system.wifi or p.system.airplane),
+            milestone("wifi_off", lambda p: p.system.wifi_on == 0),
             milestone("bluetooth_on", lambda p: p.system.bluetooth),
         ]
 
     def score(self, phone: PhoneState) -> float:
-        wifi_off = not phone.system.wifi or phone.system.airplane
+        wifi_off = phone.system.wifi_on == 0  # airplane mode reads 3, not off
         return (float(wifi_off) + float(phone.system.bluetooth)) / 2
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
-        if phone.system.wifi and not phone.system.airplane:
+        if phone.system.wifi_on != 0:
             return _settings_toggle(phone, screen, "internet", "wifi")
         return _settings_toggle(phone, screen, "connected", "bluetooth")
 
