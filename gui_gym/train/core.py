@@ -29,6 +29,7 @@ import json
 import math
 import random
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -856,7 +857,11 @@ class Trainer:
         turns = self.algorithm.advantages(self, groups, iteration)
         metrics.update(self.update(turns))
         metrics["lr"] = self.scheduler.get_last_lr()[0]
-        self.scheduler.step()
+        with warnings.catch_warnings():
+            # the schedule runs per iteration, also one where no group taught anything and
+            # the optimizer did not step
+            warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step")
+            self.scheduler.step()
         self.iteration += 1
         return metrics
 
