@@ -498,19 +498,43 @@ def click_menu(ctx: PredicateContext) -> Action:
     element = shown[deepest]
     assert element is not None
     if deepest == len(path) - 1:
-        return _click(element)
-    return Action(ActionType.HOVER, index=element.index)  # submenus open on hover
+        return _point(element)  # the pointer makes the item the menu's active one
+    # A submenu opens 300 ms after the mouse comes over its item, and every move restarts
+    # that delay: hover once, then wait.
+    notes = _notes(ctx)
+    if notes.get("hovered") == path[deepest] and ctx.step < 45:
+        return _wait()
+    notes["hovered"] = path[deepest]
+    return Action(ActionType.HOVER, index=element.index)
 
 
 def click_menu_2(ctx: PredicateContext) -> Action:
+    """Open the menu, find the item whose (possibly wrapped) label is asked, hovering
+    "Playback" for its submenu. The other half of the episodes name the item by an icon
+    drawn in the instruction, which only the screenshot shows."""
     screen = ctx.screen
-    match = re.search(r'"([^"]+)"\s*\.?$', _state(ctx).utterance)
-    if match is None or "labeled" not in _state(ctx).utterance:
+    match = re.search(r'labeled "([^"]+)"', _state(ctx).fields.get("target", ""))
+    if match is None:
         raise OracleStuck("the item is named by an icon only the screenshot shows")
-    item = next((e for e in screen.elements if e.text == match.group(1)), None)
-    if item is None:
+    want = match.group(1)
+    items = [e for e in screen.elements if e.role == "listitem"]
+    if not items:
         return _click(_by_text(screen, "Menu", ("button",)))
-    return _click(item)
+    for item in items:
+        words = [e for e in _descendants(screen, item) if e.text and e.role == "text"]
+        own = [
+            w
+            for w in words
+            if _ancestor(screen, w, 1).index == item.index
+            or _ancestor(screen, w, 2).index == item.index
+        ]
+        if " ".join(w.text for w in own) == want:
+            return _point(own[0])
+    notes = _notes(ctx)
+    if notes.get("hovered") and ctx.step < 45:
+        return _wait()  # the submenu opens 300 ms after the hover
+    notes["hovered"] = True
+    return Action(ActionType.HOVER, index=_find(screen, lambda e: e.text == "Playback").index)
 
 
 def navigate_tree(ctx: PredicateContext) -> Action:
