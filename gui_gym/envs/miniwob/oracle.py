@@ -1512,3 +1512,105 @@ def text_editor(ctx: PredicateContext) -> Action:
 
 
 ORACLES.update({"find-greatest": find_greatest, "text-editor": text_editor})
+
+
+# The shapes pages' colours (miniwob's common/shapes.js), as a person names them.
+_SHAPE_COLOURS = {
+    "#ff0000": "red",
+    "#008000": "green",
+    "#0000ff": "blue",
+    "#00ffff": "aqua",
+    "#000000": "black",
+    "#ff00ff": "magenta",
+    "#ffff00": "yellow",
+}
+_SHAPE_TAGS = {"circle": "circle", "rect": "rectangle", "polygon": "triangle"}
+
+
+def _shape_of(e: UIElement) -> dict[str, str] | None:
+    """A shapes-page item as a person describes it: size, colour, type and its text (the
+    letter, the digit, or the shape's name); None for what is not an item."""
+    fill = re.search(r"fill (#[0-9a-f]{6})", e.description)
+    if fill is None or fill.group(1) not in _SHAPE_COLOURS:
+        return None
+    if e.text:
+        kind, text = ("digit" if e.text.isdigit() else "letter"), e.text
+    else:
+        tag = e.description.split()[0]
+        if tag not in _SHAPE_TAGS:
+            return None
+        kind, text = "shape", _SHAPE_TAGS[tag]
+    size = "large" if e.bounds[3] - e.bounds[1] >= 16 else "small"
+    return {"size": size, "color": _SHAPE_COLOURS[fill.group(1)], "type": kind, "text": text}
+
+
+def _matches(item: dict[str, str], size: str, colour: str, thing: str) -> bool:
+    """miniwob's shapes.shapeMatchesText."""
+    return (
+        (not size or item["size"] == size)
+        and (not colour or item["color"] == colour)
+        and (thing in ("", "item") or thing in (item["text"], item["type"]))
+    )
+
+
+def _wanted_shape(fields: dict[str, str]) -> tuple[str, str, str]:
+    thing = fields.get("type") or fields.get("target") or "item"
+    known = set(_SHAPE_TAGS.values()) | {"item", "shape", "letter", "digit"}
+    if thing not in known and thing.endswith("s") and thing[:-1] in known:
+        thing = thing[:-1]
+    return fields.get("size", ""), fields.get("color", ""), thing
+
+
+def _items(screen: UITree) -> list[tuple[UIElement, dict[str, str]]]:
+    svg = _find(screen, lambda e: e.resource_id == "area_svg")
+    return [
+        (e, item)
+        for e in _descendants(screen, svg)
+        if e.resource_id != "shape-container" and (item := _shape_of(e)) is not None
+    ]
+
+
+def click_shape(ctx: PredicateContext) -> Action:
+    size, colour, thing = _wanted_shape(_state(ctx).fields)
+    for e, item in _items(ctx.screen):
+        if _matches(item, size, colour, thing):
+            return _point(e)
+    raise OracleStuck(f"no {size} {colour} {thing} on the page")
+
+
+def count_shape(ctx: PredicateContext) -> Action:
+    size, colour, thing = _wanted_shape(_state(ctx).fields)
+    count = sum(_matches(item, size, colour, thing) for _, item in _items(ctx.screen))
+    return _click(_by_text(ctx.screen, str(count), ("button",)))
+
+
+def drag_shapes_2(ctx: PredicateContext) -> Action:
+    """Drag the asked items into the left box and the others into the right one."""
+    screen = ctx.screen
+    words = _state(ctx).fields["target"].split()
+    colours = set(_SHAPE_COLOURS.values())
+    size = next((w for w in words if w in ("large", "small")), "")
+    colour = next((w for w in words if w in colours), "")
+    rest = [w for w in words if w not in colours and w not in ("large", "small")]
+    thing = rest[-1] if rest else "item"
+    known = set(_SHAPE_TAGS.values()) | {"item", "shape", "letter", "digit"}
+    if thing not in known and thing.endswith("s") and thing[:-1] in known:
+        thing = thing[:-1]
+    boxes = sorted(
+        (e for e in screen.elements if e.resource_id == "shape-container"),
+        key=lambda e: e.bounds[0],
+    )
+    if len(boxes) != 2:
+        raise OracleStuck("no two boxes")
+    for e, item in _items(screen):
+        box = boxes[0] if _matches(item, size, colour, thing) else boxes[1]
+        bx0, by0, bx1, by1 = box.bounds
+        x, y = e.center
+        if not (bx0 < x < bx1 and by0 < y < by1):
+            return Action(ActionType.DRAG, x=x, y=y, end_x=(bx0 + bx1) / 2, end_y=(by0 + by1) / 2)
+    return _submit(screen)
+
+
+ORACLES.update(
+    {"click-shape": click_shape, "count-shape": count_shape, "drag-shapes-2": drag_shapes_2}
+)
