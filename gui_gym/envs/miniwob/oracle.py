@@ -1614,3 +1614,17 @@ def drag_shapes_2(ctx: PredicateContext) -> Action:
 ORACLES.update(
     {"click-shape": click_shape, "count-shape": count_shape, "drag-shapes-2": drag_shapes_2}
 )
+
+
+def stock_market(ctx: PredicateContext) -> Action:
+    """Watch the price and buy once it is below the asked one."""
+    screen = ctx.screen
+    limit = float(_state(ctx).fields["target"].lstrip("$"))
+    price = _by_id(screen, "stock-price")  # empty (no box) until the first tick
+    value = _as_number(price.text) if price is not None else None
+    if value is not None and value < limit:
+        return _click(_find(screen, lambda e: e.resource_id == "buy"))
+    return _wait()
+
+
+ORACLES["stock-market"] = stock_market
