@@ -1132,19 +1132,28 @@ def _minutes(text: str) -> int:
     return int(m.group(1)) * 60 + int(m.group(2))
 
 
-def buy_ticket(ctx: PredicateContext) -> Action:
-    screen = ctx.screen
-    target = _state(ctx).fields["target"]
+def _offers(screen: UITree) -> list[tuple[int, int, UIElement]]:
+    """``(minutes, price, book button)`` of each offer card (buy-ticket, book-flight)."""
     offers = []
-    for button in (
-        e for e in screen.elements if e.role == "button" and e.text.startswith("Book for")
-    ):
-        card = _ancestor(screen, button, 2)
-        duration = next(
-            e.text for e in _descendants(screen, card) if re.fullmatch(r"\d+h \d+m", e.text)
-        )
+    for button in (e for e in screen.elements if e.role == "button" and e.text.startswith("Book")):
+        card = button
+        duration = None
+        while duration is None and card.parent >= 0:
+            card = screen.elements[card.parent]
+            duration = next(
+                (e.text for e in _descendants(screen, card) if re.fullmatch(r"\d+h \d+m", e.text)),
+                None,
+            )
+        if duration is None or "$" not in button.text:
+            continue
         price = int(button.text.rsplit("$", 1)[1].replace(",", ""))
         offers.append((_minutes(duration), price, button))
+    return offers
+
+
+def buy_ticket(ctx: PredicateContext) -> Action:
+    target = _state(ctx).fields["target"]
+    offers = _offers(ctx.screen)
     if not offers:
         raise OracleStuck("no tickets shown")
     key = {
@@ -1628,3 +1637,77 @@ def stock_market(ctx: PredicateContext) -> Action:
 
 
 ORACLES["stock-market"] = stock_market
+
+
+def _pick_date(
+    ctx: PredicateContext, field: UIElement, month: int, day: int, year: int
+) -> Action | None:
+    """Next action to set a jQuery UI date picker's field to the date (None once it holds
+    it): open the picker, page to the month with Prev/Next, click the day."""
+    screen = ctx.screen
+    if field.text == f"{month:02d}/{day:02d}/{year}":
+        return None
+    picker = _by_id(screen, "ui-datepicker-div")
+    shown = [e.text for e in _descendants(screen, picker)] if picker is not None else []
+    names = [t for t in shown if t in _MONTHS]
+    years = [int(t) for t in shown if re.fullmatch(r"\d{4}", t)]
+    if not names or not years:
+        return _click(field)
+    assert picker is not None
+    current = years[0] * 12 + _MONTHS.index(names[0])
+    wanted = year * 12 + month - 1
+    if current != wanted:
+        label = "Prev" if wanted < current else "Next"
+        return _click(next(e for e in _descendants(screen, picker) if e.text == label))
+    return _click(
+        next(e for e in _descendants(screen, picker) if e.role == "link" and e.text == str(day))
+    )
+
+
+def _autocomplete(ctx: PredicateContext, field: UIElement, value: str) -> Action | None:
+    """Next action to fill an autocomplete field with ``value`` (None once it holds it):
+    type its first word, then click the suggestion that starts with it."""
+    if value in field.text and "(" in field.text:  # a suggestion (with its code) was chosen
+        return None
+    suggestion = next(
+        (
+            e
+            for e in ctx.screen.elements
+            if e.index > field.index and value in e.text and "(" in e.text
+        ),
+        None,
+    )
+    if suggestion is not None and field.focused:
+        return _click(suggestion)
+    if not field.text:
+        return Action(ActionType.INPUT, index=field.index, text=value.split(",")[0])
+    if field.focused:
+        return _wait()
+    return _fill(ctx, field, "")
+
+
+def book_flight(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    origin = _by_id(screen, "flight-from")
+    if origin is not None:
+        for field_id, value in (("flight-from", fields["from"]), ("flight-to", fields["to"])):
+            field = _find(screen, lambda e, i=field_id: e.resource_id == i)
+            action = _autocomplete(ctx, field, value)
+            if action is not None:
+                return action
+        month, day, year = (int(p) for p in fields["date"].split("/"))
+        date = _find(screen, lambda e: e.resource_id == "datepicker")
+        return _pick_date(ctx, date, month, day, year) or _click(
+            _find(screen, lambda e: e.resource_id == "search")
+        )
+    offers = _offers(screen)
+    if not offers:
+        return _wait()  # the results are loading
+    key = {"cheapest": lambda o: o[1], "shortest": lambda o: o[0]}.get(fields["criterion"])
+    if key is None:
+        raise OracleStuck(f"unknown criterion {fields['criterion']!r}")
+    return _click(min(offers, key=key)[2])
+
+
+ORACLES.update({"book-flight": book_flight, "book-flight-nodelay": book_flight})
