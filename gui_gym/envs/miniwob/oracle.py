@@ -1711,3 +1711,40 @@ def book_flight(ctx: PredicateContext) -> Action:
 
 
 ORACLES.update({"book-flight": book_flight, "book-flight-nodelay": book_flight})
+
+
+# The colour names use-colorwheel asks for (CSS's), as a person knows them.
+_CSS_COLOURS = {
+    "black": "000000",
+    "white": "FFFFFF",
+    "aqua": "00FFFF",
+    "blue": "0000FF",
+    "gray": "808080",
+    "green": "008000",
+    "lime": "00FF00",
+    "maroon": "800000",
+    "navy": "000080",
+    "olive": "808000",
+    "purple": "800080",
+    "red": "FF0000",
+    "silver": "C0C0C0",
+    "teal": "008080",
+    "yellow": "FFFF00",
+    "pink": "FFC0CB",
+    "magenta": "FF00FF",
+    "gold": "FFD700",
+    "orange": "FFA500",
+}
+
+
+def use_colorwheel(ctx: PredicateContext) -> Action:
+    """Type the colour's hex code into the picker's field, then submit."""
+    screen = ctx.screen
+    name = _state(ctx).fields["target"].lower()
+    if name not in _CSS_COLOURS:
+        raise OracleStuck(f"unknown colour {name!r}")
+    field = _find(screen, lambda e: e.resource_id == "col")
+    return _fill_all(ctx, [(field, _CSS_COLOURS[name])], _submit(screen))
+
+
+ORACLES["use-colorwheel"] = use_colorwheel
