@@ -1748,3 +1748,33 @@ def use_colorwheel(ctx: PredicateContext) -> Action:
 
 
 ORACLES["use-colorwheel"] = use_colorwheel
+
+
+# The 4x7 digits number-checkboxes shows as its example image (the expert has read them off
+# the image, as a person does; the image itself is not in the DOM reading).
+_DIGIT_PATTERNS = {
+    "0": "0110 1001 1001 1001 1001 1001 0110",
+    "1": "0010 0110 0010 0010 0010 0010 0010",
+    "2": "0110 1001 1001 0010 0100 1000 1111",
+    "3": "0110 1001 0001 0110 0001 1001 0110",
+    "4": "1000 1010 1010 1111 0010 0010 0010",
+    "5": "1111 1000 1000 1110 0001 1001 0110",
+    "6": "0110 1001 1000 1110 1001 1001 0110",
+    "7": "1111 1001 0001 0010 0010 0100 0100",
+    "8": "0110 1001 1001 0110 1001 1001 0110",
+    "9": "0110 1001 1001 0111 0001 1001 0110",
+}
+
+
+def number_checkboxes(ctx: PredicateContext) -> Action:
+    screen = ctx.screen
+    pattern = _DIGIT_PATTERNS[_state(ctx).fields["target"]].replace(" ", "")
+    grid = _find(screen, lambda e: e.resource_id == "checkboxes")
+    boxes = [e for e in _descendants(screen, grid) if e.role == "checkbox"]
+    for box, bit in zip(boxes, pattern):
+        if box.checked != (bit == "1"):
+            return _click(box)
+    return _submit(screen)
+
+
+ORACLES["number-checkboxes"] = number_checkboxes
