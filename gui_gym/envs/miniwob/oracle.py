@@ -1778,3 +1778,48 @@ def number_checkboxes(ctx: PredicateContext) -> Action:
 
 
 ORACLES["number-checkboxes"] = number_checkboxes
+
+
+# hot-cold's bands: the page says HOT within 5 px of the hidden spot, WARM within 10, COLD
+# within 40, ICE COLD beyond.
+_BANDS = {"HOT": (0.0, 5.0), "WARM": (5.0, 10.0), "COLD": (10.0, 40.0), "ICE COLD": (40.0, 1e9)}
+
+
+def hot_cold(ctx: PredicateContext) -> Action:
+    """Move the mouse, read the page's HOT/WARM/COLD/ICE COLD, keep the spots every reading
+    allows (the spot is somewhere in the touch area), and hover their middle; click once
+    they are all within the HOT radius."""
+    import numpy as np
+
+    screen = ctx.screen
+    notes = _notes(ctx)
+    area = _find(screen, lambda e: e.resource_id == "touch-area")
+    readings = notes.setdefault("readings", [])
+    last = notes.get("last")
+    shown = " ".join(e.text for e in screen.elements if e.text in _BANDS)
+    if last is not None and shown in _BANDS:
+        readings.append((*last, shown))
+        if shown == "HOT":
+            return Action(ActionType.CLICK, x=last[0], y=last[1])
+    x0, y0, x1, y1 = area.bounds
+    xs, ys = np.meshgrid(np.arange(x0 + 3, x1 - 2), np.arange(y0 + 3, y1 - 2))
+    keep = np.ones(xs.shape, bool)
+    for hx, hy, band in readings:
+        low, high = _BANDS[band]
+        distance = np.hypot(xs - hx, ys - hy)
+        keep &= (distance >= low - 1) & (distance < high + 1)
+    if not keep.any():
+        raise OracleStuck("no spot fits the readings")
+    # Hover the possible spot nearest the middle of all possible spots (the middle itself
+    # may be ruled out, e.g. the centre of a ring).
+    cx, cy = float(xs[keep].mean()), float(ys[keep].mean())
+    spread = float(np.hypot(xs[keep] - cx, ys[keep] - cy).max())
+    if spread < 4:
+        return Action(ActionType.CLICK, x=round(cx), y=round(cy))
+    nearest = np.argmin(np.where(keep, np.hypot(xs - cx, ys - cy), np.inf))
+    cx, cy = float(xs.flat[nearest]), float(ys.flat[nearest])
+    notes["last"] = (round(cx), round(cy))
+    return Action(ActionType.HOVER, x=round(cx), y=round(cy))
+
+
+ORACLES["hot-cold"] = hot_cold
