@@ -43,6 +43,7 @@ class Args:
     tasks_per_iteration: int = 2  # ADMIRE uses 4
     learning_rate: float = 1e-5  # ADMIRE uses 1e-6 on 3B-7B models
     max_new_tokens: int = 48
+    prompt: str = "admire"  # ADMIRE Figs. 17-19 (gui_gym.agents.prompts)
     lora: bool = False
     out: str = "runs/example_grpo"
     seed: int = 0
@@ -82,7 +83,7 @@ def main(args: Args) -> None:
         # ADMIRE Algorithm 1: refine once per batch, score the whole batch with one version
         stack.refine_milestones(probe, groups, epoch=iteration)
 
-    trainer = Trainer(config, algorithm, prompt="default", on_batch=refine)
+    trainer = Trainer(config, algorithm, prompt=args.prompt, on_batch=refine)
     for metrics in trainer.train():
         print(
             f"iteration {metrics['iteration']}: success {metrics['success_rate']:.2f} "

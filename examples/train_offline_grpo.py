@@ -35,6 +35,7 @@ class Args:
     states_per_iteration: int = 4  # App. C: batch 32
     learning_rate: float = 1e-5
     max_new_tokens: int = 48
+    prompt: str = "gui_shepherd"  # GUI-Shepherd's policy format (gui_gym.agents.prompts)
     lora: bool = False
     out: str = "runs/example_offline_grpo"
     seed: int = 0
@@ -74,7 +75,7 @@ def main(args: Args) -> None:
         lora=args.lora,
         seed=args.seed,
     )
-    trainer = Trainer(config, algorithm)
+    trainer = Trainer(config, algorithm, prompt=args.prompt)
     for metrics in trainer.train():
         print(f"iteration {metrics['iteration']}: mean step reward {metrics['mean_return']}")
     print(f"weights in {Path(args.out) / 'model'}")

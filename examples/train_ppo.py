@@ -42,6 +42,7 @@ class Args:
     learning_rate: float = 1e-5
     critic_learning_rate: float = 1e-5
     max_new_tokens: int = 48
+    prompt: str = "gui_shepherd"  # GUI-Shepherd's policy format (gui_gym.agents.prompts)
     lora: bool = False
     out: str = "runs/example_ppo"
     seed: int = 0
@@ -77,7 +78,7 @@ def main(args: Args) -> None:
         lora=args.lora,
         seed=args.seed,
     )
-    trainer = Trainer(config, algorithm)
+    trainer = Trainer(config, algorithm, prompt=args.prompt)
     for metrics in trainer.train():
         print(
             f"iteration {metrics['iteration']}: success {metrics['success_rate']:.2f} "

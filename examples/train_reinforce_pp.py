@@ -37,6 +37,7 @@ class Args:
     reward_kl_coef: float = 0.01  # OpenRLHF's default; ProgRM states none
     learning_rate: float = 1e-5
     max_new_tokens: int = 48
+    prompt: str = "progrm"  # ProgRM's actor prompt (gui_gym.agents.prompts)
     lora: bool = False
     out: str = "runs/example_reinforce_pp"
     seed: int = 0
@@ -69,7 +70,7 @@ def main(args: Args) -> None:
         lora=args.lora,
         seed=args.seed,
     )
-    trainer = Trainer(config, algorithm)
+    trainer = Trainer(config, algorithm, prompt=args.prompt)
     for metrics in trainer.train():
         print(
             f"iteration {metrics['iteration']}: success {metrics['success_rate']:.2f} "

@@ -38,6 +38,7 @@ class Args:
     eta: float = 0.3  # dynamic-sampling threshold (Table 9)
     learning_rate: float = 1e-5  # UI-S1: 1e-6 on a 7B model
     max_new_tokens: int = 48
+    prompt: str = "ui_s1"  # UI-S1's system prompt (gui_gym.agents.prompts)
     lora: bool = False
     out: str = "runs/example_semi_online"
     seed: int = 0
@@ -72,7 +73,7 @@ def main(args: Args) -> None:
         lora=args.lora,
         seed=args.seed,
     )
-    trainer = Trainer(config, algorithm)
+    trainer = Trainer(config, algorithm, prompt=args.prompt)
     for metrics in trainer.train():
         print(
             f"iteration {metrics['iteration']}: return {metrics['mean_return']} "
