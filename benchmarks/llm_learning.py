@@ -55,12 +55,12 @@ class Args:
     held_out_tasks: int = 6
     max_oracle_steps: int = 3  # the subset: tasks the oracle solves in at most this many steps
     max_steps: int = 5
-    sft_epochs: int = 12
-    sft_lr: float = 2e-3
+    sft_epochs: int = 40
+    sft_lr: float = 3e-3
     iterations: int = 10
     eval_every: int = 5
     group_size: int = 4
-    learning_rate: float = 1e-3
+    learning_rate: float = 5e-4
     max_new_tokens: int = 24
     temperature: float = 1.0
     device: str = "cpu"
@@ -148,7 +148,8 @@ def run_arm(
         model=sft_model,
         reward="outcome" if replay else reward,
         settings=settings,
-        env_kwargs={"dataset": str(dataset)}
+        # the default prompt writes no <think> block: UI-S1's format term must not need one
+        env_kwargs={"dataset": str(dataset), "require_think": False}
         if replay
         else {"split": "train", "max_steps": args.max_steps},
         tasks=None if replay else tasks["train"],
