@@ -273,15 +273,16 @@ def main(args: Args) -> dict[str, Any]:
     }
     print(f"tasks: {tasks}", flush=True)
     dataset = work / "oracle"
-    record_dataset(
-        ENV_ID,
-        "oracle",
-        episodes=len(tasks["train"]),
-        out=dataset,
-        tasks=tasks["train"],
-        env_kwargs={"split": "train", "max_steps": args.max_steps},
-        progress=False,
-    )
+    if not (dataset / "manifest.json").exists():  # a --work folder is reused as it is
+        record_dataset(
+            ENV_ID,
+            "oracle",
+            episodes=len(tasks["train"]),
+            out=dataset,
+            tasks=tasks["train"],
+            env_kwargs={"split": "train", "max_steps": args.max_steps},
+            progress=False,
+        )
     base = build_tiny_policy(work / "base", env_texts(ENV_ID), n_positions=2048)
     sft_model = work / "sft"
     report = train_sft(
