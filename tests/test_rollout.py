@@ -387,3 +387,90 @@ def test_a_killed_env_worker_is_reported_restarted_and_its_episode_marked(caplog
     assert all(t.success for i, t in enumerate(out) if i != 1)
     messages = " ".join(r.getMessage() for r in caplog.records)
     assert tasks[1] in messages and "restarted" in messages
+
+
+def test_run_episode_keeps_an_llm_agents_tokens(tiny_llm: TransformersLLM) -> None:
+    from gui_gym.agents import run_episode
+
+    env = gym.make(ENV, split="train", max_steps=2)
+    trajectory = run_episode(env, LLMAgent(tiny_llm, max_new_tokens=3), seed=0)
+    assert all(
+        s.completion_ids and len(s.logprobs) == len(s.completion_ids) for s in trajectory.steps
+    )
+
+
+# ------------------------------------------------------------------ the async HTTP client
+
+
+def _raw_server(handler: Any) -> Any:
+    """A one-off asyncio TCP server answering with ``handler(request_bytes) -> bytes``; it
+    closes each connection after one answer (the client must reconnect)."""
+    import asyncio
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(
+            next(
+                line.split(b":")[1]
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
+        )
+        await reader.readexactly(length)
+        writer.write(handler(head))
+        await writer.drain()
+        writer.close()
+
+    return serve
+
+
+def test_async_client_reads_chunked_answers_and_reconnects() -> None:
+    import asyncio
+    import json
+
+    body = json.dumps(
+        {"choices": [{"index": 0, "message": {"content": "<action>DONE()</action>"}}]}
+    )
+    chunks = [body[:10], body[10:]]
+    answer = (
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        + "".join(f"{len(c.encode()):x}\r\n{c}\r\n" for c in chunks)
+        + "0\r\n\r\n"
+    ).encode()
+
+    async def main() -> list[Any]:
+        server = await asyncio.start_server(_raw_server(lambda head: answer), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        llm = OpenAICompatLLM("m", f"http://127.0.0.1:{port}/v1", max_retries=0)
+        async with server:
+            first = await llm.agenerate(["a"])
+            second = await llm.agenerate(["b", "c"])  # the server closed the first connection
+        return [first, second]
+
+    first, second = asyncio.run(main())
+    assert first == [["<action>DONE()</action>"]] and second == [["<action>DONE()</action>"]] * 2
+
+
+def test_async_client_caps_the_body_and_reports_unreachable_servers() -> None:
+    import asyncio
+    import socket
+
+    from gui_gym.models.llm import LLMError
+
+    huge = b"HTTP/1.1 200 OK\r\nContent-Length: 999999999\r\n\r\n{"
+
+    async def oversized() -> None:
+        server = await asyncio.start_server(_raw_server(lambda head: huge), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        llm = OpenAICompatLLM("m", f"http://127.0.0.1:{port}/v1", max_response_bytes=1000)
+        async with server:
+            await llm.agenerate(["a"])
+
+    with pytest.raises(LLMError, match="over 1000 bytes"):
+        asyncio.run(oversized())
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    llm = OpenAICompatLLM("m", f"http://127.0.0.1:{port}/v1", max_retries=1, backoff=0.0)
+    with pytest.raises(LLMError, match=r"failed 2 times.*cannot connect"):
+        asyncio.run(llm.agenerate(["a"]))
