@@ -330,6 +330,7 @@ class OneLineErrors(TyperGroup):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        formatwarning = warnings.formatwarning
         warnings.formatwarning = _one_line_warning
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
@@ -343,6 +344,8 @@ class OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.echo("aborted", err=True)
             sys.exit(1)
+        finally:
+            warnings.formatwarning = formatwarning
         sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -5,6 +5,7 @@ from gui_gym.wrappers.prm import PRMVectorWrapper, PRMWrapper
 from gui_gym.wrappers.probing import ProbingJudgeWrapper
 from gui_gym.wrappers.progress import ProgressRewardVectorWrapper, ProgressRewardWrapper
 from gui_gym.wrappers.record import RecordTrajectories
+from gui_gym.wrappers.semi_online import SemiOnlineReplayEnv
 
 __all__ = [
     "MilestoneVectorWrapper",
@@ -15,4 +16,5 @@ __all__ = [
     "ProgressRewardVectorWrapper",
     "ProgressRewardWrapper",
     "RecordTrajectories",
+    "SemiOnlineReplayEnv",
 ]
