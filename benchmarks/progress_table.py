@@ -266,6 +266,9 @@ def run_table(args: argparse.Namespace) -> dict[str, Any]:
     timings["train_wall_s"] = time.perf_counter() - start
     models = {name: ProgRM.load(workdir / name / "model", device="cpu") for name, *_ in jobs}
     shutil.rmtree(workdir, ignore_errors=True)
+    judge = llm_judge(args)
+    if judge is not None:  # ProgRM's "ORM-Claude" row: a prompted LLM (Tables 9-10)
+        models[f"ORM-LLM ({args.judge_prompt})"] = judge
 
     examples = key_step_examples(test, test_env_labels)
     queries = [q for q, _, _ in examples]
@@ -705,6 +708,24 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def llm_judge(args: argparse.Namespace) -> Any:
+    """The prompted LLM-judge ORM (``--judge-llm``), or None when no LLM was given.
+
+    ``--judge-llm`` is an OpenAI-compatible server URL (with ``--judge-model``) or a local
+    Hugging Face folder; nothing is downloaded.
+    """
+    if not args.judge_llm:
+        return None
+    from gui_gym.models.llm import OpenAICompatLLM, TransformersLLM
+    from gui_gym.models.progress_llm import LLMProgressJudge
+
+    if args.judge_llm.startswith(("http://", "https://")):
+        llm: Any = OpenAICompatLLM(model=args.judge_model, base_url=args.judge_llm)
+    else:
+        llm = TransformersLLM(args.judge_llm)
+    return LLMProgressJudge(llm, args.judge_prompt)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -732,6 +753,16 @@ def main() -> None:
     parser.add_argument("--overhead-episodes", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=41)
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--judge-llm",
+        default="",
+        help="add ProgRM's prompted LLM-judge ORM row: an OpenAI-compatible URL or a local "
+        "model folder",
+    )
+    parser.add_argument("--judge-model", default="", help="model name on the --judge-llm server")
+    parser.add_argument(
+        "--judge-prompt", default="orm_llm", choices=("orm_llm", "orm_llm_cot"), help="Table 9/10"
+    )
     args = parser.parse_args()
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
     unknown = parts - {"table", "speed", "overhead"}

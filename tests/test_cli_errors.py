@@ -41,7 +41,8 @@ BASE: dict[str, list[str]] = {
     "train-progress": ["--labels", "{labels}", "--out", "{tmp}/tp", "--no-progress"],
     "milestones": ["{store}"],
     "view": ["{traj}", "--out", "{tmp}/report.html"],
-    "serve": ["{tmp}", "--quiet"],
+    "serve": ["{tmp}", "--port", "0", "--quiet"],
+    "plot": [str(ROOT / "tests/data/learning_curves_sample.json"), "--out", "{tmp}/plots"],
 }
 
 # (command, parameter name) -> wrong values. A value is a string (it replaces the parameter
@@ -99,11 +100,13 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train-progress", "lr"): ["0"],
     ("milestones", "store"): ["{tmp}/none.json", "{file}"],
     ("milestones", "task"): ["task-c"],
-    ("view", "trajectories"): ["{tmp}/none.jsonl", "{tmp}"],
-    ("view", "out"): ["{tmp}"],
+    ("view", "trajectories"): ["{tmp}/none.jsonl", "{tmp}", "{file}"],
+    ("view", "out"): ["{tmp}", "{file}/report.html"],
     ("serve", "folder"): ["{tmp}/none", "{file}"],
-    ("serve", "host"): ["999.0.0.1"],
+    ("serve", "host"): ["256.1.1.1"],
     ("serve", "port"): ["70000"],
+    ("plot", "files"): ["{tmp}/none.json", "{tmp}", "{file}", "{traj}", "{store}"],
+    ("plot", "out"): ["{file}"],
 }
 
 

@@ -5,9 +5,13 @@ from gui_gym.wrappers.prm import PRMVectorWrapper, PRMWrapper
 from gui_gym.wrappers.probing import ProbingJudgeWrapper
 from gui_gym.wrappers.progress import ProgressRewardVectorWrapper, ProgressRewardWrapper
 from gui_gym.wrappers.record import RecordTrajectories
+from gui_gym.wrappers.sb3 import CandidateActions, FeaturizedObservation, make_sb3_env
 from gui_gym.wrappers.semi_online import SemiOnlineReplayEnv
+from gui_gym.wrappers.task_subset import TaskSubset
 
 __all__ = [
+    "CandidateActions",
+    "FeaturizedObservation",
     "MilestoneVectorWrapper",
     "MilestoneWrapper",
     "PRMVectorWrapper",
@@ -17,4 +21,6 @@ __all__ = [
     "ProgressRewardWrapper",
     "RecordTrajectories",
     "SemiOnlineReplayEnv",
+    "TaskSubset",
+    "make_sb3_env",
 ]

@@ -26,7 +26,7 @@ from gui_gym.core.actions import (
 from gui_gym.core.actions import candidate_actions as screen_candidates
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.ui import UITree
-from gui_gym.core.untrusted_text import tagged_blocks
+from gui_gym.core.untrusted_text import tagged_blocks, without_lone_surrogates
 from gui_gym.envs.replay.dataset import ExpertDataset, ExpertTrajectory, load_image
 from gui_gym.rewards.action_match import Matcher, MatchResult, get_matcher
 from gui_gym.rewards.semi_online import (
@@ -239,6 +239,15 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
         if thought_fn is not None and not callable(thought_fn):
             raise TypeError("thought_fn must be callable")
+        for name, flag in (
+            ("screenshot", screenshot),
+            ("history", history),
+            ("require_think", require_think),
+            ("skip_bad", skip_bad),
+            ("include_failed", include_failed),
+        ):
+            if not isinstance(flag, bool | np.bool_):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
         if isinstance(dataset, ExpertDataset):
             self.dataset = dataset
         elif isinstance(dataset, str | Path):
@@ -440,7 +449,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         action_text = (
             str(predicted)
             if predicted is not None
-            else (action if isinstance(action, str) else repr(action))
+            else (without_lone_surrogates(action) if isinstance(action, str) else repr(action))
         )
         info = self._base_info(action_text, predicted is not None, error, description, success)
         target = target_element(predicted, expert.tree) if predicted is not None else None
