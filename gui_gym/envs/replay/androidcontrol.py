@@ -56,8 +56,8 @@ line (``.jsonl``) or list position (``.json``) and the field.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import re
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
