@@ -9,6 +9,7 @@ are listed here.
 
 from __future__ import annotations
 
+import os
 import re
 import typing
 from pathlib import Path
@@ -257,3 +258,12 @@ def test_list_tasks_shows_category_split_and_milestones() -> None:
     rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines()[1:-1]}
     assert rows["book-flight"] == ["book", "train+test", "0", "nondeterministic"]
     assert rows["flight.Alaska"][:2] == ["flight", "train+test"]
+
+
+def test_progress_bars_are_off_when_stderr_is_not_a_terminal(monkeypatch) -> None:
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    argv = ["eval", "GuiGym/WikiHow-v0", "--agent", "random", "--episodes", "2"]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert "ep/s" not in result.output and "random on GuiGym/WikiHow-v0" in result.output
+    assert "TQDM_DISABLE" not in os.environ  # restored for the rest of the process
