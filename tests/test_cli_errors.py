@@ -267,3 +267,12 @@ def test_progress_bars_are_off_when_stderr_is_not_a_terminal(monkeypatch) -> Non
     assert result.exit_code == 0, result.output
     assert "ep/s" not in result.output and "random on GuiGym/WikiHow-v0" in result.output
     assert "TQDM_DISABLE" not in os.environ  # restored for the rest of the process
+
+
+def test_help_shows_long_option_names_whole() -> None:
+    # rich falls back to 80 columns off a terminal, where the option column was cut
+    result = runner.invoke(app, ["train-prm", "--help"])
+    assert result.exit_code == 0
+    assert "--proposals-per-state" in result.output and "--replay-dataset" in result.output
+    for name in _commands():
+        assert "…" not in runner.invoke(app, [name, "--help"]).output, name
