@@ -276,3 +276,21 @@ def test_help_shows_long_option_names_whole() -> None:
     assert "--proposals-per-state" in result.output and "--replay-dataset" in result.output
     for name in _commands():
         assert "…" not in runner.invoke(app, [name, "--help"]).output, name
+
+
+def test_play_has_line_editing() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('readline loaded:', 'readline' in sys.modules))\n"
+        "sys.argv = ['gui-gym', 'play', 'GuiGym/WikiHow-v0']\n"
+        "from gui_gym.cli import main\n"
+        "main()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=":q\n", capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "readline loaded: True" in out.stdout  # arrow keys, editing, history for input()
