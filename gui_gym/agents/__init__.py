@@ -1,5 +1,5 @@
-"""Policies: random, oracle, the WebShop BM25-greedy baseline (and, in later releases, LLM and
-best-of-N agents)."""
+"""Policies: random, oracle, a fallible oracle, the WebShop BM25-greedy baseline, an LLM
+sampling policy, and the best-of-N and best-of-trials agents built on them."""
 
 from gui_gym.agents.base import Agent, run_episode
 from gui_gym.agents.best_of_n import BestOfNAgent
