@@ -44,6 +44,7 @@ BASE: dict[str, list[str]] = {
     "view": ["{traj}", "--out", "{tmp}/report.html"],
     "serve": ["{tmp}", "--port", "0", "--quiet"],
     "plot": [str(ROOT / "tests/data/learning_curves_sample.json"), "--out", "{tmp}/plots"],
+    "sft": ["--dataset", "{dataset}", "--model", "{model}", "--out", "{tmp}/sft", "--no-progress"],
 }
 
 # (command, parameter name) -> wrong values. A value is a string (it replaces the parameter
@@ -66,6 +67,33 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("eval", "sop"): [["eval", "--sop"], ["eval", "GuiGym/WikiHow-v0", "--sop"]],
     ("eval", "dataset"): [["eval", "--sop", "--dataset", "{tmp}/none"]],
     ("eval", "matcher"): [["eval", "--sop", "--dataset", "{dataset}", "--matcher", "lose"]],
+    ("eval", "model"): [
+        "{model}",  # a model with a built-in agent
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm"],
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{tmp}/none"],
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{file}"],
+    ],
+    ("eval", "base_url"): [
+        "http://localhost:8000/v1",  # with a built-in agent
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "openai", "--model", "m"],
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "openai", "--model", "m", "--base-url", "x"],
+    ],
+    ("eval", "prompt"): [
+        "progrm",  # with a built-in agent
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{model}", "--prompt", "x"],
+    ],
+    ("eval", "device"): [
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{model}", "--device", "gpu"]
+    ],
+    ("eval", "workers"): ["threads"],
+    ("sft", "dataset"): ["{tmp}/none", "{file}", "{tmp}"],
+    ("sft", "model"): ["{tmp}/none", "{tmp}", "{file}"],
+    ("sft", "out"): ["{file}"],
+    ("sft", "prompt"): ["nope"],
+    ("sft", "device"): ["gpu"],
+    ("sft", "eval_fraction"): ["1"],
+    ("sft", "lr"): ["0"],
+    ("sft", "epochs"): ["0"],
     ("record", "env_id"): ["GuiGym/Nope-v0"],
     ("record", "out"): ["{file}"],
     ("record", "agent"): ["orcale"],
@@ -198,7 +226,14 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     record_dataset("GuiGym/WikiHow-v0", "oracle", episodes=1, out=dataset, progress=False)
     plain = root / "plain.txt"
     plain.write_text("not a folder\n")
+    model = root / "model"
+    from tests.tiny_llm import tiny_gpt2, tiny_tokenizer
+
+    tokenizer = tiny_tokenizer()
+    tiny_gpt2(len(tokenizer)).save_pretrained(model)
+    tokenizer.save_pretrained(model)
     return {
+        "model": str(model),
         "traj": str(traj),
         "labels": str(labels),
         "store": str(store),
