@@ -529,43 +529,124 @@ def test_osmand_track_needs_the_waypoints_in_order() -> None:
 # -- the whole suite ---------------------------------------------------------------------------
 
 # The 116 names of AndroidWorld's task_metadata.json (google-research/android_world).
-_ANDROIDWORLD_NAMES = """
-    AudioRecorderRecordAudio AudioRecorderRecordAudioWithFileName BrowserDraw BrowserMaze
-    BrowserMultiply CameraTakePhoto CameraTakeVideo ClockStopWatchPausedVerify
-    ClockStopWatchRunning ClockTimerEntry ContactsAddContact ContactsNewContactDraft
-    ExpenseAddMultiple ExpenseAddMultipleFromGallery ExpenseAddMultipleFromMarkor ExpenseAddSingle
-    ExpenseDeleteDuplicates ExpenseDeleteDuplicates2 ExpenseDeleteMultiple ExpenseDeleteMultiple2
-    ExpenseDeleteSingle FilesDeleteFile FilesMoveFile MarkorAddNoteHeader MarkorChangeNoteContent
-    MarkorCreateFolder MarkorCreateNote MarkorCreateNoteAndSms MarkorCreateNoteFromClipboard
-    MarkorDeleteAllNotes MarkorDeleteNewestNote MarkorDeleteNote MarkorEditNote MarkorMergeNotes
-    MarkorMoveNote MarkorTranscribeReceipt MarkorTranscribeVideo NotesIsTodo
-    NotesMeetingAttendeeCount NotesRecipeIngredientCount NotesTodoItemCount OpenAppTaskEval
-    OsmAndFavorite OsmAndMarker OsmAndTrack RecipeAddMultipleRecipes
-    RecipeAddMultipleRecipesFromImage RecipeAddMultipleRecipesFromMarkor
-    RecipeAddMultipleRecipesFromMarkor2 RecipeAddSingleRecipe RecipeDeleteDuplicateRecipes
-    RecipeDeleteDuplicateRecipes2 RecipeDeleteDuplicateRecipes3 RecipeDeleteMultipleRecipes
-    RecipeDeleteMultipleRecipesWithConstraint RecipeDeleteMultipleRecipesWithNoise
-    RecipeDeleteSingleRecipe RecipeDeleteSingleWithRecipeWithNoise RetroCreatePlaylist
-    RetroPlayingQueue RetroPlaylistDuration RetroSavePlaylist SaveCopyOfReceiptTaskEval
-    SimpleCalendarAddOneEvent SimpleCalendarAddOneEventInTwoWeeks
-    SimpleCalendarAddOneEventRelativeDay SimpleCalendarAddOneEventTomorrow
-    SimpleCalendarAddRepeatingEvent SimpleCalendarAnyEventsOnDate SimpleCalendarDeleteEvents
-    SimpleCalendarDeleteEventsOnRelativeDay SimpleCalendarDeleteOneEvent
-    SimpleCalendarEventOnDateAtTime SimpleCalendarEventsInNextWeek SimpleCalendarEventsInTimeRange
-    SimpleCalendarEventsOnDate SimpleCalendarFirstEventAfterStartTime SimpleCalendarLocationOfEvent
-    SimpleCalendarNextEvent SimpleCalendarNextMeetingWithPerson SimpleDrawProCreateDrawing
-    SimpleSmsReply SimpleSmsReplyMostRecent SimpleSmsResend SimpleSmsSend
-    SimpleSmsSendClipboardContent SimpleSmsSendReceivedAddress SportsTrackerActivitiesCountForWeek
-    SportsTrackerActivitiesOnDate SportsTrackerActivityDuration
-    SportsTrackerLongestDistanceActivity SportsTrackerTotalDistanceForCategoryOverInterval
-    SportsTrackerTotalDurationForCategoryThisWeek SystemBluetoothTurnOff
-    SystemBluetoothTurnOffVerify SystemBluetoothTurnOn SystemBluetoothTurnOnVerify
-    SystemBrightnessMax SystemBrightnessMaxVerify SystemBrightnessMin SystemBrightnessMinVerify
-    SystemCopyToClipboard SystemWifiTurnOff SystemWifiTurnOffVerify SystemWifiTurnOn
-    SystemWifiTurnOnVerify TasksCompletedTasksForDate TasksDueNextWeek TasksDueOnDate
-    TasksHighPriorityTasks TasksHighPriorityTasksDueOnDate TasksIncompleteTasksOnDate
-    TurnOffWifiAndTurnOnBluetooth TurnOnWifiAndOpenApp VlcCreatePlaylist VlcCreateTwoPlaylists
-""".split()
+_ANDROIDWORLD_NAMES = [
+    "AudioRecorderRecordAudio",
+    "AudioRecorderRecordAudioWithFileName",
+    "BrowserDraw",
+    "BrowserMaze",
+    "BrowserMultiply",
+    "CameraTakePhoto",
+    "CameraTakeVideo",
+    "ClockStopWatchPausedVerify",
+    "ClockStopWatchRunning",
+    "ClockTimerEntry",
+    "ContactsAddContact",
+    "ContactsNewContactDraft",
+    "ExpenseAddMultiple",
+    "ExpenseAddMultipleFromGallery",
+    "ExpenseAddMultipleFromMarkor",
+    "ExpenseAddSingle",
+    "ExpenseDeleteDuplicates",
+    "ExpenseDeleteDuplicates2",
+    "ExpenseDeleteMultiple",
+    "ExpenseDeleteMultiple2",
+    "ExpenseDeleteSingle",
+    "FilesDeleteFile",
+    "FilesMoveFile",
+    "MarkorAddNoteHeader",
+    "MarkorChangeNoteContent",
+    "MarkorCreateFolder",
+    "MarkorCreateNote",
+    "MarkorCreateNoteAndSms",
+    "MarkorCreateNoteFromClipboard",
+    "MarkorDeleteAllNotes",
+    "MarkorDeleteNewestNote",
+    "MarkorDeleteNote",
+    "MarkorEditNote",
+    "MarkorMergeNotes",
+    "MarkorMoveNote",
+    "MarkorTranscribeReceipt",
+    "MarkorTranscribeVideo",
+    "NotesIsTodo",
+    "NotesMeetingAttendeeCount",
+    "NotesRecipeIngredientCount",
+    "NotesTodoItemCount",
+    "OpenAppTaskEval",
+    "OsmAndFavorite",
+    "OsmAndMarker",
+    "OsmAndTrack",
+    "RecipeAddMultipleRecipes",
+    "RecipeAddMultipleRecipesFromImage",
+    "RecipeAddMultipleRecipesFromMarkor",
+    "RecipeAddMultipleRecipesFromMarkor2",
+    "RecipeAddSingleRecipe",
+    "RecipeDeleteDuplicateRecipes",
+    "RecipeDeleteDuplicateRecipes2",
+    "RecipeDeleteDuplicateRecipes3",
+    "RecipeDeleteMultipleRecipes",
+    "RecipeDeleteMultipleRecipesWithConstraint",
+    "RecipeDeleteMultipleRecipesWithNoise",
+    "RecipeDeleteSingleRecipe",
+    "RecipeDeleteSingleWithRecipeWithNoise",
+    "RetroCreatePlaylist",
+    "RetroPlayingQueue",
+    "RetroPlaylistDuration",
+    "RetroSavePlaylist",
+    "SaveCopyOfReceiptTaskEval",
+    "SimpleCalendarAddOneEvent",
+    "SimpleCalendarAddOneEventInTwoWeeks",
+    "SimpleCalendarAddOneEventRelativeDay",
+    "SimpleCalendarAddOneEventTomorrow",
+    "SimpleCalendarAddRepeatingEvent",
+    "SimpleCalendarAnyEventsOnDate",
+    "SimpleCalendarDeleteEvents",
+    "SimpleCalendarDeleteEventsOnRelativeDay",
+    "SimpleCalendarDeleteOneEvent",
+    "SimpleCalendarEventOnDateAtTime",
+    "SimpleCalendarEventsInNextWeek",
+    "SimpleCalendarEventsInTimeRange",
+    "SimpleCalendarEventsOnDate",
+    "SimpleCalendarFirstEventAfterStartTime",
+    "SimpleCalendarLocationOfEvent",
+    "SimpleCalendarNextEvent",
+    "SimpleCalendarNextMeetingWithPerson",
+    "SimpleDrawProCreateDrawing",
+    "SimpleSmsReply",
+    "SimpleSmsReplyMostRecent",
+    "SimpleSmsResend",
+    "SimpleSmsSend",
+    "SimpleSmsSendClipboardContent",
+    "SimpleSmsSendReceivedAddress",
+    "SportsTrackerActivitiesCountForWeek",
+    "SportsTrackerActivitiesOnDate",
+    "SportsTrackerActivityDuration",
+    "SportsTrackerLongestDistanceActivity",
+    "SportsTrackerTotalDistanceForCategoryOverInterval",
+    "SportsTrackerTotalDurationForCategoryThisWeek",
+    "SystemBluetoothTurnOff",
+    "SystemBluetoothTurnOffVerify",
+    "SystemBluetoothTurnOn",
+    "SystemBluetoothTurnOnVerify",
+    "SystemBrightnessMax",
+    "SystemBrightnessMaxVerify",
+    "SystemBrightnessMin",
+    "SystemBrightnessMinVerify",
+    "SystemCopyToClipboard",
+    "SystemWifiTurnOff",
+    "SystemWifiTurnOffVerify",
+    "SystemWifiTurnOn",
+    "SystemWifiTurnOnVerify",
+    "TasksCompletedTasksForDate",
+    "TasksDueNextWeek",
+    "TasksDueOnDate",
+    "TasksHighPriorityTasks",
+    "TasksHighPriorityTasksDueOnDate",
+    "TasksIncompleteTasksOnDate",
+    "TurnOffWifiAndTurnOnBluetooth",
+    "TurnOnWifiAndOpenApp",
+    "VlcCreatePlaylist",
+    "VlcCreateTwoPlaylists",
+]
 
 
 def test_every_androidworld_task_name_is_a_template() -> None:
