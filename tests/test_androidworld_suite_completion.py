@@ -656,3 +656,32 @@ def test_every_androidworld_task_name_is_a_template() -> None:
     assert sorted(TASKS) == sorted(_ANDROIDWORLD_NAMES)
     base = make("ContactsAddContact").unwrapped
     assert "116/116 AndroidWorld task names" in base.template_notes()
+
+
+def test_transcriptions_need_every_word_in_the_named_note() -> None:
+    env = make("MarkorTranscribeVideo", seed=2)
+    base = env.unwrapped
+    params = base.task.params
+    markor = base.state.apps["markor"]
+    markor.add(params["file_name"], ",".join(params["messages"][:-1]))  # a word missing
+    assert score(env) == 0.0
+    markor.add("transcription.txt", params["text"])  # the right words, the wrong note
+    assert score(env) == 0.0
+    markor.notes = [n for n in markor.notes if n.path != params["file_name"]]
+    markor.add(params["file_name"], params["text"])
+    assert score(env) == 1.0
+
+    for seed in range(40):  # a one-transaction receipt: the header is a third of the text
+        env = make("MarkorTranscribeReceipt", seed=seed)
+        rows = env.unwrapped.task.params["text"].split("\n")
+        if len(rows) == 2:
+            break
+    base = env.unwrapped
+    text = base.task.params["text"]
+    base.state.apps["joplin"].add(folder="Notes", title="receipt.md", body=text)
+    assert score(env) == 0.0  # Joplin is the wrong app
+    base.state.apps["markor"].add("receipt.md", rows[1])  # without the header
+    assert score(env) == 0.0
+    base.state.apps["markor"].notes = []
+    base.state.apps["markor"].add("receipt.md", text)
+    assert score(env) == 1.0
