@@ -293,7 +293,10 @@ def test_failed_episode_rewards_match_raw_miniwob(multi: gym.Env) -> None:
         _close_raw(raw)
 
 
-def test_task_without_oracle_says_so(multi: gym.Env) -> None:
+def test_task_without_oracle_says_so(multi: gym.Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gui_gym.envs.miniwob.oracle import ORACLES
+
+    monkeypatch.delitem(ORACLES, "drag-box")  # as for any task the experts do not cover
     multi.reset(seed=0, options={"task": "drag-box"})
     with pytest.raises(NotImplementedError, match="no oracle for MiniWoB task 'drag-box'"):
         multi.unwrapped.oracle_action()
@@ -483,6 +486,69 @@ def test_dom_conversion() -> None:
     assert tree.elements[4].editable and tree.elements[4].focused
     assert tree.elements[1].children == (2, 3) and tree.elements[3].parent == 1
     assert tree.elements[5].clickable and not tree.elements[0].clickable
+
+
+def test_dom_conversion_shows_what_a_person_sees() -> None:
+    def node(
+        tag, ref, text=None, children=(), classes="", bg=(1.0, 1.0, 1.0, 1.0), box=(0, 0, 9, 9)
+    ):
+        return SimpleNamespace(
+            tag=tag,
+            ref=ref,
+            text=text,
+            value=None,
+            children=list(children),
+            classes=classes,
+            id="",
+            focused=False,
+            left=box[0],
+            top=box[1],
+            width=box[2],
+            height=box[3],
+            bg_color=bg,
+        )
+
+    root = node(
+        "body",
+        1,
+        children=[
+            node("div", 2, text="", classes="color", bg=(1.0, 192 / 255, 203 / 255, 1.0)),
+            node("svg", 3, children=[node("circle", 4, text="", classes="SVG_CLASS")]),
+            node("select", 5),
+        ],
+    )
+    tree, refs, tags = dom_to_tree(
+        root, 160, 210, select_options={5: (1, ["Red", "Blue"])}, fills={4: "#008000"}
+    )
+    by_ref = {ref: tree.elements[i] for i, ref in enumerate(refs)}
+    assert by_ref[2].description == "color #ffc0cb"  # a swatch's colour
+    assert by_ref[4].description == "circle fill #008000"  # an SVG shape: its kind and fill
+    select = by_ref[5]
+    assert select.text == "Blue" and select.role == "select"
+    options = [tree.elements[i] for i in select.children]
+    assert [(o.role, o.text, o.selected) for o in options] == [
+        ("option", "Red", False),
+        ("option", "Blue", True),
+    ]
+    assert tags[-2:] == ["option", "option"] and refs[-2:] == [0, 0]
+
+
+@pytest.mark.slow
+def test_record_writes_an_expert_dataset_with_screenshots(tmp_path: Path) -> None:
+    from gui_gym.recording import record_dataset
+
+    report = record_dataset(
+        "GuiGym/MiniWoB-v0",
+        "oracle",
+        episodes=2,
+        out=tmp_path / "data",
+        tasks=["drag-box", "choose-list"],  # a DRAG and a SELECT
+        screenshots=True,
+        progress=False,
+    )
+    assert report.episodes == 2 and report.successes == 2
+    pngs = sorted((tmp_path / "data" / "images").rglob("*.png"))
+    assert len(pngs) >= 4
 
 
 # -- browser lifecycle -------------------------------------------------------------------------
