@@ -201,6 +201,7 @@ def run_table(args: argparse.Namespace) -> dict[str, Any]:
     from gui_gym.models.embed import SentenceEmbedder
     from gui_gym.models.progress_model import MilestoneProgress, ProgRM, trajectory_queries
     from gui_gym.rewards.lcs import StepSimilarity
+    from gui_gym.rewards.prm import classification_metrics
 
     torch.set_num_threads(args.threads)
     timings: dict[str, float] = {}
@@ -266,6 +267,9 @@ def run_table(args: argparse.Namespace) -> dict[str, Any]:
     timings["train_wall_s"] = time.perf_counter() - start
     models = {name: ProgRM.load(workdir / name / "model", device="cpu") for name, *_ in jobs}
     shutil.rmtree(workdir, ignore_errors=True)
+    judge = llm_judge(args)
+    if judge is not None:  # ProgRM's "ORM-Claude" row: a prompted LLM (Tables 9-10)
+        models[f"ORM-LLM ({args.judge_prompt})"] = judge
 
     examples = key_step_examples(test, test_env_labels)
     queries = [q for q, _, _ in examples]
@@ -287,6 +291,13 @@ def run_table(args: argparse.Namespace) -> dict[str, Any]:
             },
             "final_score_success": float(final[succeeded].mean()),
             "final_score_failure": float(final[~succeeded].mean()),
+            # ProgRM Table 2: the final state's score >= 0.5 read as "success", against the
+            # env's judgement (accuracy, precision, recall, F1, false-positive rate)
+            "success_prediction": {
+                k: v
+                for k, v in classification_metrics(succeeded.astype(int), final).items()
+                if k != "by_position"
+            },
             "latency_ms": latency_ms(model, queries),
         }
     curves: list[dict[str, Any]] = []
@@ -670,6 +681,16 @@ def format_report(report: dict[str, Any]) -> str:
                 f"{name:12s} {row['key_step_mae']:6.3f} {row['final_score_success']:12.3f} "
                 f"{row['final_score_failure']:12.3f} {row['latency_ms']:7.2f}"
             )
+        lines.append("Table 2 (final-state score >= 0.5 read as success, vs the env's judgement)")
+        lines.append(
+            f"{'model':12s} {'acc':>6s} {'prec':>6s} {'recall':>6s} {'F1':>6s} {'FPR':>6s}"
+        )
+        for name, row in table["table"].items():
+            m = row["success_prediction"]
+            lines.append(
+                f"{name:12s} {m['accuracy']:6.3f} {m['precision']:6.3f} {m['recall']:6.3f} "
+                f"{m['f1']:6.3f} {m['false_positive_rate']:6.3f}"
+            )
         data = table["data"]
         lines.append(
             f"train: {data['train_trajectories']} trajectories ({data['train_success']} "
@@ -705,6 +726,24 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def llm_judge(args: argparse.Namespace) -> Any:
+    """The prompted LLM-judge ORM (``--judge-llm``), or None when no LLM was given.
+
+    ``--judge-llm`` is an OpenAI-compatible server URL (with ``--judge-model``) or a local
+    Hugging Face folder; nothing is downloaded.
+    """
+    if not args.judge_llm:
+        return None
+    from gui_gym.models.llm import OpenAICompatLLM, TransformersLLM
+    from gui_gym.models.progress_llm import LLMProgressJudge
+
+    if args.judge_llm.startswith(("http://", "https://")):
+        llm: Any = OpenAICompatLLM(model=args.judge_model, base_url=args.judge_llm)
+    else:
+        llm = TransformersLLM(args.judge_llm)
+    return LLMProgressJudge(llm, args.judge_prompt)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -732,6 +771,16 @@ def main() -> None:
     parser.add_argument("--overhead-episodes", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=41)
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--judge-llm",
+        default="",
+        help="add ProgRM's prompted LLM-judge ORM row: an OpenAI-compatible URL or a local "
+        "model folder",
+    )
+    parser.add_argument("--judge-model", default="", help="model name on the --judge-llm server")
+    parser.add_argument(
+        "--judge-prompt", default="orm_llm", choices=("orm_llm", "orm_llm_cot"), help="Table 9/10"
+    )
     args = parser.parse_args()
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
     unknown = parts - {"table", "speed", "overhead"}

@@ -31,8 +31,8 @@ SAMPLE_SETTINGS = {
     "env_kwargs": {"split": "test"},
     # spread over the kinds of the test split: Cross-Page, In-Page and QA
     "tasks": [
-        "send_a_certified_letter-references",
-        "save_gas_while_driving-author",
+        "plan_a_backpacking_trip-references",
+        "track_a_usps_package-author",
         "drill_a_straight_hole-author_article",
         "clean_oil_paint_brushes-bookmark",
         "sleep_with_a_stuffy_nose-share",

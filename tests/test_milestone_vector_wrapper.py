@@ -24,10 +24,10 @@ from gui_gym.rewards.milestone_store import MilestoneStore
 from gui_gym.wrappers import MilestoneVectorWrapper, MilestoneWrapper
 
 WIKIHOW = "GuiGym/WikiHow-v0"
-TASK = "knead_bread_dough-bookmark"
+TASK = "clean_oil_paint_brushes-bookmark"
 KEY_STEPS = [
-    'type "knead bread dough" into "Search wikiHow" input',
-    'click "How to Knead Bread Dough" link',
+    'type "clean oil paint brushes" into "Search wikiHow" input',
+    'click "How to Clean Oil Paint Brushes" link',
     'click "Bookmark" button',
 ]
 
@@ -68,8 +68,8 @@ def _vector(
 # Per sub-env scripts: the oracle's route, a route cut short, one with a detour and an
 # invalid action. Run for 4 steps with max_steps 4.
 SCRIPTS = [
-    ['INPUT(0, "knead bread dough")', "CLICK(4)", "SCROLL(down)", "SCROLL(down)"],
-    ["SCROLL(down)", 'INPUT(0, "knead bread dough")', "CLICK(999)", "SCROLL(up)"],
+    ['INPUT(0, "clean oil paint brushes")', "CLICK(4)", "SCROLL(down)", "SCROLL(down)"],
+    ["SCROLL(down)", 'INPUT(0, "clean oil paint brushes")', "CLICK(999)", "SCROLL(up)"],
     ["SCROLL(down)", "SCROLL(down)", "SCROLL(up)", "SCROLL(down)"],
 ]
 
@@ -140,7 +140,7 @@ def test_next_step_autoreset_starts_a_fresh_episode_with_the_learned_milestones(
     vec = _vector(store, 2, 3)
     _, info = vec.reset(seed=0)
     assert list(info["milestone"]["K"]) == [0, 0]  # nothing learned yet
-    oracle = ['INPUT(0, "knead bread dough")', "CLICK(4)", "CLICK(2)"]
+    oracle = ['INPUT(0, "clean oil paint brushes")', "CLICK(4)", "CLICK(2)"]
     for t in range(3):
         _, reward, terminated, truncated, info = vec.step([oracle[t], "SCROLL(down)"])
     assert terminated[0] and truncated[1]
@@ -162,7 +162,7 @@ def test_same_step_autoreset_finishes_on_the_final_observation(tmp_path: Path) -
     store = MilestoneStore(tmp_path / "m.json")
     vec = _vector(store, 2, 3, mode=AutoresetMode.SAME_STEP)
     vec.reset(seed=0)
-    oracle = ['INPUT(0, "knead bread dough")', "CLICK(4)", "CLICK(2)"]
+    oracle = ['INPUT(0, "clean oil paint brushes")', "CLICK(4)", "CLICK(2)"]
     for t in range(3):
         _, _, terminated, truncated, info = vec.step([oracle[t], "SCROLL(down)"])
     end = info["milestone"]
@@ -236,7 +236,7 @@ def test_async_vector_envs_work_too(tmp_path: Path) -> None:
     )
     try:
         vec.reset(seed=0)
-        oracle = ['INPUT(0, "knead bread dough")', "CLICK(4)", "CLICK(2)"]
+        oracle = ['INPUT(0, "clean oil paint brushes")', "CLICK(4)", "CLICK(2)"]
         for t in range(3):
             _, _, terminated, _, info = vec.step([oracle[t], "SCROLL(down)"])
         assert terminated[0] and info["milestone"]["hits"][0] == [0, 1, 2]

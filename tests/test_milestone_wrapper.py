@@ -22,10 +22,10 @@ from gui_gym.rewards.milestone_store import MilestoneStore
 from gui_gym.rewards.milestones import milestone_step_rewards
 from gui_gym.wrappers import MilestoneWrapper
 
-TASK = "knead_bread_dough-bookmark"  # search, open the article, bookmark it
+TASK = "clean_oil_paint_brushes-bookmark"  # search, open the article, bookmark it
 KEY_STEPS = [
-    'type "knead bread dough" into "Search wikiHow" input',
-    'click "How to Knead Bread Dough" link',
+    'type "clean oil paint brushes" into "Search wikiHow" input',
+    'click "How to Clean Oil Paint Brushes" link',
     'click "Bookmark" button',
 ]
 
@@ -102,7 +102,7 @@ def test_online_credit_pays_hits_and_format_as_they_happen(tmp_path: Path) -> No
     store.commit(TASK, KEY_STEPS)
     env = _wrap(store, credit="online", epoch=10)
     weight = 0.3 * 0.99**10
-    actions = ["CLICK(999)"]  # an invalid action first: format penalty, no hit
+    actions = ["tap the search box"]  # malformed output first: format penalty, no hit
     rewards, infos = _run(env, actions=actions)
     assert infos[1]["milestone"]["hit"] is False
     assert rewards[0] == pytest.approx(-0.5)
@@ -110,6 +110,24 @@ def test_online_credit_pays_hits_and_format_as_they_happen(tmp_path: Path) -> No
     assert infos[-1]["milestone"]["weight"] == pytest.approx(weight)
     end = infos[-1]["milestone"]
     assert end["episode_total_rewards"][0] == pytest.approx(1.0 - 0.5)
+
+
+def test_format_penalty_is_for_malformed_output_as_in_the_paper(tmp_path: Path) -> None:
+    # ADMIRE Eq. 12: R_format = -1 "if the action syntax is invalid". CLICK(999) is
+    # well-formed (the env rejects it: no element 999), so only "rejected" penalises it.
+    store = MilestoneStore(tmp_path / "m.json")
+    store.commit(TASK, KEY_STEPS)
+    paper = _wrap(store, credit="online", epoch=10)
+    assert paper.format_penalty == "malformed"
+    rewards, infos = _run(paper, actions=["CLICK(999)"])
+    assert infos[1]["action_valid"] is False and rewards[0] == pytest.approx(0.0)
+    assert infos[-1]["milestone"]["episode_total_rewards"][0] == pytest.approx(1.0)
+    ours = _wrap(store, credit="online", epoch=10, format_penalty="rejected")
+    rewards, infos = _run(ours, actions=["CLICK(999)"])
+    assert rewards[0] == pytest.approx(-0.5)
+    assert infos[-1]["milestone"]["episode_total_rewards"][0] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="format_penalty must be one of"):
+        _wrap(store, format_penalty="invalid")
 
 
 def test_set_epoch_decays_the_milestone_weight(tmp_path: Path) -> None:

@@ -11,7 +11,13 @@ from gui_gym.agents import BestOfNAgent
 from gui_gym.envs.replay import SemiOnlineReplayEnv
 from gui_gym.models.judge import ProReJudge, Trace
 from gui_gym.models.prm_training import PRMTrainConfig
-from gui_gym.wrappers import PRMVectorWrapper, PRMWrapper, ProbingJudgeWrapper
+from gui_gym.wrappers import (
+    MilestoneVectorWrapper,
+    MilestoneWrapper,
+    PRMVectorWrapper,
+    PRMWrapper,
+    ProbingJudgeWrapper,
+)
 
 
 def _default(callable_: object, name: str) -> object:
@@ -66,3 +72,17 @@ def test_probe_budget_is_the_policy_trajectory_length_sec_4_1() -> None:
 def test_format_reward_requires_the_think_block_app_h() -> None:
     # "<think> ... </think> <action> ... </action>" is UI-S1's output format.
     assert _default(SemiOnlineReplayEnv, "require_think") is True
+
+
+# ------------------------------------------------------------------------------ ADMIRE (001)
+
+
+def test_format_term_penalises_invalid_syntax_only_eq12() -> None:
+    # "R_format is set to -1 if the action syntax is invalid and 0 otherwise"
+    assert _default(MilestoneWrapper, "format_penalty") == "malformed"
+    assert _default(MilestoneVectorWrapper, "format_penalty") == "malformed"
+
+
+def test_admire_hyperparameters_app_a() -> None:
+    for name, value in {"delta": 0.75, "lambda0": 0.3, "decay": 0.99, "eta": 0.5}.items():
+        assert _default(MilestoneWrapper, name) == value, name

@@ -33,7 +33,7 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
-TASKS = ["pack_for_a_camping_trip-category_name", "replace_a_toilet_flapper-references"]
+TASKS = ["pack_for_a_camping_trip-category_name", "sew_on_a_button-references"]
 
 
 @pytest.fixture(scope="module")

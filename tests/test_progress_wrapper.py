@@ -54,7 +54,12 @@ def test_reward_is_progress_gain_over_one_step() -> None:
     model = TableModel([0.1, 0.3, 0.2, 0.9])
     env = ProgressRewardWrapper(make(), model, k=1, weight=2.0)
     _, info = env.reset(seed=0)
-    assert info["progress"] == {"value": 0.1, "delta": 0.0, "reference": 0.1}
+    assert info["progress"] == {
+        "value": 0.1,
+        "delta": 0.0,
+        "reference": 0.1,
+        "model_error": None,
+    }
     results = run(env, ACTIONS)
     assert [r for r, _ in results] == pytest.approx([0.4, -0.2, 1.4])
     assert [i["progress"]["delta"] for _, i in results] == pytest.approx([0.2, -0.1, 0.7])

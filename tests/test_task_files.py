@@ -93,6 +93,16 @@ def mutate(path: str, value: object) -> dict:
             "tasks[0].milestones[0].predicate.state.op",
             "unknown operator 'eqq'",
         ),
+        (
+            mutate("tasks.0.milestones.0.reward", "one"),
+            "tasks[0].milestones[0].reward",
+            "must be a finite number, got 'one'",
+        ),
+        (
+            mutate("tasks.0.milestones.0.reward", float("nan")),
+            "tasks[0].milestones[0].reward",
+            "must be a finite number",
+        ),
         (mutate("tasks.1.success", {"answer": {}}), "tasks[1].success.answer", "needs 'value'"),
         (mutate("tasks.1.task_id", "open_about"), "tasks[1].task_id", "duplicate id 'open_about'"),
         (

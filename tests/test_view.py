@@ -9,6 +9,7 @@ import hashlib
 import http.client
 import json
 import math
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -77,7 +78,7 @@ def _step(index: int, **fields) -> dict:
 def test_recorded_steps_keep_each_wrappers_reward_components(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     env = ProgressRewardWrapper(
-        gym.make("GuiGym/WikiHow-v0", task="knead_bread_dough-bookmark"), MilestoneProgress()
+        gym.make("GuiGym/WikiHow-v0", task="clean_oil_paint_brushes-bookmark"), MilestoneProgress()
     )
     env = RecordTrajectories(env, path)
     agent = OracleAgent(env)
@@ -179,6 +180,13 @@ def test_load_run_reads_outcomes_milestones_generation_and_new_fields(tmp_path: 
             milestones=["typed"],
             completion="<think>go</think>CLICK(1)",
             completion_ids=[5, 6, 7],
+            prompt=[
+                {"role": "system", "content": "You operate a phone."},
+                {
+                    "role": "user",
+                    "content": [{"type": "image"}, {"type": "text", "text": "Goal: do it"}],
+                },
+            ],
         ),
         _step(
             1,
@@ -192,7 +200,7 @@ def test_load_run_reads_outcomes_milestones_generation_and_new_fields(tmp_path: 
         path,
         [
             {"header": {"env_id": "GuiGym/WikiHow-v0", "agent": "llm"}},
-            _record(steps=steps, success=True, group_id="g7"),
+            _record(steps=steps, success=True, group_id="g7", anchor_step=1),
             _record(task_id="t2", infra_error="env crashed: BrokenPipeError", metadata={}),
             {"episode": 3, "task_id": "t3", "category": "QA", "success": False, "steps": 9},
         ],
@@ -206,6 +214,11 @@ def test_load_run_reads_outcomes_milestones_generation_and_new_fields(tmp_path: 
     assert first["steps"][0]["tokens"] == 3
     assert first["steps"][1]["valid"] is False
     assert first["steps"][1]["error"] == "unknown action 'nonsense'"
+    assert first["anchor_step"] == 1
+    assert "prompt" not in first["steps"][0]  # prompts only when asked for
+    with_prompts = load_run(path, prompts=True).episodes[0]["steps"]
+    assert with_prompts[0]["prompt"] == "system: You operate a phone.\n\nuser: [image]\nGoal: do it"
+    assert with_prompts[1]["prompt"] is None
     assert crashed["outcome"] == "infra_error"
     assert crashed["infra_error"] == "env crashed: BrokenPipeError"
     assert (row["n"], row["steps"], row["category"]) == (9, [], "QA")  # an evaluation row
@@ -251,6 +264,14 @@ def test_bad_files_get_errors_naming_the_file_and_line(tmp_path: Path) -> None:
     bad.write_text("{not json\n")
     with pytest.raises(ViewError, match=r"bad\.jsonl:1: corrupt JSON"):
         load_run(bad)
+
+
+def test_an_empty_file_is_a_run_without_episodes(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("")
+    run = load_run(path)
+    assert run.episodes == [] and run.to_page()["categories"] == []
+    assert '"episodes":[]' in render_report([run])
 
 
 def test_screenshots_are_confined_to_the_run_folder(tmp_path: Path) -> None:
@@ -305,7 +326,9 @@ def test_report_page_has_exactly_its_own_scripts_allowed_by_hash(tmp_path: Path)
     steps = [_step(0, action=text, thought=text, screen=text) for text in HOSTILE]
     _write_ascii(path, [_record(task_id=text, instruction=text, steps=steps) for text in HOSTILE])
     page = render_report([load_run(path)])
-    assert page.count("<script") == 2 and page.count("</script>") == 2
+    # the list data, one element per episode, and the page's script: nothing else
+    assert page.count("<script") == 2 + len(HOSTILE) == page.count("</script>")
+    assert page.count('<script type="application/json"') == 1 + len(HOSTILE)
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
     script = re.search(r"<script>(.*)</script>", page, re.S).group(1)
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
@@ -339,10 +362,11 @@ def test_view_command_writes_one_self_contained_file(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["view", "nope.jsonl"], "nope.jsonl: no such file"),
+        (["view", "{dir}"], "is a folder; give its .jsonl files"),
         (["view", "{run}", "--out", "{dir}"], "is a folder"),
         (["view", "{bad}"], "bad.jsonl:1: corrupt JSON"),
-        (["serve", "{run}"], "not a folder"),
-        (["serve", "{dir}", "--port", "70000"], "out of range"),
+        (["serve", "{run}"], "is a file, not a folder"),
+        (["serve", "{dir}", "--port", "70000"], "less than or equal to 65535"),
     ],
 )
 def test_cli_mistakes_are_one_line_with_exit_code_2(tmp_path: Path, args, message) -> None:
@@ -354,7 +378,8 @@ def test_cli_mistakes_are_one_line_with_exit_code_2(tmp_path: Path, args, messag
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("error: ")
+    assert len(lines) == 1 and message in lines[0]
+    assert re.match(rf"\S+ {args[0]}: error: ", lines[0]), lines[0]
 
 
 # -------------------------------------------------------------------------------- server
@@ -372,6 +397,8 @@ def served(tmp_path_factory) -> Iterator[tuple[str, int, Path]]:
     write_jsonl(base / "secret.jsonl", [_record(task_id="SECRET")])
     (root / "escape.png").symlink_to(base / "secret.png")
     (root / "escape.jsonl").symlink_to(base / "secret.jsonl")
+    (root / os.fsdecode(b"not-utf8-\xff.jsonl")).write_text("")
+    (root / "<b>&amp;.jsonl").write_text("")
     server = make_server(root, port=0, quiet=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -397,14 +424,16 @@ def test_server_binds_loopback_and_lists_runs(served) -> None:
     assert served[0] == "127.0.0.1"
     status, body = _get(served, "/")
     assert status == 200 and b"sub/run.jsonl" in body
+    assert b"&lt;b&gt;&amp;amp;.jsonl" in body and b"<b>" not in body  # names are escaped
+    assert b"not-utf8" not in body  # a name a URL cannot carry is left out
     assert b"escape.jsonl" not in body  # a link leading outside is not listed
 
 
 def test_server_renders_a_run_with_linked_screenshots(served) -> None:
     status, body = _get(served, "/view?run=sub/run.jsonl")
     assert status == 200
-    data = json.loads(re.search(rb'id="gg-data">(.*?)</script>', body, re.S).group(1))
-    assert data["runs"][0]["episodes"][0]["steps"][0]["image"] == "/file/sub/shots/a.png"
+    detail = json.loads(re.search(rb'id="gg-e-0-0">(.*?)</script>', body, re.S).group(1))
+    assert detail["steps"][0]["image"] == "/file/sub/shots/a.png"
     status, body = _get(served, "/file/sub/shots/a.png")
     assert status == 200 and body == PNG
 

@@ -21,7 +21,7 @@ from gui_gym.view.sample import record_sample_run
 from gui_gym.view.server import make_server
 from tests.conftest import IN_CI, require
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # one browser start: about 5 s
 
 LONG = "x" * 200_000
 HOSTILE = {
@@ -36,7 +36,14 @@ HOSTILE = {
     + "y" * 50_000,
     "description": "javascript:window.__pwned=8",
     "milestone": "<iframe src=javascript:window.__pwned=9>",
+    "prompt": "<style>body{display:none}</style><script>window.__pwned=10</script>",
 }
+
+
+SCRIPTS = (
+    "return [document.querySelectorAll('script:not([type=\"application/json\"])').length,"
+    " document.querySelectorAll('script[type=\"application/json\"]').length]"
+)
 
 
 def _hostile_records() -> list[dict[str, Any]]:
@@ -47,6 +54,7 @@ def _hostile_records() -> list[dict[str, Any]]:
         "action_description": HOSTILE["description"],
         "thought": HOSTILE["thought"],
         "completion": HOSTILE["completion"],
+        "prompt": [{"role": "user", "content": HOSTILE["prompt"]}],
         "milestones": [HOSTILE["milestone"]],
         "reward": 0.5,
         "info": {"</script>": {"<b>": 1.0}, "prm": {"score": 0.25}},
@@ -113,7 +121,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     paths = {"before": before, "after": after, "hostile": hostile, "folder": folder}
     for name, sources in (("single", [before]), ("compare", [before, after]), ("evil", [hostile])):
         paths[name] = folder / f"{name}.html"
-        build_report(sources, paths[name])
+        build_report(sources, paths[name], prompts=name == "evil")
     return paths
 
 
@@ -302,7 +310,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(browser, runs, tmp_path) -
     _open(browser, runs["evil"].as_uri())
     never_ran = "return window.__pwned === undefined"
     assert browser.execute_script(never_ran)
-    assert browser.execute_script("return document.scripts.length") == 2
+    assert browser.execute_script(SCRIPTS) == [1, 3]  # its own; list data and 2 episodes
     rows = _visible_rows(browser)
     assert rows[0] == [HOSTILE["task_id"], HOSTILE["category"], "success"]
     assert _code_points(
@@ -318,7 +326,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(browser, runs, tmp_path) -
     )
     _go(browser, "#/e/0/0", "episode")
     assert browser.execute_script(never_ran)
-    assert browser.execute_script("return document.scripts.length") == 2
+    assert browser.execute_script(SCRIPTS) == [1, 3]  # its own; list data and 2 episodes
     page = {
         "task": "document.querySelector('#episode-task .task-id').textContent",
         "instruction": "document.getElementById('episode-instruction').textContent",
@@ -328,6 +336,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(browser, runs, tmp_path) -
         "generated": "document.querySelector('#step-0 .generated pre').textContent",
         "milestone": "document.querySelector('ul.milestones li').textContent",
         "screen": "document.querySelector('#step-0 pre.screen').textContent",
+        "prompt": "document.querySelector('#step-0 .prompt pre').textContent",
     }
     expected = {
         "task": HOSTILE["task_id"],
@@ -338,6 +347,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(browser, runs, tmp_path) -
         "generated": HOSTILE["completion"],
         "milestone": HOSTILE["milestone"],
         "screen": HOSTILE["screen"],
+        "prompt": "user: " + HOSTILE["prompt"],
     }
     for key, script in page.items():
         assert browser.execute_script(f"return {script}") == expected[key], key

@@ -7,12 +7,7 @@ from typing import Annotated
 
 import typer
 
-from gui_gym.cli._common import app
-
-
-def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
+from gui_gym.cli._common import UsageError, app, existing_dir, output_file
 
 
 @app.command()
@@ -28,24 +23,33 @@ def view(
             "--screenshots/--no-screenshots", help="inline recorded screenshots (larger file)"
         ),
     ] = True,
+    prompts: Annotated[
+        bool, typer.Option("--prompts", help="also show each step's prompt (LLM agents)")
+    ] = False,
 ) -> None:
     """Write a self-contained HTML report: episodes filterable by task, category and
     outcome, each step with its screen, action, output and reward components."""
     from gui_gym.view import ViewError, build_report, inline_image
 
     for path in trajectories:
+        if path.is_dir():
+            raise UsageError(
+                f"{path} is a folder; give its .jsonl files, or browse it with gui-gym serve"
+            )
         if not path.is_file():
-            _fail(f"{path}: no such file (expected a .jsonl trajectory file)")
-    if out.is_dir():
-        _fail(f"--out {out} is a folder; give the HTML file to write, e.g. {out / 'report.html'}")
+            raise UsageError(f"{path}: no such file (expected a .jsonl trajectory file)")
+    output_file(out)
     try:
         summary = build_report(
-            trajectories, out, image_source=inline_image if screenshots else None
+            trajectories,
+            out,
+            image_source=inline_image if screenshots else None,
+            prompts=prompts,
         )
     except ViewError as err:
-        _fail(str(err))
+        raise UsageError(str(err)) from None
     except OSError as err:
-        _fail(f"cannot write {out}: {err.strerror or err}")
+        raise UsageError(f"cannot write {out}: {err.strerror or err}") from None
     size = summary.bytes / 1e6
     typer.echo(
         f"{summary.out}: {summary.episodes} episodes, {summary.steps} steps from "
@@ -59,21 +63,18 @@ def serve(
     host: Annotated[
         str, typer.Option(help="address to bind (127.0.0.1: this machine only)")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port (0 picks a free one)")] = 8000,
+    port: Annotated[int, typer.Option(help="port (0 picks a free one)", min=0, max=65535)] = 8000,
     quiet: Annotated[bool, typer.Option("--quiet", help="do not log each request")] = False,
 ) -> None:
     """Browse every run under FOLDER with the report pages (read-only; nothing outside
     FOLDER is served)."""
     from gui_gym.view.server import make_server
 
-    if not folder.is_dir():
-        _fail(f"{folder}: not a folder (give the folder holding your .jsonl runs)")
-    if not 0 <= port <= 65535:
-        _fail(f"--port {port} is out of range; use 0 to 65535")
+    existing_dir(folder, "FOLDER")
     try:
         server = make_server(folder, host=host, port=port, quiet=quiet)
     except OSError as err:
-        _fail(f"cannot listen on {host}:{port}: {err.strerror or err}")
+        raise UsageError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(f"warning: serving {folder} to other machines on {host}", err=True)
     typer.echo(f"serving {folder.resolve()} at {server.url} (Ctrl+C to stop)", err=True)

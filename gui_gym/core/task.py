@@ -23,6 +23,7 @@ core: each benchmark's :class:`Task` subclass interprets it in :meth:`Task.oracl
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -67,11 +68,17 @@ class TaskFileError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Milestone:
-    """A named, ordered sub-goal checked by a declarative predicate."""
+    """A named, ordered sub-goal checked by a declarative predicate.
+
+    ``reward`` is what reaching it pays in suites whose benchmark rewards each milestone
+    event (Mobile-Env's WikiHow ``reward_listener`` pays +1 per event; a task file marks its
+    own intermediate checks with ``"reward": 0``); envs that pay only the outcome ignore it.
+    """
 
     name: str
     predicate: Predicate
     description: str = ""
+    reward: float = 1.0
 
 
 @dataclass(eq=False)
@@ -126,6 +133,11 @@ class Task:
             return 0.0
         return 1.0 if all(m.predicate.evaluate(ctx) for m in self.milestones) else 0.0
 
+    def milestone_reward(self, names: Iterable[str]) -> float:
+        """The summed ``reward`` of the named milestones (unknown names pay 0)."""
+        rewards = {m.name: m.reward for m in self.milestones}
+        return float(sum(rewards.get(name, 0.0) for name in names))
+
     def new_milestones(self, ctx: PredicateContext, reached: Sequence[str]) -> list[str]:
         """Names of milestones that hold in ``ctx`` and are not in ``reached``, in task order."""
         done = set(reached)
@@ -157,7 +169,12 @@ class Task:
             "params": self.params,
             "vocabulary": list(self.vocabulary),
             "milestones": [
-                {"name": m.name, "description": m.description, "predicate": dict(m.predicate.spec)}
+                {
+                    "name": m.name,
+                    "description": m.description,
+                    "predicate": dict(m.predicate.spec),
+                    **({"reward": m.reward} if m.reward != 1.0 else {}),
+                }
                 for m in self.milestones
             ],
             "plan": [dict(p) for p in self.plan],
@@ -226,7 +243,7 @@ def _build_task(raw: Any, where: str, task_cls: type[Task]) -> Task:
         at = f"{where}.milestones[{i}]"
         if not isinstance(m, dict):
             raise PredicateError(at, "must be an object with 'name' and 'predicate'")
-        extra = set(m) - {"name", "predicate", "description"}
+        extra = set(m) - {"name", "predicate", "description", "reward"}
         if extra:
             raise PredicateError(at, f"unknown field(s) {sorted(extra)}")
         name = m.get("name")
@@ -237,11 +254,19 @@ def _build_task(raw: Any, where: str, task_cls: type[Task]) -> Task:
         names.add(name)
         if "predicate" not in m:
             raise PredicateError(f"{at}.predicate", "field required")
+        reward = m.get("reward", 1.0)
+        if (
+            isinstance(reward, bool)
+            or not isinstance(reward, int | float)
+            or not math.isfinite(reward)
+        ):
+            raise PredicateError(f"{at}.reward", f"must be a finite number, got {reward!r}")
         milestones.append(
             Milestone(
                 name=name,
                 predicate=compile_predicate(m["predicate"], f"{at}.predicate"),
                 description=str(m.get("description", "")),
+                reward=float(reward),
             )
         )
     success = compile_predicate(raw["success"], f"{where}.success") if "success" in raw else None
@@ -370,6 +395,8 @@ class TaskSuite:
         Raises:
             KeyError: naming close matches when the id is unknown.
         """
+        if not isinstance(task_id, str):
+            raise TypeError(f"a task id is a string, got {task_id!r} ({type(task_id).__name__})")
         try:
             return self._by_id[task_id]
         except KeyError:

@@ -77,6 +77,13 @@ def render_report(runs: Sequence[Run], *, img_self: bool = False) -> str:
         "outcomes": list(OUTCOMES),
         "runs": [run.to_page() for run in runs],
     }
+    # Each episode's steps sit in their own JSON element, parsed only when its page opens:
+    # the list of a 1,000-episode run then opens without parsing tens of megabytes.
+    details = "".join(
+        f'<script type="application/json" id="gg-e-{r}-{i}">{embed_json(detail)}</script>\n'
+        for r, run in enumerate(runs)
+        for i, detail in enumerate(run.details())
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(img_self)}">\n'
@@ -86,6 +93,7 @@ def render_report(runs: Sequence[Run], *, img_self: bool = False) -> str:
         f"<style>{_asset('report.css')}</style>\n</head>\n<body>\n"
         '<div id="app"><noscript>This report needs JavaScript.</noscript></div>\n'
         f'<script type="application/json" id="gg-data">{embed_json(data)}</script>\n'
+        f"{details}"
         f"<script>{_asset('report.js')}</script>\n</body>\n</html>\n"
     )
 
@@ -117,6 +125,7 @@ def build_report(
     out: str | Path,
     *,
     image_source: ImageSource | None = inline_image,
+    prompts: bool = False,
 ) -> ReportSummary:
     """Read trajectory files and write their report, atomically, to ``out``.
 
@@ -124,13 +133,14 @@ def build_report(
         paths: One JSONL file (its episodes) or several (also compared side by side).
         out: The HTML file to write.
         image_source: How screenshots are embedded; None leaves them out (smaller file).
+        prompts: Also show each step's prompt (what an LLM policy was shown).
 
     Raises:
         ViewError: when a file is missing or holds something other than trajectories.
     """
     files = [Path(p) for p in paths]
     runs = [
-        load_run(path, name=name, image_source=image_source)
+        load_run(path, name=name, image_source=image_source, prompts=prompts)
         for path, name in zip(files, run_names(files))
     ]
     html = render_report(runs)

@@ -22,6 +22,7 @@ from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import json_safe, read_jsonl
 
 __all__ = [
+    "DETAIL_KEYS",
     "IMAGE_TYPES",
     "OUTCOMES",
     "ImageSource",
@@ -49,6 +50,9 @@ IMAGE_TYPES: dict[str, str] = {
 
 MAX_INLINE_IMAGE_BYTES = 8 * 1024 * 1024
 """Larger screenshots are left out of a static report (with a note) rather than inlined."""
+
+DETAIL_KEYS: tuple[str, ...] = ("instruction", "final_screen", "metadata", "steps", "series")
+"""Episode fields the page loads only when the episode is opened."""
 
 MAX_SERIES = 48
 """At most this many reward series per episode (in component order); the rest are counted."""
@@ -170,29 +174,43 @@ class Run:
     episodes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_page(self) -> dict[str, Any]:
-        """The run as the page's JSON: name, header, per-category success, episodes."""
+        """The run as the page's list JSON: name, header, per-category success, and each
+        episode's summary (its fields but :data:`DETAIL_KEYS`)."""
         return {
             "name": self.name,
             "header": self.header,
             "categories": category_success(self.episodes),
-            "episodes": self.episodes,
+            "episodes": [
+                {k: v for k, v in e.items() if k not in DETAIL_KEYS} for e in self.episodes
+            ],
         }
+
+    def details(self) -> list[dict[str, Any]]:
+        """Each episode's :data:`DETAIL_KEYS`, what only its own page needs."""
+        return [{k: e[k] for k in DETAIL_KEYS} for e in self.episodes]
 
 
 def load_run(
-    path: str | Path, *, name: str | None = None, image_source: ImageSource | None = inline_image
+    path: str | Path,
+    *,
+    name: str | None = None,
+    image_source: ImageSource | None = inline_image,
+    prompts: bool = False,
 ) -> Run:
     """Read one trajectory file.
 
     Each episode becomes a dict with ``task``, ``env``, ``category``, ``agent``, ``seed``,
     ``instruction``, ``outcome`` (one of :data:`OUTCOMES`), ``infra_error``, ``group``, ``n``
-    (steps), ``ret`` (sum of step rewards), ``task_reward``, ``final_screen``, ``metadata``,
+    (steps), ``ret`` (sum of step rewards), ``task_reward``, ``anchor_step`` (the first step
+    of a fork group's own continuation), ``final_screen``, ``metadata``,
     ``steps`` (see :func:`_page_step`) and ``series`` (:func:`reward_series`).
 
     Args:
         path: A JSON Lines file of trajectory records (a torn last line is skipped).
         name: Display name; the file name by default.
         image_source: How a screenshot becomes an ``<img>`` source; None leaves them out.
+        prompts: Also keep what the policy was shown (``Step.prompt``, as text; chat
+            images as ``[image]``); off by default, as prompts repeat the screen each step.
 
     Raises:
         ViewError: when the file is missing or a record is not a trajectory, naming the
@@ -207,7 +225,7 @@ def load_run(
             if isinstance(record, dict) and set(record) == {"header"}:
                 run.header = json_safe(record["header"])
                 continue
-            run.episodes.append(_page_episode(path, line, record, image_source))
+            run.episodes.append(_page_episode(path, line, record, image_source, prompts))
     except ViewError:
         raise
     except (ValueError, OSError) as err:
@@ -216,7 +234,7 @@ def load_run(
 
 
 def _page_episode(
-    path: Path, line: int, record: Any, image_source: ImageSource | None
+    path: Path, line: int, record: Any, image_source: ImageSource | None, prompts: bool
 ) -> dict[str, Any]:
     where = f"{path}:{line}"
     if not isinstance(record, dict):
@@ -240,9 +258,12 @@ def _page_episode(
     reached: list[str] = []
     for k, step in enumerate(raw_steps):
         page_step = _page_step(path, k, step, reached, image_source)
+        if prompts:
+            page_step["prompt"] = _prompt_text(step.get("prompt"))
         reached = _strings(step.get("milestones"))
         steps.append(page_step)
     group = record.get("group_id", record.get("group"))
+    anchor = record.get("anchor_step")
     return {
         "task": _text(record.get("task_id")),
         "env": _text(record.get("env_id")),
@@ -254,6 +275,7 @@ def _page_episode(
         "outcome": outcome,
         "infra_error": _text(infra_error) if infra_error else None,
         "group": None if group is None else _text(group),
+        "anchor_step": anchor if isinstance(anchor, int) and not isinstance(anchor, bool) else None,
         "n": length,
         "ret": _round(sum(_number(s.get("reward")) or 0.0 for s in raw_steps)),
         "task_reward": _number(record.get("task_reward")),
@@ -430,15 +452,23 @@ def _screen_size(tree: dict[str, Any] | None) -> list[float] | None:
     return [width, height] if width and height else None
 
 
+WIREFRAME_LABEL_CHARS = 60
+_INTERACTIVE_FLAGS = ("clickable", "long_clickable", "editable", "scrollable", "checkable")
+
+
 def _wireframe(tree: dict[str, Any]) -> list[list[Any]] | None:
-    """``[role, label, x0, y0, x1, y1]`` per visible element: the screen drawn from its tree
-    when no screenshot was recorded."""
+    """``[role, label, x0, y0, x1, y1]`` per element with a label or an action (labels cut
+    to :data:`WIREFRAME_LABEL_CHARS`): the screen drawn from its tree when no screenshot was
+    recorded."""
     boxes = []
     for element in _elements(tree):
         bounds = _bounds(element)
         if bounds is None or bounds[2] <= bounds[0] or bounds[3] <= bounds[1]:
             continue
-        boxes.append([_text(element.get("role")), _label(element)[:200], *bounds])
+        label = _label(element)
+        if not label and not any(element.get(flag) for flag in _INTERACTIVE_FLAGS):
+            continue  # a bare container: render_text leaves it out too
+        boxes.append([_text(element.get("role")), label[:WIREFRAME_LABEL_CHARS], *bounds])
     return boxes or None
 
 
@@ -451,6 +481,33 @@ def _completion_text(step: dict[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def _prompt_text(prompt: Any) -> str | None:
+    """A prompt as text: a string as is; chat messages as ``role: content`` blocks, with
+    text parts kept and images written ``[image]``."""
+    if isinstance(prompt, str):
+        return prompt or None
+    if not isinstance(prompt, list):
+        return None
+    blocks = []
+    for message in prompt:
+        if not isinstance(message, dict):
+            blocks.append(_text(message))
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                if isinstance(part, dict) and part.get("type") == "text":
+                    parts.append(_text(part.get("text")))
+                elif isinstance(part, dict) and part.get("type") in ("image", "image_url"):
+                    parts.append("[image]")
+                else:
+                    parts.append(_text(part))
+            content = "\n".join(parts)
+        blocks.append(f"{_text(message.get('role'))}: {_text(content)}")
+    return "\n\n".join(blocks) or None
 
 
 def _token_count(step: dict[str, Any]) -> int | None:

@@ -61,7 +61,8 @@ def confine(root: Path, relative: str) -> Path:
 
 def list_runs(root: Path) -> list[str]:
     """Trajectory files under ``root`` (paths relative to it, ``/``-separated, sorted);
-    hidden folders and files are skipped, and so are links that lead outside ``root``."""
+    hidden folders and files are skipped, and so are links that lead outside ``root`` and
+    names that are not UTF-8."""
     base = root.resolve()
     found: list[str] = []
     for folder, dirs, files in os.walk(base):
@@ -72,7 +73,12 @@ def list_runs(root: Path) -> list[str]:
             path = Path(folder) / name
             if not path.resolve().is_relative_to(base):
                 continue
-            found.append(path.relative_to(base).as_posix())
+            relative = path.relative_to(base).as_posix()
+            try:
+                relative.encode("utf-8")
+            except UnicodeEncodeError:  # a name that is not UTF-8 cannot be put in a URL
+                continue
+            found.append(relative)
             if len(found) >= MAX_LISTED_RUNS:
                 return found
     return found

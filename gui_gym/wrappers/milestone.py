@@ -5,13 +5,14 @@ env: :class:`MilestoneWrapper` for one env, :class:`MilestoneVectorWrapper` for 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
 
+from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import Step, Trajectory
 from gui_gym.models.llm import LLMError
 from gui_gym.models.milestones import (
@@ -49,6 +50,19 @@ class _Episode:
     milestones: list[str]
     version: int
     pointer: int = 0
+    well_formed: list[bool] = field(default_factory=list)  # R_format(t) = -1 where False
+
+
+FORMAT_PENALTIES = ("malformed", "rejected")
+"""Which actions ADMIRE's format term penalises (see :class:`MilestoneWrapper`)."""
+
+
+def _parses(action: Any) -> bool:
+    try:
+        parse_action(action)
+    except ActionParseError:
+        return False
+    return True
 
 
 class _MilestoneReward:
@@ -72,7 +86,12 @@ class _MilestoneReward:
         adaptive: bool,
         key: str,
         epoch: int,
+        format_penalty: str,
     ) -> None:
+        if format_penalty not in FORMAT_PENALTIES:
+            raise ValueError(
+                f"format_penalty must be one of {FORMAT_PENALTIES}, got {format_penalty!r}"
+            )
         if not 0.0 <= delta < 1.0:
             raise ValueError(f"delta must be in [0, 1), got {delta!r}")
         if zeta < 0 or eta < 0:
@@ -100,6 +119,7 @@ class _MilestoneReward:
         self.adaptive = bool(adaptive)
         self.key = key
         self.epoch = int(epoch)
+        self.format_penalty = format_penalty
 
     # ------------------------------------------------------------------------------ public
 
@@ -163,6 +183,9 @@ class _MilestoneReward:
             truncated,
             info,
         )
+        episode.well_formed.append(
+            step.action_valid if self.format_penalty == "rejected" else _parses(action)
+        )
         target = None
         if step.action_valid and episode.pointer < len(episode.milestones):
             target = episode.milestones[episode.pointer]
@@ -193,7 +216,9 @@ class _MilestoneReward:
         step.info = {"milestone_hit": hit, "r_mil": r_mil}
         if self.credit == "online":
             reward = (
-                float(reward) + self.eta * format_reward(step.action_valid) + self.weight * r_mil
+                float(reward)
+                + self.eta * format_reward(episode.well_formed[-1])
+                + self.weight * r_mil
             )
         component = self._step_info(episode, similarity=similarity, hit=hit, r_mil=r_mil)
         component["model_error"] = model_error
@@ -293,7 +318,7 @@ class _MilestoneReward:
         total = total_step_rewards(
             rewards,
             outcome=1.0 if success else 0.0,
-            format_rewards=[format_reward(s.action_valid) for s in trajectory.steps],
+            format_rewards=[format_reward(ok) for ok in episode.well_formed],
             epoch=self.epoch,
             lambda0=self.lambda0,
             decay=self.decay,
@@ -430,6 +455,10 @@ class MilestoneWrapper(
         key: Store milestones per ``"task_id"`` (instances of a template share them; what
             placeholders are for) or per ``"instruction"``.
         epoch: Initial epoch for the decay (see :meth:`set_epoch`).
+        format_penalty: Which actions get ``R_format = -1``: ``"malformed"`` (default, the
+            paper's "the action syntax is invalid": output that does not parse as an action)
+            or ``"rejected"`` (ours: also well-formed actions the env refuses, such as
+            ``CLICK(999)`` on a screen without element 999).
 
     Raises:
         ValueError: for an argument out of range.
@@ -450,6 +479,7 @@ class MilestoneWrapper(
         adaptive: bool = True,
         key: Literal["task_id", "instruction"] = "task_id",
         epoch: int = 0,
+        format_penalty: Literal["malformed", "rejected"] = "malformed",  # ADMIRE Eq. 12
     ):
         settings = dict(
             generator=generator,
@@ -463,6 +493,7 @@ class MilestoneWrapper(
             adaptive=adaptive,
             key=key,
             epoch=epoch,
+            format_penalty=format_penalty,
         )
         self._configure(store, **settings)
         gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))
@@ -536,7 +567,7 @@ class MilestoneVectorWrapper(
     Args:
         env: A vector env of gui-gym envs.
         store, generator, matcher, delta, zeta, lambda0, decay, eta, credit, adaptive, key,
-            epoch: As in :class:`MilestoneWrapper`.
+            epoch, format_penalty: As in :class:`MilestoneWrapper`.
 
     Raises:
         ValueError: for an argument out of range, or a vector env with autoreset disabled.
@@ -557,6 +588,7 @@ class MilestoneVectorWrapper(
         adaptive: bool = True,
         key: Literal["task_id", "instruction"] = "task_id",
         epoch: int = 0,
+        format_penalty: Literal["malformed", "rejected"] = "malformed",  # ADMIRE Eq. 12
     ):
         settings = dict(
             generator=generator,
@@ -570,6 +602,7 @@ class MilestoneVectorWrapper(
             adaptive=adaptive,
             key=key,
             epoch=epoch,
+            format_penalty=format_penalty,
         )
         self._configure(store, **settings)
         gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))

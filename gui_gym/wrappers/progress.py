@@ -2,12 +2,16 @@
 
 ``reward += weight * (Prog(s_t) - Prog(s_{t-k}))`` (ProgRM Eq. 2), with ``Prog(s_0)`` scored on
 the reset observation. ``info["progress"]`` carries the value, the delta and the reference
-value it was compared with. :class:`ProgressRewardVectorWrapper` does the same for a
+value it was compared with. A model backed by an LLM (``LLMProgressJudge``) can fail: its
+:class:`~gui_gym.models.llm.LLMError` never reaches the rollout; the step earns no progress
+reward, the last value stands, a warning is logged and ``info["progress"]["model_error"]``
+says why. :class:`ProgressRewardVectorWrapper` does the same for a
 Gymnasium vector env with one batched model call per step.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import deque
 from collections.abc import Sequence
@@ -17,8 +21,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
+from gui_gym.models.llm import LLMError
 from gui_gym.models.progress_model import ProgressModel, ProgressQuery
 from gui_gym.rewards.progress import progress_gain
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["ProgressRewardVectorWrapper", "ProgressRewardWrapper"]
 
@@ -121,9 +128,13 @@ class ProgressRewardWrapper(
         self._task_id = info.get("task_id", "")
         task = getattr(self.env.unwrapped, "task", None)
         self._total = len(getattr(task, "milestones", ())) or None
-        value = self._score(observation, info)
-        self._values = deque([value], maxlen=self.k + 1)
-        info["progress"] = {"value": value, "delta": 0.0, "reference": value}
+        try:
+            value: float | None = self._score(observation, info)
+            error = None
+        except LLMError as err:  # the first scored state becomes the reference instead
+            value, error = None, _model_error(err)
+        self._values = deque([value] if value is not None else [], maxlen=self.k + 1)
+        info["progress"] = {"value": value, "delta": 0.0, "reference": value, "model_error": error}
         return observation, info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
@@ -138,10 +149,25 @@ class ProgressRewardWrapper(
                 raise ValueError(f"the progress model returned {value!r}, outside [0, 1]")
         else:
             self._actions.append(_action_text(info, action))
-            value = self._score(observation, info)
+            try:
+                value = self._score(observation, info)
+            except LLMError as err:  # neutral: no progress reward, the last value stands
+                last = values[-1] if values else None
+                info["progress"] = {
+                    "value": last,
+                    "delta": 0.0,
+                    "reference": last,
+                    "model_error": _model_error(err),
+                }
+                return observation, reward, terminated, truncated, info
         values.append(value)
         delta = progress_gain(values)  # ProgRM Eq. 2 (values is a deque of k + 1)
-        info["progress"] = {"value": value, "delta": delta, "reference": values[0]}
+        info["progress"] = {
+            "value": value,
+            "delta": delta,
+            "reference": values[0],
+            "model_error": None,
+        }
         return observation, reward + self.weight * delta, terminated, truncated, info
 
 
@@ -199,12 +225,18 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
         rows = range(self.num_envs) if mask is None else np.flatnonzero(np.asarray(mask))
         rows = list(rows)
         queries = [self._reset_query(observation, infos, i) for i in rows]
-        values = _checked(self.model.predict(queries), len(queries)) if queries else []
-        for i, v in zip(rows, values):
-            self._values[i] = deque([v], maxlen=self.k + 1)
+        error = None
+        try:
+            values = _checked(self.model.predict(queries), len(queries)) if queries else []
+        except LLMError as err:  # each env's first scored state becomes its reference
+            values, error = [], _model_error(err)
+        for i in rows:
+            self._values[i] = deque(maxlen=self.k + 1)
             self._ended[i] = False
+        for i, v in zip(rows, values):
+            self._values[i].append(v)
         current = np.array([h[-1] if h else np.nan for h in self._values], dtype=np.float64)
-        self._attach(infos, current, np.zeros(self.num_envs), current.copy())
+        self._attach(infos, current, np.zeros(self.num_envs), current.copy(), error)
         return observation, infos
 
     def _reset_query(self, observation: Any, infos: dict[str, Any], i: int) -> ProgressQuery:
@@ -257,10 +289,22 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
                 )
             )
             plan.append((i, "step"))
-        values = _checked(self.model.predict(queries), len(queries))
         deltas = np.zeros(n, dtype=np.float64)
         value = np.zeros(n, dtype=np.float64)
         reference = np.zeros(n, dtype=np.float64)
+        try:
+            values = _checked(self.model.predict(queries), len(queries))
+        except LLMError as err:  # neutral for every env: no progress reward, values stand
+            for i, kind in plan:
+                if kind == "reset":  # the new episode's first scored state is its reference
+                    self._values[i] = deque(maxlen=self.k + 1)
+            for i in range(n):
+                history = self._values[i]
+                value[i] = reference[i] = history[-1] if history else np.nan
+            if self.autoreset_mode is AutoresetMode.NEXT_STEP:
+                self._ended = np.asarray(ended_now, dtype=bool).copy()
+            self._attach(infos, value, deltas, reference, _model_error(err))
+            return observation, rewards, terminations, truncations, infos
         for (i, kind), v in zip(plan, values):
             if kind == "step":
                 history = self._values[i]
@@ -278,10 +322,25 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
         return observation, rewards, terminations, truncations, infos
 
     def _attach(
-        self, infos: dict[str, Any], value: np.ndarray, delta: np.ndarray, reference: np.ndarray
+        self,
+        infos: dict[str, Any],
+        value: np.ndarray,
+        delta: np.ndarray,
+        reference: np.ndarray,
+        error: str | None = None,
     ) -> None:
-        infos["progress"] = {"value": value, "delta": delta, "reference": reference}
+        infos["progress"] = {
+            "value": value,
+            "delta": delta,
+            "reference": reference,
+            "model_error": np.full(self.num_envs, error, dtype=object),
+        }
         infos["_progress"] = np.ones(self.num_envs, dtype=bool)
+
+
+def _model_error(err: LLMError) -> str:
+    logger.warning("progress model failed; this step earns no progress reward: %s", err)
+    return f"{type(err).__name__}: {err}"
 
 
 def _item(infos: dict[str, Any], key: str, i: int, default: Any) -> Any:

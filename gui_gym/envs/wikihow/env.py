@@ -8,7 +8,10 @@ from gui_gym.core.sim import SimGuiEnv
 from gui_gym.envs.wikihow.app import WikiHowApp, WikiHowState, get_app
 from gui_gym.envs.wikihow.tasks import CATEGORIES, load_suite
 
-__all__ = ["WikiHowEnv"]
+__all__ = ["REWARD_MODES", "WikiHowEnv"]
+
+REWARD_MODES = ("outcome", "milestones")
+"""``outcome``: 1.0 at success (the default); ``milestones``: Mobile-Env's +1 per event."""
 
 
 class WikiHowEnv(SimGuiEnv[WikiHowState]):
@@ -43,9 +46,15 @@ class WikiHowEnv(SimGuiEnv[WikiHowState]):
 
     ## Rewards
 
-    The outcome only: 1.0 on the step the task succeeds, else 0.0 (also 0.0 when the episode
-    ends without success). Milestones (``query_typed``, ``results_shown``, ``article_opened``,
-    then the task's own) are reported in ``info["milestones"]`` for progress rewards.
+    ``reward_mode="outcome"`` (default): the outcome only, 1.0 on the step the task succeeds,
+    else 0.0 (also 0.0 when the episode ends without success). ``reward_mode="milestones"``:
+    Mobile-Env's own reward, +1 on the step each milestone event first fires (its
+    ``reward_listener``), so a successful episode earns its number of events (2 to 4); our
+    intermediate checks ``results_shown`` and ``answer_in_view`` pay nothing. That sum per
+    episode is ProgRM's "Rwd" (Table 1). Either way ``info["milestone_reward"]`` holds the
+    Mobile-Env reward of the step and ``info["task_reward"]`` the outcome. Milestones
+    (``query_typed``, ``results_shown``, ``article_opened``, then the task's own) are reported in
+    ``info["milestones"]`` for progress rewards.
 
     ## Starting State
 
@@ -64,6 +73,8 @@ class WikiHowEnv(SimGuiEnv[WikiHowState]):
     * ``screenshot``: add screenshots to observations (default False).
     * ``max_steps``: step budget (default 20).
     * ``render_mode``: ``"ansi"`` or ``"rgb_array"``.
+    * ``reward_mode``: ``"outcome"`` (default) or ``"milestones"`` (Mobile-Env's per-event
+      reward).
 
     ## Version History
 
@@ -81,7 +92,11 @@ class WikiHowEnv(SimGuiEnv[WikiHowState]):
         screenshot: bool = False,
         max_steps: int = 20,
         render_mode: str | None = None,
+        reward_mode: str = "outcome",
     ):
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
+        self.reward_mode = reward_mode
         self.app: WikiHowApp = get_app()
         super().__init__(
             load_suite(),
@@ -100,6 +115,19 @@ class WikiHowEnv(SimGuiEnv[WikiHowState]):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._restore_portable_state(state, load_suite(), get_app())
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """Step as :class:`~gui_gym.core.env.GuiEnv` does, adding Mobile-Env's per-event
+        reward (``info["milestone_reward"]``; the reward itself with
+        ``reward_mode="milestones"``)."""
+        before = len(self._milestones)
+        observation, reward, terminated, truncated, info = super().step(action)
+        assert self.task is not None
+        earned = self.task.milestone_reward(self._milestones[before:])
+        info["milestone_reward"] = earned
+        if self.reward_mode == "milestones":
+            reward = earned
+        return observation, reward, terminated, truncated, info
 
     def _candidate_texts(self) -> tuple[str, ...]:
         assert self.task is not None

@@ -176,7 +176,8 @@
 
   function episodeView(r, i) {
     const run = RUNS[r];
-    const ep = run && run.episodes[i];
+    const summary = run && run.episodes[i];
+    const ep = summary && Object.assign({}, summary, JSON.parse(document.getElementById("gg-e-" + r + "-" + i).textContent));
     if (!ep) return el("main", null, el("p", { text: "No such episode." }), el("a", { href: "#/", text: "← all episodes" }));
     const page = el("main", { id: "episode", "data-run": r, "data-i": i });
     const links = el("p", { class: "pager" }, el("a", { href: "#/", text: "← all episodes" }));
@@ -190,7 +191,9 @@
     const add = (name, value) => { if (value !== null && value !== undefined && value !== "") facts.append(el("dt", { text: name }), el("dd", { text: String(value) })); };
     add("run", run.name); add("env", ep.env); add("category", ep.category); add("split", ep.split); add("agent", ep.agent);
     add("seed", ep.seed === null ? null : fmt(ep.seed)); add("steps", fmt(ep.n)); add("return", fmt(ep.ret));
-    add("task reward", fmt(ep.task_reward)); add("group", ep.group); add("infra error", ep.infra_error);
+    add("task reward", fmt(ep.task_reward)); add("group", ep.group);
+    add("fork", ep.anchor_step === null || ep.anchor_step === undefined ? null : "steps before " + ep.anchor_step + " are shared by the group");
+    add("infra error", ep.infra_error);
     page.append(facts);
     if (ep.metadata && Object.keys(ep.metadata).length) {
       page.append(el("details", { class: "metadata" }, el("summary", { text: "metadata" }), el("pre", { text: JSON.stringify(ep.metadata, null, 1) })));
@@ -210,11 +213,13 @@
     const card = el("article", { class: "step" + (step.valid ? "" : " invalid"), id: "step-" + k });
     const picture = stepPicture(step);
     const body = el("div", { class: "step-body" });
-    body.append(el("h4", null, "Step " + fmt(step.k), step.end ? el("span", { class: "end", text: " · " + step.end }) : null));
+    body.append(el("h4", null, "Step " + fmt(step.k), step.end ? el("span", { class: "end", text: " · " + step.end }) : null,
+      k === ep.anchor_step ? el("span", { class: "fork", text: " · first step after the fork" }) : null));
     body.append(el("p", { class: "action" }, el("code", { text: step.action })));
     if (!step.valid) body.append(el("p", { class: "error" }, el("b", { text: "invalid action" }), step.error ? ": " + step.error : ""));
     if (step.description) body.append(el("p", { class: "description", text: step.description }));
     if (step.valid && step.error) body.append(el("p", { class: "error", text: step.error }));
+    if (step.prompt) body.append(el("details", { class: "prompt" }, el("summary", { text: "prompt" }), el("pre", { text: step.prompt })));
     if (step.thought) body.append(el("div", { class: "thought" }, el("b", { text: "thought" }), el("pre", { text: step.thought })));
     if (step.generated) {
       body.append(el("div", { class: "generated" }, el("b", { text: "generated" + (step.tokens !== null ? " (" + step.tokens + " tokens)" : "") }), el("pre", { text: step.generated })));
@@ -279,8 +284,9 @@
         const box = svg("rect", { class: "element role-" + role.replace(/[^a-z0-9_-]/gi, ""), x: x0, y: y0, width: x1 - x0, height: y1 - y0 });
         box.append(svg("title", { text: role + (label ? ": " + label : "") }));
         drawing.append(box);
-        if (label && y1 - y0 >= 10) {
-          drawing.append(svg("text", { x: x0 + 3, y: Math.min(y1 - 3, y0 + 13), class: "label", text: label.length > 40 ? label.slice(0, 39) + "…" : label }));
+        const fits = Math.floor((x1 - x0 - 4) / 6.2); // characters of 11px text the box holds
+        if (label && y1 - y0 >= 10 && fits >= 2) {
+          drawing.append(svg("text", { x: x0 + 3, y: Math.min(y1 - 3, y0 + 13), class: "label", text: label.length > fits ? label.slice(0, fits - 1) + "…" : label }));
         }
       }
       for (const child of overlay(width, height, step).childNodes) drawing.append(child.cloneNode(true));
