@@ -217,7 +217,12 @@ over 10 seeds is benchmarks/bench_miniwob_experts.py's job (docs/miniwob.md's ta
 
 
 def test_experts_cover_the_suite() -> None:
+    from gui_gym.envs.miniwob.oracle import UNSCRIPTED
+
     assert set(ORACLES) <= set(MINIWOB_TASKS)
+    # every task has an expert or a stated reason why not, never both
+    assert set(ORACLES) | set(UNSCRIPTED) == set(MINIWOB_TASKS)
+    assert not set(ORACLES) & set(UNSCRIPTED)
     assert len(ORACLES) >= 100
     assert set(EXPERTS_TESTED) <= set(ORACLES)
     env = gym.make("GuiGym/MiniWoB-v0", tasks="experts")  # what `gui-gym record` cycles
