@@ -3,10 +3,16 @@
 Part 1, judge accuracy (ProRe Table 2 style). A mixed pool of episodes on test tasks, from
 the scripted expert (``oracle``), the expert with slips (``fallible``: random actions,
 premature DONE, wrong answers) and a random agent that sometimes says DONE, is judged by
-four judges built from the same scripted components: trajectory-only (no probing), ProRe
-with one probe, ProRe with three parallel probes and a majority vote, and three rounds of
-iterative probing with a vote. Their verdicts are compared with the env's true outcome:
-accuracy, precision, recall, F1.
+judges built from the same scripted components (``JUDGES``): trajectory-only (no probing);
+ProRe with one probe; three parallel probes judged jointly (the paper's) or voted (ours);
+three iterative rounds with a vote (the paper's); our options (8-15 step budget, one app
+per probe instead of sequential sub-goals, the grounded claim filter on both traces);
+Table 4's ablations (no probing / rule-prompt probing / scheduled probing, each with the
+raw-observation judge instead of chain-of-claims); and Table 2's trajectory-only baselines
+after DigiRL and WebRL (last screen or full trajectory; by rules here, their LLM prompts are
+``models.judge_llm.LLMTrajectoryJudge``). Verdicts are compared with the env's true
+outcome: accuracy, precision, recall, F1. It also measures how much of the text an LLM
+would read ProRe's trace condensing (Sec. 3.4) leaves out.
 
 Part 2, test-time scaling (ProRe App. B). ``BestOfTrialsAgent`` retries the fallible policy
 up to N times on forks of each test task's start and submits the first trial the judge
@@ -42,7 +48,14 @@ from gui_gym.agents import BestOfTrialsAgent, FallibleOracleAgent, OracleAgent, 
 from gui_gym.core.trajectory import atomic_write_text, json_default
 from gui_gym.envs.androidworld.tasks import TASKS
 from gui_gym.models.judge import PolicyTraceRecorder, ProReJudge, Trace
-from gui_gym.models.judge_scripted import scripted_components
+from gui_gym.models.judge_scripted import (
+    RuleClaimFilter,
+    RulePromptReasoner,
+    RuleRawJudge,
+    RuleTrajectoryJudge,
+    ScriptedReasoner,
+    scripted_components,
+)
 from gui_gym.rewards.probing import (
     judge_metrics,
     lemma1_paper_form,
@@ -52,11 +65,42 @@ from gui_gym.rewards.probing import (
 
 JUDGES: dict[str, dict[str, Any]] = {
     "trajectory-only": {"n_probes": 0},
-    "prore-1": {"n_probes": 1},  # ProRe's budget: as many steps as the policy took
+    "prore-1": {"n_probes": 1},  # ProRe's defaults throughout
+    "prore-3-parallel": {"n_probes": 3, "mode": "parallel"},  # joint judgment (paper)
+    "prore-3-iterative": {"n_probes": 3, "mode": "iterative"},  # majority vote (paper)
+    # our options
     "prore-1 budget 8-15 (ours)": {"n_probes": 1, "probe_steps": 15, "probe_steps_min": 8},
-    "prore-3-parallel": {"n_probes": 3, "mode": "parallel"},
-    "prore-3-iterative": {"n_probes": 3, "mode": "iterative"},
+    "prore-3-parallel vote (ours)": {"n_probes": 3, "aggregation": "vote"},
+    "prore-1 one app per probe (ours)": {
+        "n_probes": 1,
+        "reasoner": ScriptedReasoner(sub_goals=False),
+    },
+    "prore-1 grounded filter on both (ours)": {
+        "n_probes": 1,
+        "claim_filter": RuleClaimFilter("grounded"),
+        "filter_policy_claims": True,
+    },
+    # ProRe Table 4 ablations (rows 1-3; row 4 is prore-1, row 5 prore-3-iterative)
+    "t4 no probing, raw judge": {"n_probes": 0, "raw_judge": RuleRawJudge()},
+    "t4 rule-prompt probing, raw judge": {
+        "n_probes": 1,
+        "reasoner": RulePromptReasoner(),
+        "raw_judge": RuleRawJudge(),
+    },
+    "t4 scheduled probing, raw judge": {"n_probes": 1, "raw_judge": RuleRawJudge()},
+    "t4 rule-prompt probing, claims": {"n_probes": 1, "reasoner": RulePromptReasoner()},
 }
+
+BASELINES: dict[str, RuleTrajectoryJudge] = {
+    # ProRe Table 2's trajectory-only baselines ("Last N States": 1 or Full)
+    "digirl-style last-1": RuleTrajectoryJudge("digirl", 1),
+    "digirl-style full": RuleTrajectoryJudge("digirl", None),
+    "webrl-style last-1": RuleTrajectoryJudge("webrl", 1),
+    "webrl-style full": RuleTrajectoryJudge("webrl", None),
+}
+
+ALL_JUDGES = [*JUDGES, *BASELINES]
+PLOTTED = ["trajectory-only", "webrl-style full", "prore-1", "prore-3-parallel"]
 
 POLICIES: dict[str, Callable[[gym.Env, int], Any]] = {
     "oracle": lambda env, seed: OracleAgent(env),
@@ -67,8 +111,11 @@ POLICIES: dict[str, Callable[[gym.Env, int], Any]] = {
 }
 
 
-def make_judge(name: str) -> ProReJudge:
-    return ProReJudge(**scripted_components(), **JUDGES[name])
+def make_judge(name: str) -> Any:
+    """The judge ``name`` of :data:`JUDGES` (a ProReJudge) or :data:`BASELINES`."""
+    if name in BASELINES:
+        return BASELINES[name]
+    return ProReJudge(**{**scripted_components(), **JUDGES[name]})
 
 
 def play(env: gym.Env, agent: Any, seed: int, task: str | None = None) -> tuple[Trace, bool]:
@@ -113,9 +160,10 @@ def env_for(env_id: str, task: str | None) -> gym.Env:
 def judge_accuracy(
     aw_seeds: int, wikihow_tasks: int, aw_tasks: list[str] | None = None
 ) -> dict[str, Any]:
-    judges = {name: make_judge(name) for name in JUDGES}
+    judges = {name: make_judge(name) for name in ALL_JUDGES}
     rows: list[dict[str, Any]] = []
     timing: dict[str, float] = defaultdict(float)
+    chars = {"full": 0, "condensed": 0}
     k = 0
     for benchmark in ("androidworld", "wikihow"):
         for env_id, task, seed in episodes(benchmark, aw_seeds, wikihow_tasks, aw_tasks):
@@ -137,6 +185,11 @@ def judge_accuracy(
                     report = judge.judge_episode(env.unwrapped, trace)
                     timing[name] += time.perf_counter() - start
                     row[name] = report.verdict
+                    if name == "prore-1":  # what an LLM would read: policy and probe traces
+                        traces = [trace] + [p.trace for p in report.probes if p.trace]
+                        for t in traces:
+                            chars["full"] += len(t.render(3000))
+                            chars["condensed"] += len(t.render(3000, condense=True))
                 rows.append(row)
     summary: dict[str, Any] = {}
     for scope in ("androidworld", "wikihow", "all"):
@@ -155,7 +208,7 @@ def judge_accuracy(
                     ).as_dict(),
                     "invalid": sum(r[name] == "invalid" for r in selected),
                 }
-                for name in JUDGES
+                for name in ALL_JUDGES
             },
         }
     # where probing changed the trajectory-only verdict, and who was right
@@ -171,7 +224,7 @@ def judge_accuracy(
                 for r in rows
             ),
         }
-        for name in JUDGES
+        for name in ALL_JUDGES
         if name != "trajectory-only"
     }
     # AndroidWorld by template, WikiHow by task kind (the suffix of its task id)
@@ -186,7 +239,7 @@ def judge_accuracy(
     per_task: dict[str, dict[str, float]] = {
         key: {
             name: float(np.mean([(g[name] == "success") == g["success"] for g in group]))
-            for name in JUDGES
+            for name in ALL_JUDGES
         }
         | {"episodes": len(group)}
         for key, group in sorted(grouped.items())
@@ -195,7 +248,11 @@ def judge_accuracy(
         "summary": summary,
         "probing_changed_verdicts": flips,
         "per_task_accuracy": per_task,
-        "seconds_per_episode": {name: timing[name] / max(1, len(rows)) for name in JUDGES},
+        "seconds_per_episode": {name: timing[name] / max(1, len(rows)) for name in ALL_JUDGES},
+        "trace_condensing": {
+            **chars,
+            "left_out_fraction": 1 - chars["condensed"] / max(1, chars["full"]),
+        },
         "episodes": rows,
     }
 
@@ -293,7 +350,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    names = list(JUDGES)
+    names = PLOTTED
     for ax, scope in zip(axes[:2], ("androidworld", "wikihow")):
         judges = result["accuracy"]["summary"][scope]["judges"]
         x = np.arange(len(names))
@@ -408,12 +465,17 @@ def print_report(result: dict[str, Any]) -> None:
         print(
             f"\n{scope}: {data['episodes']} episodes, true success {data['true_success_rate']:.1%}"
         )
-        print(f"  {'judge':<20} {'acc':>6} {'prec':>6} {'recall':>6} {'f1':>6}")
+        print(f"  {'judge':<40} {'acc':>6} {'prec':>6} {'recall':>6} {'f1':>6}")
         for name, m in data["judges"].items():
             print(
-                f"  {name:<20} {_f(m['accuracy']):>6} {_f(m['precision']):>6} "
+                f"  {name:<40} {_f(m['accuracy']):>6} {_f(m['precision']):>6} "
                 f"{_f(m['recall']):>6} {_f(m['f1']):>6}"
             )
+    condensing = result["accuracy"]["trace_condensing"]
+    print(
+        f"\ntrace condensing (Sec. 3.4): {condensing['left_out_fraction']:.1%} of the rendered "
+        f"trace text left out ({condensing['full']} -> {condensing['condensed']} characters)"
+    )
     tts = result["test_time_scaling"]
     for name, data in tts["judges"].items():
         print(
