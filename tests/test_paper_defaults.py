@@ -16,7 +16,9 @@ from gui_gym.models.judge_llm import (
     LLMClaimFilter,
 )
 from gui_gym.models.judge_scripted import RULE_PROMPT_GOAL, RuleClaimFilter, ScriptedReasoner
+from gui_gym.models.prm_llm import ADMIRE_PROCESS_REWARD_WEIGHT
 from gui_gym.models.prm_training import PRMTrainConfig
+from gui_gym.rewards.milestones import milestone_step_rewards
 from gui_gym.wrappers import (
     MilestoneVectorWrapper,
     MilestoneWrapper,
@@ -129,3 +131,15 @@ def test_format_term_penalises_invalid_syntax_only_eq12() -> None:
 def test_admire_hyperparameters_app_a() -> None:
     for name, value in {"delta": 0.75, "lambda0": 0.3, "decay": 0.99, "eta": 0.5}.items():
         assert _default(MilestoneWrapper, name) == value, name
+
+
+def test_base_progress_reward_on_failures_only_eq10_eq11_app_b3() -> None:
+    # Eq. 10: a success is paid at its hits only; Eq. 11: a failure gets k/K at every step.
+    for fn in (MilestoneWrapper, MilestoneVectorWrapper, milestone_step_rewards):
+        assert _default(fn, "base_on_success") is False
+        assert _default(fn, "base_on_failure") is True
+
+
+def test_process_reward_baseline_weight_app_a1_2() -> None:
+    # "the weight assigned to the process reward is fixed at 0.3"
+    assert ADMIRE_PROCESS_REWARD_WEIGHT == 0.3
