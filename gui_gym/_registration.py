@@ -12,6 +12,7 @@ from gymnasium.envs.registration import register, registry
 ENV_IDS: dict[str, str] = {
     "GuiGym/WikiHow-v0": "gui_gym.envs.wikihow:WikiHowEnv",
     "GuiGym/AndroidWorld-v0": "gui_gym.envs.androidworld:make_env",
+    "GuiGym/AndroidWorldPlus-v0": "gui_gym.envs.androidworld:make_plus_env",
     "GuiGym/WebShop-v0": "gui_gym.envs.webshop:WebShopEnv",
     "GuiGym/WebShop-Text-v0": "gui_gym.envs.webshop:WebShopTextEnv",
 }

@@ -174,8 +174,8 @@ def evaluate_sop(
     log_path = Path(f"{out}.episodes.jsonl") if out is not None else None
     writer = None
     if log_path is not None:
-        writer, done = open_run_log(log_path, header)
-        rows.update((r["index"], SOPEpisode(**r)) for r in done)
+        writer, done = open_run_log(log_path, header, parse=lambda r: SOPEpisode(**r))
+        rows.update((r.index, r) for r in done)
     bar = None
     try:
         if progress:

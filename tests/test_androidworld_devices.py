@@ -143,6 +143,19 @@ def test_unsupported_tasks_fail_at_make_naming_the_supported_ones() -> None:
     assert {t.task_id for t in env.unwrapped.suite} == set(DEVICE_TASKS)
 
 
+def test_new_apps_templates_are_refused_on_devices_with_the_supported_list() -> None:
+    # issue 23: the templates of the apps added for the full suite check state that is not
+    # read over adb (app databases, pictures, playlists): refused at make, as the others
+    from gui_gym.envs.androidworld.tasks import TASKS
+
+    new_apps = {"joplin", "opentracks", "retro", "vlc", "gallery", "draw", "chrome", "osmand"}
+    refused = [n for n, c in TASKS.items() if c.app in new_apps]
+    assert len(refused) >= 20 and not set(refused) & set(DEVICE_TASKS)
+    for name in refused:
+        with pytest.raises(ValueError, match=r"supports: .*SystemWifiTurnOn"):
+            make(FakeDevice(), task=name)
+
+
 def test_unplugged_device_gives_a_clear_error_on_the_next_step() -> None:
     device = FakeDevice()
     env = make(device, task="SystemWifiTurnOff")

@@ -38,13 +38,13 @@ def test_expense_from_markor_note_lists_targets_among_noise_and_needs_the_plain_
 def test_from_markor_milestones_need_the_note_read_first() -> None:
     env = make("RecipeAddMultipleRecipesFromMarkor", seed=1)
     base = env.unwrapped
-    assert [m.name for m in base.task.milestones][:2] == ["note_opened", "editor_opened"]
+    assert [m.name for m in base.task.milestones][:2] == ["source_opened", "editor_opened"]
     step(env, 'OPEN_APP("Broccoli")')
     new = base.ui_tree.find_one(handler="recipes.new")
     step(env, Action(ActionType.CLICK, index=new.index))
     assert base.state.screen_name == "recipes/edit" and base.milestones == []
     oracle_until(env, lambda: "editor_opened" in base.milestones, limit=8)
-    assert base.milestones[:2] == ["note_opened", "editor_opened"]
+    assert base.milestones[:2] == ["source_opened", "editor_opened"]
     assert "recipes" in base.state.opened and "markor" in base.state.opened
 
 
@@ -273,3 +273,254 @@ def test_vlc_two_playlists_half_credit() -> None:
     base = env.unwrapped
     oracle_until(env, lambda: len(base.state.apps["vlc"].playlists) == 1, limit=12)
     assert score(env) == 0.5 and base.milestones[-1] == "playlist_created_1"
+
+
+# -- pictures: content only in pixels ----------------------------------------------------------
+
+_VISION = (
+    "ExpenseAddMultipleFromGallery",
+    "MarkorTranscribeReceipt",
+    "MarkorTranscribeVideo",
+    "RecipeAddMultipleRecipesFromImage",
+)
+
+
+def _hidden_strings(task) -> list[str]:
+    """What a template's picture shows that the agent needs (and must not find as text)."""
+    params = task.params
+    if task.name == "MarkorTranscribeReceipt":
+        return params["text"].split("\n")[1:]
+    if task.name == "MarkorTranscribeVideo":
+        return list(params["messages"])
+    if task.name == "ExpenseAddMultipleFromGallery":
+        return [f"{t['name']}" for t in params["targets"]] + [
+            f"${t['amount'] / 100}" for t in params["targets"]
+        ]
+    return [t["directions"] for t in params["targets"]]
+
+
+def _drawn_text(base, element) -> str:
+    """The text a pixel-only element shows now, from the app data."""
+    from gui_gym.envs.androidworld.apps.media import frame_index
+
+    state = base.state
+    if element.handler == "gallery.picture":
+        return " ".join(state.apps["gallery"].pictures[element.handler_arg])
+    item = state.apps["vlc"].item(int(element.handler_arg))
+    return item.frames[frame_index(item, state.apps["vlc"].position_s)]
+
+
+def test_pixel_content_is_in_the_screenshot_and_absent_from_every_screen_text() -> None:
+    import numpy as np
+
+    from gui_gym.envs.androidworld.pixels import PIXEL_SOURCES, render_lines
+    from gui_gym.envs.androidworld.tasks import TASKS
+
+    vision = {n for n, c in TASKS.items() if c.needs_vision}
+    assert vision == {*_VISION, "BrowserMaze", "BrowserDraw"}  # the games: colours, walls
+    for name in _VISION:
+        env = make(name, seed=1)
+        base = env.unwrapped
+        hidden = _hidden_strings(base.task)
+        assert hidden
+        shown = ""
+        for _ in range(20):
+            action = base.oracle_action()
+            if action.type in (ActionType.INPUT, ActionType.DONE, ActionType.ANSWER):
+                break  # from here the agent types what it read
+            step(env, action)
+            tree = base.ui_tree
+            texts = [tree.text, tree.all_text, *(e.description for e in tree.elements)]
+            for s in hidden:
+                assert not any(s in t for t in texts), (name, s)
+            for e in tree.elements:
+                if e.handler not in PIXEL_SOURCES:
+                    continue
+                x0, y0, x1, y1 = e.bounds
+                crop = base._screenshot(tree)[y0:y1, x0:x1]
+                drawn = _drawn_text(base, e)
+                lines = tuple(drawn.split("\n")) if e.handler == "vlc.frame" else None
+                if lines is None:
+                    lines = base.state.apps["gallery"].pictures[e.handler_arg]
+                assert np.array_equal(crop, render_lines(lines, x1 - x0, y1 - y0))
+                assert not np.array_equal(crop, np.full_like(crop, 255))  # text was drawn
+                shown += " " + drawn
+        assert all(s in shown for s in hidden), name  # every hidden string was in the pixels
+
+
+def test_gallery_copy_to_download_and_list_says_which_templates_need_vision() -> None:
+    env = make("SaveCopyOfReceiptTaskEval", seed=0)
+    base = env.unwrapped
+    name = base.task.params["file_name"]
+    oracle_until(env, lambda: base.state.dialog is not None, limit=6)
+    copy_to_dcim = base.ui_tree.find_one(handler="gallery.copy_to", handler_arg="DCIM")
+    assert not step(env, Action(ActionType.CLICK, index=copy_to_dcim.index))["action_valid"]
+    assert score(env) == 0.0
+    oracle_until(env, lambda: score(env) == 1.0, limit=4)
+    assert base.state.apps["gallery"].pictures[f"Download/{name}"] == tuple(
+        base.task.params["lines"]
+    )
+    assert "need vision (6" in base.template_notes()
+
+
+# -- Simple Draw Pro -------------------------------------------------------------------------
+
+
+def test_drawing_needs_a_stroke_and_the_pictures_folder() -> None:
+    import numpy as np
+
+    env = make("SimpleDrawProCreateDrawing", seed=2)
+    base = env.unwrapped
+    name = base.task.params["file_name"]
+    step(env, 'OPEN_APP("Simple Draw Pro")')
+    canvas = base.ui_tree.find_one(handler="draw.canvas")
+    x0, y0, x1, y1 = canvas.bounds
+    blank = base._screenshot(base.ui_tree)[y0:y1, x0:x1].copy()
+    assert (blank == 255).all()
+
+    def save(folder: str) -> None:
+        step(
+            env,
+            Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="draw.save_menu").index),
+        )
+        field = base.ui_tree.find_one(handler_arg="name", editable=True)
+        step(env, Action(ActionType.INPUT, index=field.index, text=name))
+        step(env, "GOBACK()")
+        radio = base.ui_tree.find_one(handler="draw.folder", handler_arg=folder)
+        step(env, Action(ActionType.CLICK, index=radio.index))
+        step(env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="draw.save").index))
+
+    save("Pictures")  # an empty canvas
+    assert score(env) == 0.0
+    step(
+        env,
+        Action(
+            ActionType.SCROLL,
+            index=base.ui_tree.find_one(handler="draw.canvas").index,
+            direction="down",
+        ),
+    )
+    assert len(base.state.apps["draw"].strokes) == 1
+    drawn = base._screenshot(base.ui_tree)[y0:y1, x0:x1]
+    assert not np.array_equal(drawn, blank)  # the stroke is in the pixels
+    save("Download")
+    assert score(env) == 0.0
+    save("Pictures")
+    assert score(env) == 1.0
+
+
+# -- Chrome games ------------------------------------------------------------------------------
+
+
+def _open_page(env) -> None:
+    base = env.unwrapped
+    oracle_until(env, lambda: base.task._on_page(base.state), limit=8)
+    assert base.state.opened[0] == "files"  # opened from the file manager, with Chrome
+
+
+def test_maze_walls_block_and_success_counts_only_while_chrome_shows_it() -> None:
+    from gui_gym.envs.androidworld.apps.chrome import MOVES
+
+    env = make("BrowserMaze", seed=3)
+    base = env.unwrapped
+    _open_page(env)
+    game = base.state.apps["chrome"].games["Download/task.html"]
+    assert base.ui_tree.find_one(description="Maze").text == ""  # walls only in pixels
+    blocked = next(
+        d
+        for d, (dr, dc) in MOVES.items()
+        if not (0 <= dr < 4 and 0 <= dc < 4 and game["layout"][dr][dc] == ".")
+    )
+    step(env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler_arg=blocked).index))
+    assert game["pos"] == [0, 0]
+    oracle_until(env, lambda: game["success"], limit=12)
+    assert base.ui_tree.find_one(text="Success!") is not None and score(env) == 1.0
+    step(env, "HOME()")
+    assert score(env) == 0.0  # AndroidWorld looks for Success! on screen, in Chrome
+
+
+def test_multiply_needs_the_product_of_all_five_numbers() -> None:
+    import math
+
+    env = make("BrowserMultiply", seed=4)
+    base = env.unwrapped
+    _open_page(env)
+    game = base.state.apps["chrome"].games["Download/task.html"]
+    seen = []
+    for _ in range(5):
+        seen.append(int(base.ui_tree.find_one(resource_id="number").text))
+        step(
+            env,
+            Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="chrome.click_me").index),
+        )
+    assert seen == game["numbers"] and base.ui_tree.find_one(resource_id="number") is None
+    field = base.ui_tree.find_one(handler_arg="answer", editable=True)
+    step(env, Action(ActionType.INPUT, index=field.index, text=str(math.prod(seen[:4]))))
+    step(env, "GOBACK()")
+    step(env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="chrome.submit").index))
+    assert score(env) == 0.0
+    field = base.ui_tree.find_one(handler_arg="answer", editable=True)
+    step(env, Action(ActionType.INPUT, index=field.index, text=str(math.prod(seen))))
+    step(env, "GOBACK()")
+    step(env, Action(ActionType.CLICK, index=base.ui_tree.find_one(handler="chrome.submit").index))
+    assert score(env) == 1.0
+
+
+def test_draw_needs_all_three_colours_and_the_palette_has_no_labels() -> None:
+    env = make("BrowserDraw", seed=5)
+    base = env.unwrapped
+    _open_page(env)
+    game = base.state.apps["chrome"].games["Download/task.html"]
+    pens = base.ui_tree.find(handler="chrome.pen")
+    assert pens and all(p.text == "" and p.description == "" for p in pens)
+    oracle_until(env, lambda: len({s["color"] for s in game["strokes"]}) == 2, limit=10)
+    game["success"] = False
+    submit = base.ui_tree.find_one(handler="chrome.submit")
+    while submit is None:
+        step(env, "SCROLL(up)")
+        submit = base.ui_tree.find_one(handler="chrome.submit")
+    step(env, Action(ActionType.CLICK, index=submit.index))
+    assert score(env) == 0.0  # two of the three colours
+    oracle_until(env, lambda: score(env) == 1.0, limit=8)
+
+
+# -- OsmAnd ------------------------------------------------------------------------------------
+
+
+def test_osmand_search_by_name_or_coordinates_and_near_checks() -> None:
+    from gui_gym.envs.androidworld.apps.osmand import PLACES, Point, place_coords, search
+
+    assert [p.name for p in search("planken")] == [
+        "Oberplanken, Liechtenstein",
+        "Planken, Liechtenstein",
+    ]
+    lat, lon = PLACES["Malbun, Liechtenstein"]
+    (hit,) = search(f"{lat}, {lon}")
+    assert (hit.lat, hit.lon) == (lat, lon)
+    env = make("OsmAndMarker", seed=0)
+    base = env.unwrapped
+    coords = place_coords(base.task.params["location"])
+    markers = base.state.apps["osmand"].markers
+    markers.append(Point("off", coords[0] + 0.0015, coords[1]))  # ~160 m away
+    assert score(env) == 0.0
+    markers.append(Point("on", coords[0] + 0.0009, coords[1] - 0.0009))
+    assert score(env) == 1.0
+    base.state.apps["osmand"].markers = []
+    base.state.apps["osmand"].favorites.append(Point("x", *coords))
+    assert score(env) == 0.0  # a favourite is not a marker
+
+
+def test_osmand_track_needs_the_waypoints_in_order() -> None:
+    from gui_gym.envs.androidworld.apps.osmand import PLACES, Point
+
+    env = make("OsmAndTrack", seed=1)
+    base = env.unwrapped
+    points = [Point(w, *PLACES[w]) for w in base.task.params["waypoints"]]
+    tracks = base.state.apps["osmand"].tracks
+    tracks["reversed"] = points[::-1]
+    assert score(env) == 0.0
+    tracks["partial"] = points[:-1]
+    assert score(env) == 0.0
+    detour = [points[0], Point("Vaduz", 47.14, 9.52), *points[1:]]
+    tracks["with a detour"] = detour  # passing through the waypoints in order counts
+    assert score(env) == 1.0

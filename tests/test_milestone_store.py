@@ -163,10 +163,18 @@ def test_two_concurrent_writers_lose_no_version(tmp_path: Path) -> None:
         from gui_gym.rewards.milestone_store import MilestoneStore
         store = MilestoneStore(sys.argv[1])
         name, folder = sys.argv[2], Path(sys.argv[1]).parent
+        other = "b" if name == "a" else "a"
         (folder / f"ready-{name}").touch()
         while not (folder / "go").exists():  # start together
             time.sleep(0.001)
+        deadline = time.monotonic() + 60
         for i in range(40):
+            # lock-step: update i waits for the other's update i - 1, so the two interleave
+            # however the scheduler runs them (under load one used to finish all 40 first)
+            while sum(m.startswith(other) for m in store.milestones("shared")) < i:
+                if time.monotonic() > deadline:
+                    sys.exit(f"{name}: {other} made no progress for 60 s")
+                time.sleep(0.001)
             store.update(
                 "shared",
                 lambda cur: [*(cur.milestones if cur else ()), f"{name}-{i}"],
@@ -189,7 +197,7 @@ def test_two_concurrent_writers_lose_no_version(tmp_path: Path) -> None:
     assert sorted(shared) == sorted(expected)
     assert [v.version for v in store.history("shared")] == list(range(1, 81))
     writers_seen = [v.generator for v in store.history("shared")]
-    assert writers_seen != sorted(writers_seen)  # the two really interleaved
+    assert writers_seen != sorted(writers_seen)  # the two really interleaved (lock-step)
     assert store.version("own-a") == store.version("own-b") == 40
     assert not list(tmp_path.glob(".m.json.*.tmp"))  # no temporary file left behind
 

@@ -190,3 +190,19 @@ def test_the_vector_wrapper_flags_a_matcher_error_per_sub_env(tmp_path: Path) ->
     assert list(component["hit"]) == [False, False]
     assert "LLMError" in component["model_error"][0] and component["model_error"][1] is None
     wrapped.close()
+
+
+@pytest.mark.timeout(20)
+def test_typed_text_and_instruction_readers_stay_fast_on_degenerate_text() -> None:
+    from gui_gym.models.judge_scripted import analyse_task
+    from gui_gym.rewards.milestones import alignment_text, generalize_typed_text
+
+    many = 'type "' + '" into ' * 20_000
+    assert alignment_text(many).startswith("type into ")
+    assert generalize_typed_text(many, many) == many
+    assert alignment_text('type "pasta" into "Search" input') == 'type into "Search" input'
+    assert (
+        generalize_typed_text('type "a" into "Name" input', 'type "b" into "Name" input')
+        == 'type "<Text>" into "Name" input'
+    )
+    analyse_task("message:" + "in " * 30_000 + ".")  # quadratic patterns read 4,096 chars

@@ -379,6 +379,21 @@ def test_a_damaged_cache_is_rebuilt_not_trusted(tmp_path: Path, caplog) -> None:
     assert json.loads((index_path(catalog, tmp_path) / "meta.json").read_text())["num_docs"] == SIZE
 
 
+@pytest.mark.parametrize("damage", ["catalog holds []", "catalog holds null", "empty .npy"])
+def test_any_cache_that_fails_validation_is_rebuilt(tmp_path: Path, caplog, damage: str) -> None:
+    # issue 16: these kept the env broken until the cache was deleted by hand
+    catalog = load_catalog(SIZE, folder=tmp_path)
+    load_index(catalog, folder=tmp_path)
+    if damage == "empty .npy":
+        (index_path(catalog, tmp_path) / "data.csc.index.npy").write_bytes(b"")
+    else:
+        catalog_path(SIZE, folder=tmp_path).write_text(damage.split()[-1])
+    again = load_catalog(SIZE, folder=tmp_path)
+    assert again.hash == catalog.hash
+    assert load_index(again, folder=tmp_path).num_docs == SIZE
+    assert "unreadable" in caplog.text
+
+
 def test_a_stray_temp_folder_is_ignored(tmp_path: Path) -> None:
     catalog = load_catalog(SIZE, folder=tmp_path)
     stray = tmp_path / f".{index_path(catalog, tmp_path).name}.crashed.tmp"

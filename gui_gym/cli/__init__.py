@@ -1,8 +1,8 @@
 """The ``gui-gym`` command: envs, evaluation, recording, benchmarks, training and inspection.
 
-One module per command group (``envs``, ``eval``, ``data``, ``rewards``, ``view``), each a thin layer
-over library calls. Heavy imports happen inside each command, so ``gui-gym --help`` is
-instant.
+One module per command group (``envs``, ``eval``, ``data``, ``rewards``, ``view``, ``plot``),
+each a thin layer over library calls. Heavy imports happen inside each command, so
+``gui-gym --help`` is instant.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from gui_gym.cli import eval  # noqa: F401
 from gui_gym.cli import data  # noqa: F401
 from gui_gym.cli import rewards  # noqa: F401
 from gui_gym.cli import view  # noqa: F401
+from gui_gym.cli import plot  # noqa: F401
 
 # isort: on
 

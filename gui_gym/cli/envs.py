@@ -120,14 +120,20 @@ def _list_tasks(env_id: str) -> None:
     for task in base.suite:
         milestones = len(task.milestones)
         split = task.split
+        flags: list[str] = []
         if hasattr(base, "param_split"):
             # AndroidWorld: one template serves both splits (disjoint parameter streams); the
             # milestones come with an instance of the template.
-            from gui_gym.envs.androidworld.tasks import TASKS
-
-            milestones = len(TASKS[task.task_id].create(random.Random(0)).milestones)
+            template = base.templates[task.task_id]
+            milestones = len(template.create(random.Random(0)).milestones)
             split = "train+test"
-        flags: list[str] = []
+            for flag, attr in (
+                ("solved-at-start", "solved_at_start"),
+                ("vision", "needs_vision"),
+                ("memory", "needs_memory"),
+            ):
+                if getattr(template, attr, False):
+                    flags.append(flag)
         if env_id in gui_gym.MINIWOB_ENV_IDS:
             from gui_gym.envs.miniwob.catalog import NONDETERMINISTIC_TASKS
 

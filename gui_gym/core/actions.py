@@ -7,6 +7,10 @@ string in any of these forms (case-insensitive, tolerant of whitespace and quote
   ``SCROLL(up, 4)``, ``GOBACK()``, ``HOME()``, ``ENTER()``, ``OPEN_APP("Contacts")``,
   ``ANSWER("42")``, ``WAIT()``, ``DO_NOTHING()``, ``DONE()``, plus ``CLICK_XY(x, y)``,
   ``LONG_CLICK_XY(x, y)``, ``DOUBLE_CLICK(i)``, ``KEY("Tab")`` and ``SEARCH("query")``;
+  web pages add ``DRAG(i, j)`` (element ``i`` onto element ``j``), ``DRAG_XY(x0, y0, x1, y1)``
+  (a press at one point, moved and released at another: sliders, drawing, text selection)
+  ``SELECT(i, "option")`` (choose an option of a ``<select>``) and ``HOVER(i)`` /
+  ``HOVER_XY(x, y)`` (move the mouse over an element: menus that open on hover);
   keyword arguments (``CLICK(element_id=3)``) and common aliases (``NOTHING``, ``BACK``,
   ``TYPE``, ``TAP``, ``LONG_PRESS``) are accepted;
 * AndroidWorld JSON: ``{"action_type": "click", "index": 3}`` and the other 13 types;
@@ -78,12 +82,17 @@ class ActionType(enum.StrEnum):
     WAIT = "WAIT"
     DO_NOTHING = "DO_NOTHING"
     DONE = "DONE"
+    DRAG = "DRAG"
+    SELECT = "SELECT"
+    HOVER = "HOVER"
 
     def __str__(self) -> str:
         return self.value
 
 
-_TARGETED = frozenset({ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.LONG_CLICK})
+_TARGETED = frozenset(
+    {ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.LONG_CLICK, ActionType.HOVER}
+)
 _TEXT_ONLY = frozenset({ActionType.OPEN_APP, ActionType.SEARCH, ActionType.ANSWER, ActionType.KEY})
 _NO_ARGS = frozenset(
     {
@@ -114,6 +123,8 @@ class Action:
         direction: ``up``/``down``/``left``/``right`` for SCROLL.
         x, y: Screen coordinates for coordinate clicks (``CLICK_XY``).
         label: Target by visible label instead of index (WebShop's ``click[label]``).
+        end_index: DRAG's drop target element (``DRAG(i, j)``: ``index`` onto ``end_index``).
+        end_x, end_y: DRAG_XY's release point (``x``, ``y`` is where the press starts).
     """
 
     type: ActionType
@@ -123,6 +134,9 @@ class Action:
     x: float | None = None
     y: float | None = None
     label: str | None = None
+    end_index: int | None = None
+    end_x: float | None = None
+    end_y: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.type, ActionType):
@@ -145,6 +159,14 @@ class Action:
                 raise ActionParseError(f"{name} must be a str, got {type(value).__name__}")
             if value and not value.isascii():
                 object.__setattr__(self, name, without_lone_surrogates(value))
+        if self.end_index is not None and (
+            not isinstance(self.end_index, int)
+            or isinstance(self.end_index, bool)
+            or not 0 <= self.end_index <= MAX_INDEX
+        ):
+            raise ActionParseError(
+                f"drop target index must be an int from 0 to {MAX_INDEX}, got {self.end_index!r}"
+            )
 
     @property
     def is_terminal(self) -> bool:
@@ -171,6 +193,13 @@ class Action:
             if self.label is not None:
                 return f"{name}({_quote(self.label)})"
             return f"{name}()"
+        if t is ActionType.DRAG:
+            if self.has_point:
+                ends = f"{_num(self.end_x)}, {_num(self.end_y)}"
+                return f"DRAG_XY({_num(self.x)}, {_num(self.y)}, {ends})"
+            return f"DRAG({self.index}, {self.end_index})"
+        if t is ActionType.SELECT:
+            return f"SELECT({self.index}, {_quote(self.text or '')})"
         if t is ActionType.INPUT:
             if self.index is None:
                 return f"INPUT({_quote(self.text or '')})"
@@ -189,7 +218,7 @@ class Action:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of the set fields."""
         out: dict[str, Any] = {"type": self.type.value}
-        for name in ("index", "text", "direction", "x", "y", "label"):
+        for name in _FIELDS[1:]:
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -202,11 +231,11 @@ class Action:
         Raises:
             ActionParseError: on unknown keys or values of the wrong type.
         """
-        unknown = set(data) - {"type", "index", "text", "direction", "x", "y", "label"}
+        unknown = set(data) - set(_FIELDS)
         if unknown:
             raise ActionParseError(f"unknown Action field(s) {sorted(unknown)}")
         try:
-            return cls(
+            action = cls(
                 type=_lookup_type(str(data["type"])),
                 index=None if data.get("index") is None else _as_index(data["index"]),
                 text=None if data.get("text") is None else str(data["text"]),
@@ -214,6 +243,9 @@ class Action:
                 x=None if data.get("x") is None else float(data["x"]),
                 y=None if data.get("y") is None else float(data["y"]),
                 label=None if data.get("label") is None else str(data["label"]),
+                end_index=None if data.get("end_index") is None else _as_index(data["end_index"]),
+                end_x=None if data.get("end_x") is None else float(data["end_x"]),
+                end_y=None if data.get("end_y") is None else float(data["end_y"]),
             )
         except KeyError:
             raise ActionParseError("an Action dict needs a 'type'") from None
@@ -221,6 +253,12 @@ class Action:
             if isinstance(err, ActionParseError):
                 raise
             raise ActionParseError(f"bad Action dict {data!r}: {err}") from None
+        if action.type in (ActionType.DRAG, ActionType.SELECT):
+            _check_drag_or_select(action)
+        return action
+
+
+_FIELDS = ("type", "index", "text", "direction", "x", "y", "label", "end_index", "end_x", "end_y")
 
 
 def _num(v: float | None) -> str:
@@ -277,12 +315,21 @@ _ALIASES: dict[str, tuple[ActionType, bool]] = {
     "DONE": (ActionType.DONE, False),
     "FINISH": (ActionType.DONE, False),
     "STATUS": (ActionType.DONE, False),
+    "DRAG": (ActionType.DRAG, False),
+    "DRAG_AND_DROP": (ActionType.DRAG, False),
+    "DRAG_XY": (ActionType.DRAG, True),
+    "SELECT": (ActionType.SELECT, False),
+    "SELECT_OPTION": (ActionType.SELECT, False),
+    "HOVER": (ActionType.HOVER, False),
+    "HOVER_XY": (ActionType.HOVER, True),
+    "MOUSE_MOVE": (ActionType.HOVER, False),
 }
 
 _GRAMMAR_HELP = (
     'expected one of CLICK(i), LONG_CLICK(i), INPUT(i, "text"), SCROLL(up|down|left|right[, i]), '
     'GOBACK(), HOME(), ENTER(), OPEN_APP("name"), ANSWER("text"), WAIT(), DO_NOTHING(), '
-    'DONE(), CLICK_XY(x, y), KEY("name"), SEARCH("query"); AndroidWorld JSON such as '
+    'DONE(), CLICK_XY(x, y), KEY("name"), SEARCH("query"), DRAG(i, j), DRAG_XY(x0, y0, x1, y1), '
+    'SELECT(i, "option"), HOVER(i); AndroidWorld JSON such as '
     '{"action_type": "click", "index": 3}; or WebShop search[query] / click[label]'
 )
 
@@ -326,6 +373,7 @@ _KEYWORD_ROLES = {
     "name": "text",
     "status": "text",
     "goal_status": "text",
+    "option": "text",
     "direction": "direction",
     "dir": "direction",
     "x": "x",
@@ -460,6 +508,8 @@ def _from_call(name: str, body: str | None) -> Action:
             raise ActionParseError(f"{atype.value} does not take a keyword {a.keyword!r}")
         named[role] = a
     display = atype.value + ("_XY" if coordinates else "")
+    if atype in (ActionType.DRAG, ActionType.SELECT):
+        return _drag_or_select(atype, coordinates, args, named)
 
     def arity(lo: int, hi: int) -> None:
         if not lo <= len(args) <= hi:
@@ -579,6 +629,55 @@ def _from_call(name: str, body: str | None) -> Action:
     return Action(atype, text=args[0].value)
 
 
+def _drag_or_select(
+    atype: ActionType, coordinates: bool, args: list[_Arg], named: dict[str, _Arg]
+) -> Action:
+    """``DRAG(i, j)``, ``DRAG_XY(x0, y0, x1, y1)`` and ``SELECT(i, "option")``: positional
+    only, except SELECT's ``index=``/``option=`` (``text=``) keywords."""
+    if atype is ActionType.SELECT:
+        index, option = named.get("index"), named.get("text")
+        rest = [a for a in args if a.keyword is None]
+        if index is None and rest:
+            index = rest.pop(0)
+        if option is None and rest:
+            option = rest.pop(0)
+        if index is None or option is None or rest:
+            raise ActionParseError(
+                f'SELECT takes an element index and one option text, e.g. SELECT(4, "Red"), '
+                f"got {len(args)} argument(s)"
+            )
+        return Action(atype, index=_as_index(index.value), text=option.value)
+    if named:
+        raise ActionParseError(f"DRAG takes positional arguments only, got {sorted(named)}")
+    if coordinates:
+        if len(args) != 4:
+            raise ActionParseError(
+                f"DRAG_XY takes 4 coordinates (x0, y0, x1, y1), got {len(args)} argument(s)"
+            )
+        x0, y0, x1, y1 = (
+            _as_coordinate(a.value, n) for a, n in zip(args, ("x0", "y0", "x1", "y1"))
+        )
+        return Action(atype, x=x0, y=y0, end_x=x1, end_y=y1)
+    if len(args) != 2:
+        raise ActionParseError(
+            f"DRAG takes 2 element indices (the dragged element, the drop target), e.g. "
+            f"DRAG(3, 7), got {len(args)} argument(s); DRAG_XY(x0, y0, x1, y1) drags by points"
+        )
+    return Action(atype, index=_as_index(args[0].value), end_index=_as_index(args[1].value))
+
+
+def _check_drag_or_select(action: Action) -> None:
+    """A DRAG/SELECT built from a dict has the fields its grammar form needs."""
+    if action.type is ActionType.SELECT:
+        if action.index is None or action.text is None:
+            raise ActionParseError("a SELECT needs 'index' and 'text' (the option)")
+    elif action.has_point:
+        if action.end_x is None or action.end_y is None:
+            raise ActionParseError("a DRAG by points needs 'x', 'y', 'end_x' and 'end_y'")
+    elif action.index is None or action.end_index is None:
+        raise ActionParseError("a DRAG needs 'index' and 'end_index' (or x, y, end_x, end_y)")
+
+
 _JSON_TYPES: dict[str, ActionType] = {
     "click": ActionType.CLICK,
     "double_tap": ActionType.DOUBLE_CLICK,
@@ -594,6 +693,11 @@ _JSON_TYPES: dict[str, ActionType] = {
     "status": ActionType.DONE,
     "answer": ActionType.ANSWER,
     "unknown": ActionType.DO_NOTHING,
+    # Not in AndroidWorld's JSONAction (it has no drag or option choice): gui-gym's extension
+    # in the same style, {"action_type": "drag", "index": 3, "end_index": 7} or with
+    # x/y/end_x/end_y, and {"action_type": "select", "index": 4, "text": "Red"}.
+    "drag": ActionType.DRAG,
+    "select": ActionType.SELECT,
 }
 _SWIPE_TO_SCROLL = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
@@ -612,6 +716,11 @@ def _from_json(data: Any) -> Action:
         raise ActionParseError(
             f"unknown action_type {data['action_type']!r}; expected one of {', '.join(_JSON_TYPES)}"
         )
+    if atype in (ActionType.DRAG, ActionType.SELECT):
+        fields = {k: v for k, v in data.items() if k != "action_type"}
+        if "option" in fields and "text" not in fields:
+            fields["text"] = fields.pop("option")
+        return Action.from_dict({"type": atype.value, **fields})
     index = data.get("index")
     x, y = data.get("x"), data.get("y")
     if index is not None and (x is not None or y is not None):
@@ -818,6 +927,8 @@ def describe(action: Action, tree: UITree | None = None) -> str:
         return f"double-click {_target_phrase(action, tree)}"
     if t is ActionType.LONG_CLICK:
         return f"long-press {_target_phrase(action, tree)}"
+    if t is ActionType.HOVER:
+        return f"move the mouse over {_target_phrase(action, tree)}"
     if t is ActionType.INPUT:
         return f'type "{_short(action.text or "")}" into {_target_phrase(action, tree)}'
     if t is ActionType.SCROLL:
@@ -838,6 +949,14 @@ def describe(action: Action, tree: UITree | None = None) -> str:
         return f'search for "{_short(action.text or "")}"'
     if t is ActionType.ANSWER:
         return f'answer "{_short(action.text or "")}"'
+    if t is ActionType.DRAG:
+        if action.has_point:
+            start = f"({_num(action.x)}, {_num(action.y)})"
+            return f"drag from {start} to ({_num(action.end_x)}, {_num(action.end_y)})"
+        end = Action(ActionType.CLICK, index=action.end_index)
+        return f"drag {_target_phrase(action, tree)} onto {_target_phrase(end, tree)}"
+    if t is ActionType.SELECT:
+        return f'select "{_short(action.text or "")}" in {_target_phrase(action, tree)}'
     if t is ActionType.WAIT:
         return "wait"
     if t is ActionType.DO_NOTHING:

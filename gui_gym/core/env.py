@@ -42,6 +42,7 @@ from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UITree
+from gui_gym.core.untrusted_text import without_lone_surrogates
 
 __all__ = ["GuiEnv", "InvalidAction"]
 
@@ -80,6 +81,13 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
     the agent did not end itself (no ``status``/``answer`` before the step budget) as 0;
     envs that follow it set this False. ``info["final_state_score"]`` always carries the
     task's score of the last state, so both readings are available."""
+    unsupported_actions: ClassVar[dict[ActionType, str]] = {
+        ActionType.DRAG: "a web-page drag (MiniWoB++ has it)",
+        ActionType.SELECT: "a web <select> option choice (MiniWoB++ has it)",
+        ActionType.HOVER: "a mouse move without a click (MiniWoB++ has it)",
+    }
+    """Action types this backend has no counterpart for, with what they are: such an action
+    is invalid (the step counts, nothing changes) and ``info["action_error"]`` says why."""
     max_instruction_length: ClassVar[int] = 4096
     max_screen_length: ClassVar[int] = 65536
 
@@ -100,6 +108,11 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
             )
         if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
             raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
+        if not isinstance(screenshot, bool | np.bool_):
+            raise TypeError(f"screenshot must be True or False, got {screenshot!r}")
+        for name, value in (("task", task), ("split", split), ("category", category)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a string id (or None), got {value!r}")
         self.suite = suite
         self.render_mode = render_mode
         self.max_steps = max_steps
@@ -202,6 +215,10 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; allowed: 'task'")
         if options.get("task") is not None:
+            if not isinstance(options["task"], str):
+                raise TypeError(
+                    f"options['task'] must be a task id string, got {options['task']!r}"
+                )
             task = self.suite[options["task"]]
         elif self._fixed_task is not None:
             task = self._fixed_task
@@ -293,7 +310,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         action_text = (
             str(parsed)
             if parsed is not None
-            else (action if isinstance(action, str) else repr(action))
+            else (without_lone_surrogates(action) if isinstance(action, str) else repr(action))
         )
         info = self._info(valid, error, description, self._done and self._success, action_text)
         # Identity of the acted-on element, index-free: ProgRM's step similarity (Eq. 9)
@@ -351,6 +368,8 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
 
     def context(self) -> PredicateContext:
         """The current situation as task predicates and oracles see it."""
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() first")
         return self._context(self._current_screen())
 
     def oracle_action(self) -> Action:
@@ -363,7 +382,13 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         """Actions that make sense on the current screen: clicks on clickable elements,
         long-clicks on long-clickable ones, typing vocabulary into editable ones, scrolling
         where content continues, and going back. Random agents sample from this list; the SB3
-        adapter uses it as its discrete action set."""
+        adapter uses it as its discrete action set.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset.
+        """
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() before candidate_actions()")
         return screen_candidates(self._current_screen(), self._candidate_texts())
 
     def apply_action(self, action: str | Action | dict[str, Any]) -> str | None:
@@ -463,14 +488,22 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         )
 
     def _validate(self, action: Action, screen: UITree) -> str | None:
-        """Shape checks every backend shares: the target exists on this screen."""
-        if action.index is not None and action.index >= len(screen.elements):
-            last = len(screen.elements) - 1
-            return f"no element {action.index} on this screen (valid indices: 0..{last})"
-        if action.has_point:
-            assert action.x is not None and action.y is not None
-            if not (0 <= action.x < screen.width and 0 <= action.y < screen.height):
-                return f"point ({action.x:g}, {action.y:g}) is off the {screen.width}x{screen.height} screen"
+        """Shape checks every backend shares: the backend has the action type, and its
+        targets (elements, points) exist on this screen."""
+        what = self.unsupported_actions.get(action.type)
+        if what is not None:
+            return f"{action.type.value} ({what}) has no counterpart in {type(self).__name__}"
+        last = len(screen.elements) - 1
+        for index in (action.index, action.end_index):
+            if index is not None and index > last:
+                return f"no element {index} on this screen (valid indices: 0..{last})"
+        for x, y in ((action.x, action.y), (action.end_x, action.end_y)):
+            if (
+                x is not None
+                and y is not None
+                and not (0 <= x < screen.width and 0 <= y < screen.height)
+            ):
+                return f"point ({x:g}, {y:g}) is off the {screen.width}x{screen.height} screen"
         return None
 
     def _observation(self, screen: UITree) -> dict[str, Any]:

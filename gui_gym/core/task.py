@@ -395,6 +395,8 @@ class TaskSuite:
         Raises:
             KeyError: naming close matches when the id is unknown.
         """
+        if not isinstance(task_id, str):
+            raise TypeError(f"a task id is a string, got {task_id!r} ({type(task_id).__name__})")
         try:
             return self._by_id[task_id]
         except KeyError:

@@ -18,10 +18,12 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from gui_gym.core.untrusted_text import load_json
 
 __all__ = [
     "RECORDED_INFO_KEYS",
@@ -29,10 +31,13 @@ __all__ = [
     "Trajectory",
     "TrajectoryWriter",
     "atomic_write_text",
+    "check_replaceable_folder",
+    "errors_naming",
     "json_default",
     "json_safe",
     "open_run_log",
     "read_jsonl",
+    "read_jsonl_lines",
     "read_trajectories",
     "recorded_info",
     "write_jsonl",
@@ -84,8 +89,18 @@ class Step:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
+        """Inverse of :meth:`to_dict` (unknown keys are ignored).
+
+        Raises:
+            ValueError: when ``data`` is not an object or lacks a required field.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"a step must be a JSON object, got {type(data).__name__}")
         known = {k: v for k, v in data.items() if k in _STEP_FIELDS}
-        return cls(**known)
+        try:
+            return cls(**known)
+        except TypeError as err:
+            raise ValueError(f"malformed step: {err}") from None
 
     @classmethod
     def from_transition(
@@ -216,8 +231,20 @@ class Trajectory:
         Raises:
             ValueError: when a required key is missing or steps are malformed.
         """
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"a trajectory record must be a JSON object, got {type(data).__name__}"
+            )
+        raw_steps = data.get("steps", [])
+        if not isinstance(raw_steps, list):
+            raise ValueError(f"'steps' must be a list, got {type(raw_steps).__name__}")
+        steps = []
+        for i, raw in enumerate(raw_steps):
+            try:
+                steps.append(Step.from_dict(raw))
+            except ValueError as err:
+                raise ValueError(f"steps[{i}]: {err}") from None
         try:
-            steps = [Step.from_dict(s) for s in data.get("steps", [])]
             return cls(
                 env_id=str(data["env_id"]),
                 task_id=str(data["task_id"]),
@@ -232,7 +259,7 @@ class Trajectory:
             )
         except KeyError as err:
             raise ValueError(f"trajectory record is missing {err.args[0]!r}") from None
-        except TypeError as err:
+        except (TypeError, ValueError) as err:
             raise ValueError(f"malformed trajectory record: {err}") from None
 
 
@@ -279,6 +306,47 @@ def atomic_write_text(path: str | Path, text: str) -> None:
         raise
 
 
+@contextlib.contextmanager
+def errors_naming(path: str | Path) -> Iterator[None]:
+    """Re-raise an error from reading ``path`` as a ``ValueError`` that names the file.
+
+    For readers whose own errors do not say which file was bad (safetensors' header errors,
+    ``json`` errors, a missing key in a checkpoint's metadata). ``OSError`` passes through:
+    it names its file already.
+    """
+    try:
+        yield
+    except OSError:
+        raise
+    except Exception as err:
+        if str(path) in str(err):
+            raise
+        raise ValueError(f"{path}: cannot read it ({type(err).__name__}: {err})") from err
+
+
+def check_replaceable_folder(path: str | Path, marker: str, what: str) -> None:
+    """Refuse to replace ``path`` unless it is absent, empty, or a ``what`` checkpoint
+    (holds the file ``marker``): saving over a folder replaces all of it, and a user's
+    other files there must never be deleted.
+
+    Raises:
+        FileExistsError: naming the folder (or file) and what it holds instead.
+    """
+    path = Path(path)
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise FileExistsError(f"{path} is a file, not a {what} folder; choose another path")
+    if (path / marker).is_file() or not any(path.iterdir()):
+        return
+    found = sorted(p.name for p in path.iterdir())
+    shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+    raise FileExistsError(
+        f"{path} is not empty and is not a {what} (no {marker}; it holds {shown}); saving "
+        "would replace the whole folder: choose an empty or new folder"
+    )
+
+
 def write_jsonl(path: str | Path, records: Iterable[Any]) -> int:
     """Atomically (re)write ``path`` with one JSON record per line; returns the count."""
     lines = [_dumps(r) for r in records]
@@ -293,38 +361,45 @@ def read_jsonl(path: str | Path) -> Iterator[Any]:
     with a warning. Any other bad line raises.
 
     Raises:
-        ValueError: naming the file and line of a corrupt record.
+        ValueError: naming the file and line of a corrupt record (invalid JSON or UTF-8,
+            nesting deeper than :data:`~gui_gym.core.untrusted_text.MAX_JSON_DEPTH`).
     """
+    for _, record in read_jsonl_lines(path):
+        yield record
+
+
+def read_jsonl_lines(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """:func:`read_jsonl` with the 1-based line number of each record, for error messages."""
     path = Path(path)
     with path.open("rb") as f:
         previous: bytes | None = None
         number = 0
         for raw in f:
             if previous is not None:
-                yield _decode_line(path, number, previous)
+                yield number, _decode_line(path, number, previous)
             previous = raw
             number += 1
         if previous is not None:
             if not previous.endswith(b"\n"):
                 try:
-                    record = json.loads(previous)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                    record = load_json(previous)
+                except ValueError:
                     warnings.warn(
                         f"{path}: skipping a torn last line {number} (interrupted write)",
-                        stacklevel=2,
+                        stacklevel=3,
                     )
                     return
-                yield record
+                yield number, record
             else:
-                yield _decode_line(path, number, previous)
+                yield number, _decode_line(path, number, previous)
 
 
 def _decode_line(path: Path, number: int, raw: bytes) -> Any:
     if not raw.strip():
         raise ValueError(f"{path}:{number}: empty line in a JSON Lines file")
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        return load_json(raw)
+    except ValueError as err:
         raise ValueError(f"{path}:{number}: corrupt JSON record: {err}") from None
 
 
@@ -354,6 +429,13 @@ class TrajectoryWriter:
             if not data or data.endswith(b"\n"):
                 return
             cut = data.rfind(b"\n") + 1
+            try:  # a complete record missing only its newline is kept, as read_jsonl keeps it
+                load_json(data[cut:])
+            except ValueError:
+                pass
+            else:
+                f.write(b"\n")
+                return
             warnings.warn(
                 f"{self.path}: removing a torn last record ({len(data) - cut} bytes) before appending",
                 stacklevel=3,
@@ -393,16 +475,27 @@ def write_trajectories(path: str | Path, trajectories: Iterable[Trajectory]) -> 
 
 
 def read_trajectories(path: str | Path) -> Iterator[Trajectory]:
-    """Stream trajectories from a JSONL file (see :func:`read_jsonl` for torn tails)."""
-    for record in read_jsonl(path):
-        yield Trajectory.from_dict(record)
+    """Stream trajectories from a JSONL file (see :func:`read_jsonl` for torn tails).
+
+    Raises:
+        ValueError: naming the file and line of a record that is not a trajectory.
+    """
+    for number, record in read_jsonl_lines(path):
+        try:
+            yield Trajectory.from_dict(record)
+        except ValueError as err:
+            raise ValueError(f"{path}:{number}: {err}") from None
 
 
 def _finite(x: float) -> float:
     return x if math.isfinite(x) else 0.0
 
 
-def open_run_log(path: str | Path, header: dict[str, Any]) -> tuple[TrajectoryWriter, list[Any]]:
+def open_run_log(
+    path: str | Path,
+    header: dict[str, Any],
+    parse: Callable[[dict[str, Any]], Any] | None = None,
+) -> tuple[TrajectoryWriter, list[Any]]:
     """Open the JSON Lines log of a resumable run: ``header`` first, then one record per
     finished item, appended as each finishes.
 
@@ -410,22 +503,46 @@ def open_run_log(path: str | Path, header: dict[str, Any]) -> tuple[TrajectoryWr
     run's settings); its records after the header are returned, so the caller skips what is
     done and appends the rest. A torn last line (a crash mid-write) is dropped.
 
+    Args:
+        path: The log file.
+        header: The run's settings.
+        parse: Turns one record into the caller's type (e.g. ``lambda r: Row(**r)``); its
+            ``KeyError``/``TypeError``/``ValueError`` becomes an error naming the line.
+
     Returns:
-        The writer (close it when done) and the records already in the log.
+        The writer (close it when done) and the records already in the log (parsed).
 
     Raises:
-        ValueError: when the file holds a run with other settings.
+        ValueError: when the file holds a run with other settings, or a record that is not
+            a JSON object (or that ``parse`` rejects), naming the file and line.
     """
     path = Path(path)
     records: list[Any] = []
     if path.exists():
-        records = list(read_jsonl(path))
-        if records and records[0].get("header") != header:
+        numbered = list(read_jsonl_lines(path))
+        for number, record in numbered:
+            if not isinstance(record, dict):
+                raise ValueError(
+                    f"{path}:{number}: a run-log record must be a JSON object, got "
+                    f"{type(record).__name__}; remove the file or choose another --out"
+                )
+        if numbered and numbered[0][1].get("header") != header:
             raise ValueError(
-                f"{path} holds a run with different settings ({records[0].get('header')}); "
+                f"{path} holds a run with different settings ({numbered[0][1].get('header')}); "
                 "remove it or choose another --out"
             )
+        for number, record in numbered[1:]:
+            if parse is None:
+                records.append(record)
+                continue
+            try:
+                records.append(parse(record))
+            except (KeyError, TypeError, ValueError) as err:
+                raise ValueError(
+                    f"{path}:{number}: not a record of this run ({type(err).__name__}: {err}); "
+                    "remove the file or choose another --out"
+                ) from None
     writer = TrajectoryWriter(path)
     if not path.stat().st_size:
         writer.write({"header": header})
-    return writer, records[1:]
+    return writer, records

@@ -354,7 +354,7 @@ def render_element(element: UIElement) -> str:
     if not element.enabled:
         parts.append("disabled")
     if element.description and element.text:
-        parts.append(f'description="{_escape(element.description)}"')
+        parts.append(f'description="{_escape(element.description).replace(chr(34), "&quot;")}"')
     label = _escape(element.label)
     return f"<{' '.join(parts)}>{label}</{element.role}>"
 

@@ -283,16 +283,26 @@ def _toggles(text: str) -> list[tuple[str, str]]:
     return out
 
 
-@functools.lru_cache(maxsize=4096)
+MAX_ANALYSED_LENGTH = 4096
+"""Characters of an instruction or goal :func:`analyse_task` reads (the envs' instruction
+limit). Some of its patterns are quadratic on adversarial text; the cap bounds one call to
+well under a second (issue 16)."""
+
+
 def analyse_task(text: str) -> TaskAnalysis:
     """Read an instruction or probing goal into a :class:`TaskAnalysis` (rules only).
 
     Args:
-        text: The instruction or goal.
+        text: The instruction or goal (its first :data:`MAX_ANALYSED_LENGTH` characters).
 
     Returns:
         The analysis; ``targets`` in order of importance (quoted strings and names first).
     """
+    return _analyse_task(text[:MAX_ANALYSED_LENGTH])
+
+
+@functools.lru_cache(maxsize=4096)
+def _analyse_task(text: str) -> TaskAnalysis:
     targets: list[str] = []
     quoted = _quoted(text)
     for q in quoted:

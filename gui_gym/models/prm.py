@@ -40,6 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from gui_gym.core.actions import ActionParseError, parse_action
+from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
 from gui_gym.rewards.prm import LabelledStep, PRMQuery, PromptTemplate
 
 __all__ = [
@@ -751,7 +752,12 @@ class TransformersPRM:
 
         The folder is built beside ``path`` and renamed into place, so a crash leaves the
         previous checkpoint or the new one, never a mix.
+
+        Raises:
+            FileExistsError: when ``path`` is a non-empty folder that is not a PRM
+                checkpoint (its files would be deleted).
         """
+        check_replaceable_folder(path, "prm.json", "PRM checkpoint")
         return write_folder_atomically(path, self.write_files)
 
     def write_files(self, folder: Path) -> None:
@@ -803,8 +809,9 @@ class TransformersPRM:
                 "template": PromptTemplate.from_dict(data["template"]),
             }
         settings.update(overrides)
-        tokenizer = transformers.AutoTokenizer.from_pretrained(path)
-        model = transformers.AutoModelForCausalLM.from_pretrained(path, use_safetensors=True)
+        with errors_naming(path):
+            tokenizer = transformers.AutoTokenizer.from_pretrained(path)
+            model = transformers.AutoModelForCausalLM.from_pretrained(path, use_safetensors=True)
         return cls(model, tokenizer, device=device, **settings)
 
 

@@ -33,7 +33,13 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.actions import Action, describe
-from gui_gym.core.trajectory import atomic_write_text, read_jsonl, write_jsonl
+from gui_gym.core.trajectory import (
+    atomic_write_text,
+    check_replaceable_folder,
+    errors_naming,
+    read_jsonl,
+    write_jsonl,
+)
 from gui_gym.models.prm import RulePRM, TransformersPRM, write_folder_atomically
 from gui_gym.rewards.prm import (
     DedupReport,
@@ -841,8 +847,10 @@ def _save_optimizer(optimizer: Any, folder: Path) -> None:
 def _load_optimizer(optimizer: Any, folder: Path) -> None:
     from safetensors.torch import load_file
 
-    tensors = load_file(str(folder / "optimizer.safetensors"))
-    meta = json.loads((folder / "optimizer.json").read_text())
+    with errors_naming(folder / "optimizer.safetensors"):
+        tensors = load_file(str(folder / "optimizer.safetensors"))
+    with errors_naming(folder / "optimizer.json"):
+        meta = json.loads((folder / "optimizer.json").read_text())
     per_param: dict[int, dict[str, Any]] = {}
     for name, value in [*tensors.items(), *meta["scalars"].items()]:
         pid, key = name.split(".", 1)
@@ -868,6 +876,7 @@ def _save_checkpoint(
         save_file({"cpu": torch.get_rng_state()}, str(folder / "rng.safetensors"))
         (folder / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
 
+    check_replaceable_folder(path, "trainer_state.json", "PRM training checkpoint")
     write_folder_atomically(path, write)
 
 
@@ -875,22 +884,28 @@ def _load_best(path: Path) -> dict[str, Any] | None:
     from safetensors.torch import load_file
 
     file = path / "best.safetensors"
-    return load_file(str(file)) if file.exists() else None
+    if not file.exists():
+        return None
+    with errors_naming(file):
+        return load_file(str(file))
 
 
 def _load_checkpoint(prm: TransformersPRM, optimizer: Any, path: Path) -> dict[str, Any]:
     import torch
     from safetensors.torch import load_file, load_model
 
-    missing, unexpected = load_model(prm.model, str(path / "weights.safetensors"), strict=False)
+    with errors_naming(path / "weights.safetensors"):
+        missing, unexpected = load_model(prm.model, str(path / "weights.safetensors"), strict=False)
     if unexpected or missing:
         raise ValueError(
             f"checkpoint {path} does not fit this model (missing {sorted(missing)[:5]}, "
             f"unexpected {sorted(unexpected)[:5]}); train with --no-resume or another --out"
         )
     _load_optimizer(optimizer, path)
-    torch.set_rng_state(load_file(str(path / "rng.safetensors"))["cpu"])
-    return json.loads((path / "trainer_state.json").read_text())
+    with errors_naming(path / "rng.safetensors"):
+        torch.set_rng_state(load_file(str(path / "rng.safetensors"))["cpu"])
+    with errors_naming(path / "trainer_state.json"):
+        return json.loads((path / "trainer_state.json").read_text())
 
 
 def train_prm(

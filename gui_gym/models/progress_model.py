@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from gui_gym.core.task import TaskSuite
-from gui_gym.core.trajectory import Trajectory, atomic_write_text
+from gui_gym.core.trajectory import (
+    Trajectory,
+    atomic_write_text,
+    check_replaceable_folder,
+    errors_naming,
+)
+from gui_gym.core.untrusted_text import load_json
 from gui_gym.rewards.progress import TrajectoryLabels, balance_steps
 
 if TYPE_CHECKING:
@@ -561,8 +567,13 @@ class ProgRM:
 
         The files are written to a temporary sibling folder that is then renamed into place;
         an existing folder at ``path`` is replaced only once the new one is complete.
+
+        Raises:
+            FileExistsError: when ``path`` is a non-empty folder that is not a progress-model
+                checkpoint (its files would be deleted).
         """
         path = Path(path)
+        check_replaceable_folder(path, "progress_model.json", "progress-model checkpoint")
         _atomic_folder(path, self._write)
         return path
 
@@ -580,8 +591,9 @@ class ProgRM:
         meta_path = path / "progress_model.json"
         if not meta_path.is_file():
             raise FileNotFoundError(f"{path} holds no progress model (no progress_model.json)")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format") != CHECKPOINT_FORMAT:
+        with errors_naming(meta_path):
+            meta = load_json(meta_path.read_bytes())
+        if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
             raise ValueError(f"{meta_path}: not a {CHECKPOINT_FORMAT} checkpoint")
         if meta.get("version") != CHECKPOINT_VERSION:
             raise ValueError(f"{meta_path}: unsupported version {meta.get('version')!r}")
@@ -600,9 +612,13 @@ class ProgRM:
             max_length=meta["max_length"],
             device=device,
         )
-        safetensors_torch.load_model(
-            model.network, str(path / "model.safetensors"), strict=True, device=str(model.device)
-        )
+        with errors_naming(path / "model.safetensors"):
+            safetensors_torch.load_model(
+                model.network,
+                str(path / "model.safetensors"),
+                strict=True,
+                device=str(model.device),
+            )
         return model
 
 
@@ -881,7 +897,10 @@ class ProgressTrainer:
         safetensors_torch = _require("safetensors.torch")
         torch = _require("torch")
         folder = Path(folder)
-        state = json.loads((folder / "trainer.json").read_text(encoding="utf-8"))
+        with errors_naming(folder / "trainer.json"):
+            state = load_json((folder / "trainer.json").read_bytes())
+            if not isinstance(state, dict):
+                raise ValueError("not a JSON object")
         if state.get("examples") != len(self._texts):
             raise ValueError(
                 f"{folder} was trained on {state.get('examples')} examples, not "
@@ -892,13 +911,15 @@ class ProgressTrainer:
                 f"{folder} used batch_size {state['config']['batch_size']}, not "
                 f"{self.config.batch_size}: resume with the same settings"
             )
-        safetensors_torch.load_model(
-            self.model.network,
-            str(folder / "model.safetensors"),
-            strict=True,
-            device=str(self.model.device),
-        )
-        tensors = safetensors_torch.load_file(str(folder / "trainer.safetensors"))
+        with errors_naming(folder / "model.safetensors"):
+            safetensors_torch.load_model(
+                self.model.network,
+                str(folder / "model.safetensors"),
+                strict=True,
+                device=str(self.model.device),
+            )
+        with errors_naming(folder / "trainer.safetensors"):
+            tensors = safetensors_torch.load_file(str(folder / "trainer.safetensors"))
         torch.set_rng_state(tensors.pop("rng.torch"))
         _load_optimizer(self.optimizer, tensors, state["param_groups"], self.model.device)
         self.epoch = int(state["epoch"])

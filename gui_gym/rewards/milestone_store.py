@@ -37,11 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.core.untrusted_text import load_json
 
 __all__ = ["MilestoneStore", "MilestoneVersion", "StaleMilestonesError"]
 
 FORMAT = "gui-gym/milestones"
 FORMAT_VERSION = 1
+_RACY_SECONDS = 1.0  # see MilestoneStore._load
 _LOCK_POLL = 0.005  # seconds between attempts on a held lock (filelock polls)
 
 
@@ -87,15 +89,18 @@ class MilestoneVersion:
             kind = data["kind"]
         except (KeyError, TypeError) as err:
             raise ValueError(f"{where}: a version record needs {err}") from None
-        if not isinstance(version, int) or version < 1:
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             raise ValueError(f"{where}.version must be a positive int, got {version!r}")
+        meta = data.get("meta") or {}
+        if not isinstance(meta, Mapping):
+            raise ValueError(f"{where}.meta must be an object, got {type(meta).__name__}")
         return cls(
             version=version,
             milestones=tuple(_clean_milestones(milestones, f"{where}.milestones")),
             kind=str(kind),
             generator=str(data.get("generator", "")),
             created=str(data.get("created", "")),
-            meta=dict(data.get("meta") or {}),
+            meta=dict(meta),
         )
 
 
@@ -159,20 +164,33 @@ class MilestoneStore:
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def _load(self) -> dict[str, Any]:
-        """The file's content, re-parsed only when it changed on disk."""
+        """The file's content, re-parsed only when it changed on disk.
+
+        The stamp (inode, mtime, size) cannot tell two versions apart when a writer replaced
+        the file within one tick of the file system's clock and the new file reused an old
+        inode and has the same size, so, as git does with "racily clean" index entries, a
+        file modified less than :data:`_RACY_SECONDS` ago is re-read every time.
+        """
         with self._mutex:
             stamp = self._file_stamp()
             if stamp is None:
                 self._data = {"format": FORMAT, "version": FORMAT_VERSION, "tasks": {}}
             elif stamp != self._stamp:
-                self._data = self._parse(self.path.read_text(encoding="utf-8"))
-            self._stamp = stamp
+                self._data = self._parse(self._read_bytes())
+            racy = stamp is not None and time.time_ns() - stamp[1] < _RACY_SECONDS * 1e9
+            self._stamp = None if racy else stamp
             return self._data
 
-    def _parse(self, text: str) -> dict[str, Any]:
+    def _read_bytes(self) -> bytes:
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
+            return self.path.read_bytes()
+        except OSError as err:
+            raise ValueError(f"{self.path}: cannot read the milestone store ({err})") from None
+
+    def _parse(self, raw: bytes) -> dict[str, Any]:
+        try:
+            data = load_json(raw)
+        except ValueError as err:
             raise ValueError(f"{self.path} is not valid JSON ({err})") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"{self.path} is not a milestone store (format != {FORMAT!r})")
@@ -190,6 +208,8 @@ class MilestoneStore:
                 raise ValueError(f"{where} needs a 'versions' list")
             for i, record in enumerate(entry["versions"]):
                 MilestoneVersion.from_dict(record, f"{where}.versions[{i}]")
+            if not isinstance(entry.get("instruction", ""), str):
+                raise ValueError(f"{where}.instruction must be a string")
         return data
 
     def task_ids(self) -> list[str]:

@@ -423,13 +423,25 @@ def key_step_descriptions(
     return kept
 
 
-_TYPED_TEXT = re.compile(r'^type ".*" into ', re.DOTALL)
+def _typed_parts(description: str) -> tuple[str, str] | None:
+    """``(text, field)`` of ``type "<text>" into <field>`` (the last ``" into `` with a
+    non-empty field after it), else None. String scanning: descriptions and milestones can
+    come from a model, and a regex here backtracked quadratically on repeated ``" into ``."""
+    head = 'type "'
+    if not description.startswith(head):
+        return None
+    rest = description[len(head) :]
+    cut = rest.rfind('" into ', 0, len(rest) - 1)
+    if cut < 0:
+        return None
+    return rest[:cut], rest[cut + len('" into ') :]
 
 
 def alignment_text(description: str) -> str:
     """``description`` with the typed text of a ``type "..." into <field>`` action left out:
     two successes that typed different words into the same field took the same step."""
-    return _TYPED_TEXT.sub("type into ", description)
+    parts = _typed_parts(description)
+    return description if parts is None else f"type into {parts[1]}"
 
 
 def soft_lcs_alignment(
@@ -509,16 +521,14 @@ def merge_milestones(
 PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9_ ]{0,30}>")
 """A placeholder in a milestone, such as ``<Name>`` or ``<Text>`` (ADMIRE's prompts)."""
 
-_TYPING = re.compile(r'^type "(.*)" into (.+)$', re.DOTALL)
-
 
 def generalize_typed_text(existing: str, candidate: str) -> str:
     """Merge two aligned key steps: when both type into the same field but different text,
     the typed text becomes the placeholder ``<Text>`` (so the milestone no longer depends on
     one episode's values); otherwise the existing wording stays."""
-    a, b = _TYPING.match(existing), _TYPING.match(candidate)
-    if a and b and a.group(2) == b.group(2) and a.group(1) != b.group(1):
-        return f'type "<Text>" into {a.group(2)}'
+    a, b = _typed_parts(existing), _typed_parts(candidate)
+    if a and b and a[1] == b[1] and a[0] != b[0]:
+        return f'type "<Text>" into {a[1]}'
     return existing
 
 

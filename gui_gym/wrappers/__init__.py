@@ -5,8 +5,12 @@ from gui_gym.wrappers.prm import PRMVectorWrapper, PRMWrapper
 from gui_gym.wrappers.probing import ProbingJudgeWrapper
 from gui_gym.wrappers.progress import ProgressRewardVectorWrapper, ProgressRewardWrapper
 from gui_gym.wrappers.record import RecordTrajectories
+from gui_gym.wrappers.sb3 import CandidateActions, FeaturizedObservation, make_sb3_env
+from gui_gym.wrappers.task_subset import TaskSubset
 
 __all__ = [
+    "CandidateActions",
+    "FeaturizedObservation",
     "MilestoneVectorWrapper",
     "MilestoneWrapper",
     "PRMVectorWrapper",
@@ -15,4 +19,6 @@ __all__ = [
     "ProgressRewardVectorWrapper",
     "ProgressRewardWrapper",
     "RecordTrajectories",
+    "TaskSubset",
+    "make_sb3_env",
 ]

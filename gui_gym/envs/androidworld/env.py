@@ -14,9 +14,10 @@ from gui_gym.core.ui import UITree
 from gui_gym.envs.androidworld.apps import default_apps
 from gui_gym.envs.androidworld.draw import draw_phone
 from gui_gym.envs.androidworld.phone import Phone, PhoneState
+from gui_gym.envs.androidworld.pixels import draw_pixels
 from gui_gym.envs.androidworld.tasks import TASKS, AndroidWorldTask
 
-__all__ = ["AndroidWorldEnv", "load_suite", "make_env"]
+__all__ = ["AndroidWorldEnv", "AndroidWorldPlusEnv", "load_suite", "make_env", "make_plus_env"]
 
 _SPLIT_SALT = {"train": 0, "test": 1_000_003, "all": 0}
 
@@ -86,6 +87,12 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
     """
 
     end_on_success = False
+    templates: dict[str, type[AndroidWorldTask]] = TASKS
+    """The template registry this env samples from (AndroidWorld's 116 names here)."""
+
+    @staticmethod
+    def _load_suite() -> TaskSuite:
+        return load_suite()
 
     def __init__(
         self,
@@ -114,7 +121,7 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         self.param_split = split
         self.score_unfinished = bool(score_unfinished)
         super().__init__(
-            load_suite(),
+            self._load_suite(),
             task=task,
             split="all",
             category=category,
@@ -125,20 +132,26 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         self.split = split
         self.exclude_solved_at_start = bool(exclude_solved_at_start)
         if self.exclude_solved_at_start:
-            if task is not None and TASKS[task].solved_at_start:
+            if task is not None and self.templates[task].solved_at_start:
                 raise ValueError(
                     f"task {task!r} is solved at start; drop exclude_solved_at_start=True to "
                     f"run it, or pick another template"
                 )
-            self._pool = [t for t in self._pool if not TASKS[t.task_id].solved_at_start]
+            self._pool = [t for t in self._pool if not self.templates[t.task_id].solved_at_start]
 
-    @staticmethod
-    def template_notes() -> str:
+    @classmethod
+    def template_notes(cls) -> str:
         """What ``gui-gym list`` says about the templates beyond their apps: which are solved
-        at start (left out by ``exclude_solved_at_start=True``)."""
-        solved = sorted(name for name, cls in TASKS.items() if cls.solved_at_start)
-        return f"; solved at start ({len(solved)}, exclude_solved_at_start=True): " + ", ".join(
-            solved
+        at start (left out by ``exclude_solved_at_start=True``) and which need vision (what
+        they ask for is drawn only into the screenshot)."""
+        solved = sorted(name for name, t in cls.templates.items() if t.solved_at_start)
+        vision = sorted(name for name, t in cls.templates.items() if t.needs_vision)
+        return (
+            f"; {len(cls.templates)}/116 AndroidWorld task names"
+            f"; solved at start ({len(solved)}, exclude_solved_at_start=True): "
+            + ", ".join(solved)
+            + f"; need vision ({len(vision)}, content only in the screenshot): "
+            + ", ".join(vision)
         )
 
     def _info(
@@ -149,9 +162,9 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         return info
 
     def _instantiate(self, task: Task, rng: np.random.Generator) -> Task:
-        cls = TASKS[task.task_id]
+        template = self.templates[task.task_id]
         seed = int(rng.integers(2**31)) + _SPLIT_SALT[self.param_split]
-        return cls.create(random.Random(seed))
+        return template.create(random.Random(seed))
 
     def __getstate__(self) -> dict[str, Any]:
         # Templates hold closures (milestone checks), so a pickled env keeps only names and
@@ -165,12 +178,14 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         task = None
         if state["task"] is not None:
             name, params = state["task"]
-            task = TASKS[name].from_params(params)
+            task = self.templates[name].from_params(params)
         app = Phone(default_apps(), scale=state["screen_scale"] * 3)
-        self._restore_portable_state(state, load_suite(), app, task=task)
+        self._restore_portable_state(state, self._load_suite(), app, task=task)
 
     def _screenshot(self, screen: UITree) -> np.ndarray:
-        return draw_phone(screen)
+        shot = draw_phone(screen)
+        # pictures show their content only as pixels (not in the screen's text)
+        return draw_pixels(shot, screen, self.state)
 
     def _candidate_texts(self) -> tuple[str, ...]:
         assert isinstance(self.task, AndroidWorldTask)
@@ -206,3 +221,43 @@ def make_env(backend: str = "sim", **kwargs: Any) -> Any:
         kwargs.pop("split", None)
         return AndroidEnvEnv(load_suite(), **kwargs)
     raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+
+
+class AndroidWorldPlusEnv(AndroidWorldEnv):
+    """``GuiGym/AndroidWorldPlus-v0``: AndroidWorld+ (:mod:`~gui_gym.envs.androidworld.plus`),
+    multi-app and multi-goal templates (some needing memory of an earlier screen) on the same
+    simulated phone, with the same arguments, actions and scoring as ``AndroidWorld-v0``."""
+
+    @property
+    def templates(self) -> dict[str, type[AndroidWorldTask]]:  # type: ignore[override]
+        from gui_gym.envs.androidworld.plus import PLUS_TASKS
+
+        return PLUS_TASKS
+
+    @staticmethod
+    def _load_suite() -> TaskSuite:
+        from gui_gym.envs.androidworld.plus import load_plus_suite
+
+        return load_plus_suite()
+
+    @classmethod
+    def template_notes(cls) -> str:
+        from gui_gym.envs.androidworld.plus import PLUS_TASKS
+
+        memory = sorted(n for n, t in PLUS_TASKS.items() if getattr(t, "needs_memory", False))
+        return f"; need memory of an earlier screen: {len(memory)}"
+
+
+def make_plus_env(backend: str = "sim", **kwargs: Any) -> AndroidWorldPlusEnv:
+    """Entry point of ``GuiGym/AndroidWorldPlus-v0`` (simulator only: its checks read apps
+    whose state is not read over adb).
+
+    Raises:
+        ValueError: for any backend but ``"sim"``.
+    """
+    if backend != "sim":
+        raise ValueError(
+            f"GuiGym/AndroidWorldPlus-v0 runs on the simulator only (backend='sim'), got "
+            f"{backend!r}"
+        )
+    return AndroidWorldPlusEnv(**kwargs)

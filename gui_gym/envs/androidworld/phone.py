@@ -33,6 +33,7 @@ __all__ = [
     "PhoneState",
     "Screen",
     "SystemState",
+    "bring_to_front",
     "icon",
     "visible_args",
 ]
@@ -111,6 +112,9 @@ class PhoneState:
         toast: A transient message shown on the next screen.
         notifications: ``[{"app": ..., "title": ..., "text": ...}]`` in the shade.
         opened: App keys in the order they were brought to the foreground.
+        seen: The screens shown this episode, in order (``"<app>/<screen>:<arg>"``, a new
+            entry when the screen changes): ordered milestones that need an earlier screen
+            to have been read check it (AndroidWorld+).
     """
 
     system: SystemState = field(default_factory=SystemState)
@@ -124,6 +128,15 @@ class PhoneState:
     toast: str = ""
     notifications: list[dict[str, str]] = field(default_factory=list)
     opened: list[str] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
+
+    @property
+    def seen_key(self) -> str:
+        """What :attr:`seen` records for the screen in front now."""
+        screen = self.screen
+        if screen is None or self.shade:
+            return "launcher" if not self.shade else "shade"
+        return f"{self.foreground}/{screen.name}:{screen.arg}"
 
     @property
     def screen(self) -> Screen | None:
@@ -371,13 +384,7 @@ class Phone(SimApp[PhoneState]):
 
     def launch(self, state: PhoneState, key: str) -> None:
         """Bring app ``key`` to the foreground, resuming its stack (or starting at its root)."""
-        state.shade = False
-        state.dialog = None
-        state.focus = ""
-        state.foreground = key
-        if not state.stacks.get(key):
-            state.stacks[key] = [Screen(self.apps[key].root)]
-        state.opened.append(key)
+        bring_to_front(state, key, self.apps[key].root)
 
     # -- views ----------------------------------------------------------------------------------
 
@@ -651,6 +658,9 @@ class Phone(SimApp[PhoneState]):
         except InvalidAction:
             state.toast = toast
             raise
+        key = state.seen_key
+        if not state.seen or state.seen[-1] != key:
+            state.seen.append(key)
 
     def on_scroll_shade(self, state: PhoneState, element: UIElement, action: Action) -> None:
         # Swiping down from the status bar (content moving down: SCROLL(up, 0)) pulls the
@@ -744,6 +754,18 @@ class Phone(SimApp[PhoneState]):
         ):
             raise InvalidAction("a dialog is open; choose one of its buttons or GOBACK")
         super()._dispatch(state, action, element)
+
+
+def bring_to_front(state: PhoneState, key: str, root: str = "main") -> None:
+    """Bring app ``key`` to the foreground, resuming its stack (or starting at ``root``), as
+    the launcher does; apps call it to hand a file to another app ("Open with")."""
+    state.shade = False
+    state.dialog = None
+    state.focus = ""
+    state.foreground = key
+    if not state.stacks.get(key):
+        state.stacks[key] = [Screen(root)]
+    state.opened.append(key)
 
 
 def visible_args(phone: PhoneState, app: PhoneApp, handler: str, screen: str = "main") -> set[str]:

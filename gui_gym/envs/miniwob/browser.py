@@ -5,6 +5,10 @@ driver, which fails offline, so we always hand ``miniwob`` explicit binaries (th
 ``MINIWOB_CHROME_BINARY``/``MINIWOB_CHROMEDRIVER`` variables it reads): the env's kwargs
 first, then those variables, then ``GUI_GYM_CHROME``/``GUI_GYM_CHROMEDRIVER``, then the
 usual names on ``PATH`` (Debian's ``chromium`` and ``chromedriver``).
+
+ChromeDriver starts in a process group of its own, which Chromium's processes inherit, and a
+watchdog process in that group kills the whole group when the env's process dies, even by
+SIGKILL (which runs no cleanup): nothing of the browser outlives the process that owns it.
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +33,12 @@ __all__ = [
     "close_chromium",
     "descendants",
     "find_browser",
+    "kill_group",
     "kill_tree",
     "open_chromium",
+    "own_process_group",
     "reap_browser_processes",
+    "start_watchdog",
 ]
 
 _CHROME_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
@@ -200,6 +210,75 @@ def reap_browser_processes(family: list[int], timeout_s: float = 3.0) -> None:
         if not pending or time.monotonic() > deadline:
             return
         time.sleep(0.02)
+
+
+_LAUNCH_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def own_process_group() -> Iterator[None]:
+    """While active, ChromeDriver services that ``miniwob`` creates start in a process group
+    of their own (Chromium inherits it): terminal signals then reach the env's process only,
+    and :func:`start_watchdog` can end the whole browser at once. POSIX only; a no-op
+    elsewhere."""
+    if os.name != "posix":
+        yield
+        return
+    import functools
+
+    from miniwob import selenium_instance
+
+    with _LAUNCH_LOCK:
+        original = selenium_instance.ChromeService
+        selenium_instance.ChromeService = functools.partial(  # type: ignore[misc]
+            original, popen_kw={"process_group": 0}
+        )
+        try:
+            yield
+        finally:
+            selenium_instance.ChromeService = original  # type: ignore[misc]
+
+
+# The watchdog: a tiny Python in the browser's process group. It asks the kernel for SIGUSR1
+# when its parent thread exits (Linux PR_SET_PDEATHSIG), so it wakes at once, but it acts
+# only when its parent *process* is gone (its ppid changes: PDEATHSIG also fires when the
+# thread that started it ends, which must not kill a live env's browser); it polls the ppid
+# too, for systems without prctl. Then it SIGKILLs the group, itself included.
+_WATCHDOG = """
+import os, signal, sys, time
+pgid, parent = int(sys.argv[1]), int(sys.argv[2])
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGUSR1, lambda *_: None)
+try:
+    import ctypes
+    ctypes.CDLL(None).prctl(1, signal.SIGUSR1, 0, 0, 0)
+except Exception:
+    pass
+while os.getppid() == parent:
+    time.sleep(0.5)
+os.killpg(pgid, signal.SIGKILL)
+"""
+
+
+def start_watchdog(pgid: int) -> subprocess.Popen[Any] | None:
+    """Start the process that kills process group ``pgid`` (the browser) when this process
+    dies; None where process groups are not available. Kill the group to end it."""
+    if os.name != "posix":
+        return None
+    return subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(pgid), str(os.getpid())],
+        process_group=pgid,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+    )
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL every process of group ``pgid`` (ignoring a group already gone)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def open_chromium(width: int = 1280, height: int = 900) -> Any:

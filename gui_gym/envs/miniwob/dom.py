@@ -9,6 +9,11 @@ Roles follow the tag (``input_text`` -> input, ``input_checkbox`` -> checkbox, `
 ...). MiniWoB pages make plain ``div``/``span`` leaves clickable (colour swatches, tabs, links
 drawn as spans), so every leaf with a box is clickable, as in miniwob's own element-action
 space; containers are not.
+
+miniwob's reading skips elements without a box, so a ``<select>``'s options never appear in
+it; the env reads them separately (``select_options``) and we add them as ``option``
+children of their select (in its box, ``selected`` set on the chosen one), with the select's
+text being the chosen option's, as a person sees a closed drop-down and its list.
 """
 
 from __future__ import annotations
@@ -64,7 +69,12 @@ def _role(tag: str, is_leaf: bool, classes: str) -> str:
 
 
 def dom_to_tree(
-    root: Any, width: int, height: int, name: str = ""
+    root: Any,
+    width: int,
+    height: int,
+    name: str = "",
+    select_options: dict[int, tuple[int, list[str]]] | None = None,
+    fills: dict[int, str] | None = None,
 ) -> tuple[UITree, list[int], list[str]]:
     """Flatten a miniwob DOM tree.
 
@@ -72,6 +82,10 @@ def dom_to_tree(
         root: A ``miniwob.dom.DOMElement`` (the page body), or None for a finished episode.
         width, height: The task area in pixels (160x210 for MiniWoB, 375x667 for FlightWoB).
         name: Screen name (the task).
+        select_options: For each ``<select>``'s ref, the index of its chosen option and
+            the options' texts.
+        fills: For SVG elements' refs, their fill colour as ``#rrggbb`` (added to the
+            description as ``fill #rrggbb``).
 
     Returns:
         ``(tree, refs, tags)``: the screen and, for each element index, its miniwob ref
@@ -108,12 +122,16 @@ def dom_to_tree(
             round(top + float(node.height)),
         )
         index = len(elements)
+        looks = _looks(node, tag, classes) if is_leaf and not text and not checkable else ""
+        fill = fills.get(int(node.ref)) if fills else None
+        if fill:
+            looks = f"{looks} fill {fill}".strip()
         elements.append(
             UIElement(
                 index=index,
                 role=_role(tag, is_leaf, classes),
                 text=text,
-                description=classes if is_leaf and not text and not checkable else "",
+                description=looks,
                 resource_id=str(node.id or ""),
                 bounds=bounds,
                 clickable=is_leaf or tag in _INTERACTIVE or tag.startswith("input_"),
@@ -128,6 +146,29 @@ def dom_to_tree(
         tags.append(tag)
         if parent >= 0:
             children.setdefault(parent, []).append(index)
+        if (
+            tag == "select"
+            and select_options
+            and int(node.ref) in select_options
+            and not node.children  # a list box (size > 1) shows its options with boxes
+        ):
+            chosen, options = select_options[int(node.ref)]
+            if 0 <= chosen < len(options):
+                elements[index] = UIElement(**{**_fields(elements[index]), "text": options[chosen]})
+            for position, option in enumerate(options):
+                children.setdefault(index, []).append(len(elements))
+                elements.append(
+                    UIElement(
+                        index=len(elements),
+                        role="option",
+                        text=option.strip(),
+                        bounds=bounds,
+                        selected=position == chosen,
+                        parent=index,
+                    )
+                )
+                refs.append(0)  # not in miniwob's reading: no ref of its own
+                tags.append("option")
         # Reverse so the stack pops children in document order.
         stack.extend((child, index) for child in reversed(node.children))
     if children:
@@ -138,6 +179,23 @@ def dom_to_tree(
             for e in elements
         ]
     return UITree(tuple(elements), width=width, height=height, name=name), refs, tags
+
+
+def _looks(node: Any, tag: str, classes: str) -> str:
+    """What a text-less leaf looks like, as a person sees it: its classes (MiniWoB's icons
+    are named by class), an SVG shape's kind (miniwob reports every SVG class as
+    ``SVG_CLASS``, so the tag says it: ``circle``, ``rect``, ``polygon``, ``line``), and a
+    visible background colour as ``#rrggbb`` (colour swatches)."""
+    words = [tag if classes == "SVG_CLASS" else classes]
+    colour = getattr(node, "bg_color", None)
+    if (
+        isinstance(colour, tuple)
+        and len(colour) == 4
+        and colour[3] > 0
+        and colour[:3] != (1.0, 1.0, 1.0)
+    ):
+        words.append("#" + "".join(f"{round(c * 255):02x}" for c in colour[:3]))
+    return " ".join(w for w in words if w)
 
 
 def _fields(e: UIElement) -> dict[str, Any]:

@@ -8,6 +8,8 @@ our :class:`~gui_gym.core.ui.UITree`, our actions to its action dicts).
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import dataclasses
 import logging
 import os
@@ -26,23 +28,59 @@ from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.env import GuiEnv
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.task import Task, TaskSuite
-from gui_gym.core.ui import UITree
+from gui_gym.core.ui import UIElement, UITree
 from gui_gym.envs.miniwob.browser import (
     INSTALL_HINT,
     adopt_browser_orphans,
     descendants,
     find_browser,
+    kill_group,
     kill_tree,
+    own_process_group,
     reap_browser_processes,
+    start_watchdog,
 )
 from gui_gym.envs.miniwob.catalog import MINIWOB_TASKS
 from gui_gym.envs.miniwob.dom import dom_to_tree
 
-__all__ = ["REWARD_MODES", "MiniWoBEnv", "MiniWoBState", "MiniWoBTask", "load_suite"]
+__all__ = [
+    "MAX_INPUT_CHARS",
+    "REWARD_MODES",
+    "ForkDiverged",
+    "MiniWoBEnv",
+    "MiniWoBState",
+    "MiniWoBTask",
+    "load_suite",
+    "load_task_page",
+    "step_miniwob",
+]
 
 logger = logging.getLogger(__name__)
 
 REWARD_MODES = ("binary", "raw", "time_penalty")
+MAX_INPUT_CHARS = 256
+"""Longest text one ``INPUT`` types on MiniWoB++ (longer is an invalid action). The browser
+receives one key event per character, about 1 ms each (emoji far more), against the task's
+10-second limit; every MiniWoB++ task needs far fewer (miniwob's own text space: 64)."""
+_DRAG_STEPS = 4
+"""Intermediate pointer moves of a drag: jQuery UI's draggables and sortables only notice a
+drag that moves the mouse after the press, as a hand does."""
+DRAG_KEY = "gui_gym_drag"
+"""Key of the one non-miniwob entry in :attr:`MiniWoBEnv.last_miniwob_actions`: a drag's
+pointer path. miniwob's MOUSEDOWN/MOVE/MOUSEUP actions each run as a separate WebDriver
+action sequence, between which Chromium ends a text selection (jQuery's draggables cope,
+selecting text does not), so a drag runs as one sequence of its own; :func:`step_miniwob`
+executes either kind on any miniwob env, ours or raw."""
+_PAGE_EXTRAS_JS = """
+var selects = Array.from(document.querySelectorAll('select')).map(function (s) {
+  return [s.dataset.wob_ref === undefined ? null : +s.dataset.wob_ref, s.selectedIndex,
+          Array.from(s.options).map(function (o) { return o.text; })];
+});
+var fills = Array.from(document.querySelectorAll('svg *')).filter(function (e) {
+  return e.dataset && e.dataset.wob_ref !== undefined;
+}).map(function (e) { return [+e.dataset.wob_ref, getComputedStyle(e).fill]; });
+return [selects, fills];
+"""
 FLIGHT_SIZE = (375, 667)
 MINIWOB_SIZE = (160, 210)
 
@@ -67,6 +105,9 @@ class MiniWoBState:
     reason: Any = None
     utterance: str = ""
     fields: dict[str, str] = dataclasses.field(default_factory=dict)
+    notes: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """The scripted expert's notes of what it saw earlier this episode (a person remembers
+    the numbers before they are hidden); one dict per episode, kept across steps."""
 
 
 @dataclass(eq=False)
@@ -156,6 +197,11 @@ def _shutdown(backend: Any) -> None:
             process.wait(timeout=5)  # reap, so no zombie is left behind
         except Exception as err:
             logger.debug("chromedriver did not exit: %s", err)
+    watchdog = getattr(backend, "gui_gym_watchdog", None)
+    if watchdog is not None:  # the group's last members: stragglers and the watchdog
+        kill_group(watchdog.pid if process is None else process.pid)
+        with contextlib.suppress(Exception):
+            watchdog.wait(timeout=5)
     reap_browser_processes(family)
     instance.died = True
 
@@ -198,6 +244,55 @@ def miniwob_key(name: str) -> str:
     if prefix and len(key) == 1:
         key = key.lower()
     return prefix + key
+
+
+def _hex_colour(css: str) -> str:
+    """``rgb(255, 0, 0)`` as ``#ff0000``; ``""`` for none or anything else."""
+    m = re.fullmatch(r"rgba?\((\d+),\s*(\d+),\s*(\d+)(?:,\s*([\d.]+))?\)", css.strip())
+    if m is None or (m.group(4) is not None and float(m.group(4)) == 0):
+        return ""
+    return "#" + "".join(f"{int(m.group(i)):02x}" for i in (1, 2, 3))
+
+
+def step_miniwob(backend: Any, action: dict[str, Any]) -> tuple[Any, ...]:
+    """Run one entry of :attr:`MiniWoBEnv.last_miniwob_actions` on a miniwob env (a
+    ``miniwob.environment.MiniWoBEnvironment``, ours or a raw one) and return its ``step``
+    result: a miniwob action dict as ``backend.step`` does; a drag (:data:`DRAG_KEY`) as one
+    pointer sequence (press, moves, release), then a no-op step to read the page."""
+    if DRAG_KEY not in action:
+        return backend.step(action)
+    from miniwob.action import ActionTypes
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    (x0, y0), *rest = action[DRAG_KEY]
+    chain = ActionChains(backend.instance.driver, duration=0)
+    pointer = chain.w3c_actions.pointer_action
+    pointer.move_to_location(int(x0), int(y0))
+    pointer.click_and_hold()
+    for x, y in rest:
+        pointer.move_to_location(int(x), int(y))
+    pointer.release()
+    chain.w3c_actions.perform()
+    kinds = backend.action_space_config.action_types
+    return backend.step({"action_type": kinds.index(ActionTypes.NONE)})
+
+
+def load_task_page(backend: Any, name: str) -> None:
+    """Point a running miniwob env (ours or a raw ``MiniWoBEnvironment``) at another
+    MiniWoB++ task's page in the same browser, as miniwob's own periodic refresh reloads
+    one (not for FlightWoB's pages, which have another size and server)."""
+    from miniwob.fields import get_field_extractor
+    from miniwob.selenium_instance import DEFAULT_BASE_URL
+
+    instance = backend.instance
+    instance.url = urllib.parse.urljoin(DEFAULT_BASE_URL, f"{name}.html")
+    instance.field_extractor = get_field_extractor(name)
+    instance.driver.get(instance.url)
+    backend.subdomain = name
+
+
+class ForkDiverged(RuntimeError):
+    """``fork()`` replayed the episode in a new browser and got a different page."""
 
 
 class MiniWoBEnv(GuiEnv):
@@ -250,7 +345,9 @@ class MiniWoBEnv(GuiEnv):
     * ``task``: a MiniWoB++ task name (``"click-test"``), or None to sample one per reset
       from ``tasks`` (default: every MiniWoB++ task, FlightWoB excluded since its pages
       have another size).
-    * ``tasks``: the names sampled from when ``task`` is None.
+    * ``tasks``: the names sampled from when ``task`` is None; ``"experts"``: every
+      MiniWoB++ task with a scripted expert (``gui-gym record GuiGym/MiniWoB-v0 --agent
+      oracle --env-arg tasks=experts`` records them all, in order).
     * ``split``: miniwob's data mode, ``"train"`` or ``"test"`` (a few tasks use it).
     * ``category``: sample only one task family, the name's first word (``"click"``,
       ``"email-inbox"``, ``"flight"``...); None samples them all.
@@ -270,6 +367,7 @@ class MiniWoBEnv(GuiEnv):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     end_on_success = False
+    unsupported_actions: ClassVar[dict[ActionType, str]] = {}  # web pages drag and select
 
     def __init__(
         self,
@@ -303,6 +401,14 @@ class MiniWoBEnv(GuiEnv):
                 )
             names = [task]
         else:
+            if tasks == "experts":  # every MiniWoB++ task with a scripted expert
+                from gui_gym.envs.miniwob.oracle import ORACLES
+
+                tasks = [n for n in MINIWOB_TASKS if n in ORACLES and not n.startswith("flight.")]
+            elif isinstance(tasks, str):
+                raise ValueError(
+                    f"tasks must be a list of MiniWoB++ task names or 'experts', got {tasks!r}"
+                )
             names = (
                 list(tasks)
                 if tasks is not None
@@ -358,6 +464,7 @@ class MiniWoBEnv(GuiEnv):
         self._last_seed: int | None = None
         self.last_miniwob_actions: list[dict[str, Any]] = []
         """The miniwob action dicts the last step executed (for inspection and replays)."""
+        self._episode_actions: list[dict[str, Any]] = []
 
     # -------------------------------------------------------------------------- the browser
 
@@ -400,12 +507,13 @@ class MiniWoBEnv(GuiEnv):
         os.environ["MINIWOB_CHROME_BINARY"] = chrome
         os.environ["MINIWOB_CHROMEDRIVER"] = driver
         try:
-            backend = MiniWoBEnvironment(
-                subdomain=name,
-                action_space_config="all_supported",
-                wait_ms=self.wait_ms,
-                data_mode=self.data_mode,
-            )
+            with own_process_group():
+                backend = MiniWoBEnvironment(
+                    subdomain=name,
+                    action_space_config="all_supported",
+                    wait_ms=self.wait_ms,
+                    data_mode=self.data_mode,
+                )
         finally:
             for key, value in saved.items():
                 if value is None:
@@ -414,6 +522,8 @@ class MiniWoBEnv(GuiEnv):
                     os.environ[key] = value
         self._backend = backend
         self._backend_task = name
+        process = backend.instance.driver.service.process
+        backend.gui_gym_watchdog = start_watchdog(os.getpgid(process.pid))
         self._finalizer = weakref.finalize(self, _shutdown, backend)
         self._dead = None
         self._after_page_load()
@@ -429,19 +539,12 @@ class MiniWoBEnv(GuiEnv):
     def _retarget(self, name: str) -> None:
         """Load another task's page in the running browser (same page size), as miniwob's own
         periodic refresh does; restart the browser when that is not possible."""
-        from miniwob.fields import get_field_extractor
-        from miniwob.selenium_instance import DEFAULT_BASE_URL
-
         old = self._backend_task or ""
         if name.startswith("flight.") or old.startswith("flight."):
             self._close_backend()
             self._launch(name)
             return
-        instance = self._backend.instance
-        instance.url = urllib.parse.urljoin(DEFAULT_BASE_URL, f"{name}.html")
-        instance.field_extractor = get_field_extractor(name)
-        instance.driver.get(instance.url)
-        self._backend.subdomain = name
+        load_task_page(self._backend, name)
         self._backend_task = name
         self._after_page_load()
 
@@ -492,6 +595,7 @@ class MiniWoBEnv(GuiEnv):
                 self._mark_dead(err)
         self._dead = None
         self._meta = MiniWoBState()
+        self._episode_actions = []
         self._absorb(obs, info)
         self.task = dataclasses.replace(
             task, instruction=self._meta.utterance, vocabulary=tuple(self._meta.fields.values())
@@ -510,18 +614,50 @@ class MiniWoBEnv(GuiEnv):
             reason=info.get("reason"),
             utterance=str(utterance),
             fields={str(k): str(v) for k, v in fields},
+            notes=self._meta.notes,
         )
         self._root_dom = info.get("root_dom")
         shot = obs.get("screenshot")
         self._pixels = shot if isinstance(shot, np.ndarray) else None
 
     def _screen(self) -> UITree:
+        options, fills = self._page_extras()
         tree, refs, tags = dom_to_tree(
-            self._root_dom, self.screen_size[0], self.screen_size[1], name=self._backend_task or ""
+            self._root_dom,
+            self.screen_size[0],
+            self.screen_size[1],
+            name=self._backend_task or "",
+            select_options=options,
+            fills=fills,
         )
         self._refs = refs
         self._tags = tags
         return tree
+
+    def _page_extras(self) -> tuple[dict[int, tuple[int, list[str]]], dict[int, str]]:
+        """What miniwob's reading leaves out and a person sees, read with one script only on
+        pages that need it: the options of ``<select>`` elements (they have no box) and the
+        fill colours of SVG shapes (miniwob reads CSS colours, which SVG shapes do not use).
+        """
+        stack = [self._root_dom] if self._root_dom is not None else []
+        needed = False
+        while stack and not needed:
+            node = stack.pop()
+            needed = node.tag in ("select", "svg")
+            stack.extend(node.children)
+        if not needed:
+            return {}, {}
+        try:
+            selects, fills = self._backend.instance.driver.execute_script(_PAGE_EXTRAS_JS)
+        except _selenium_errors() as err:
+            logger.debug("could not read <select> options or SVG fills: %s", err)
+            return {}, {}
+        options = {
+            int(ref): (int(chosen), [str(t) for t in texts])
+            for ref, chosen, texts in selects
+            if ref is not None
+        }
+        return options, {int(ref): _hex_colour(str(fill)) for ref, fill in fills}
 
     def _predicate_state(self) -> MiniWoBState:
         return self._meta
@@ -546,10 +682,51 @@ class MiniWoBEnv(GuiEnv):
         return np.zeros((height, width, 3), np.uint8)  # a finished episode shows nothing
 
     def _fork_backend(self, clone: GuiEnv) -> None:
-        raise NotImplementedError(
-            "MiniWoB++ runs in a live browser whose page state cannot be copied; fork() would "
-            "need a second browser replaying the episode (not implemented)"
-        )
+        """Fork by replay: a live page cannot be copied, so the clone starts its own browser,
+        loads the task with this episode's seed and replays the episode's miniwob actions;
+        its DOM reading and fields must then equal this env's, else the fork fails (a task
+        whose page depends on timing or the clock did not replay).
+
+        Raises:
+            ForkDiverged: when the replayed page differs from this one.
+        """
+        assert isinstance(clone, MiniWoBEnv)
+        if self.task is None or self._backend is None:
+            raise gym.error.ResetNeeded("call reset() before fork()")
+        clone._backend = None
+        clone._backend_task = None
+        clone._finalizer = None
+        clone._dead = None
+        clone._refs, clone._tags = [], []
+        clone.last_miniwob_actions = list(self.last_miniwob_actions)
+        clone._episode_actions = list(self._episode_actions)
+        name = self.task.task_id
+        try:
+            clone._launch(name)
+            obs, info = clone._backend.reset(seed=self._last_seed)
+            clone._meta = MiniWoBState(notes=copy.deepcopy(self._meta.notes))
+            clone._absorb(obs, info)
+            for miniwob_action in self._episode_actions:
+                obs, _, done, _, info = step_miniwob(clone._backend, miniwob_action)
+                clone._absorb(obs, info)
+                if done:
+                    break
+        except _selenium_errors() as err:
+            clone._close_backend()
+            raise RuntimeError(f"could not fork MiniWoB task {name!r}: {err}") from err
+        clone._screen_cache = None
+        ours, theirs = self._current_screen(), clone._current_screen()
+        if (
+            ours != theirs
+            or self._meta.fields != clone._meta.fields
+            or (self._meta.done != clone._meta.done)
+        ):
+            clone._close_backend()
+            raise ForkDiverged(
+                f"fork of {name!r} (seed {self._last_seed}) diverged after replaying "
+                f"{len(self._episode_actions)} miniwob actions: the page depends on timing or "
+                "the clock"
+            )
 
     def _candidate_texts(self) -> Sequence[str]:
         fields = tuple(v for v in self._meta.fields.values() if v)
@@ -586,38 +763,62 @@ class MiniWoBEnv(GuiEnv):
             return coords((x0 + x1) / 2, (y0 + y1) / 2)
 
         t = action.type
-        if t in (ActionType.DONE,):
+        if t is ActionType.DONE:
             return []
         if t in (ActionType.WAIT, ActionType.DO_NOTHING):
             return [act(ActionTypes.NONE)]
+        element = self._target(action, screen)
         if t is ActionType.CLICK:
             if action.has_point:
                 return [act(ActionTypes.CLICK_COORDS, coords=coords(action.x, action.y))]
-            assert action.index is not None
-            ref = self._refs[action.index]
+            if element is None:
+                raise ValueError("CLICK needs an element index, a label or coordinates")
+            ref = self._refs[element.index]
             if ref > 0:
                 return [act(ActionTypes.CLICK_ELEMENT, ref=ref)]
-            return [act(ActionTypes.CLICK_COORDS, coords=centre(action.index))]
+            return [act(ActionTypes.CLICK_COORDS, coords=centre(element.index))]
+        if t is ActionType.HOVER:
+            if element is None and not action.has_point:
+                raise ValueError("HOVER needs an element index, a label or coordinates")
+            point = (
+                coords(action.x, action.y) if action.has_point else centre(element.index)  # type: ignore[union-attr]
+            )
+            return [act(ActionTypes.MOVE_COORDS, coords=point)]
         if t is ActionType.DOUBLE_CLICK:
-            point = coords(action.x, action.y) if action.has_point else centre(action.index)  # type: ignore[arg-type]
+            if element is None and not action.has_point:
+                raise ValueError("DOUBLE_CLICK needs an element index, a label or coordinates")
+            point = (
+                coords(action.x, action.y) if action.has_point else centre(element.index)  # type: ignore[union-attr]
+            )
             return [act(ActionTypes.DBLCLICK_COORDS, coords=point)]
         if t is ActionType.INPUT:
             text = action.text or ""
-            if action.index is None:
+            if len(text) > MAX_INPUT_CHARS:
+                raise ValueError(
+                    f"INPUT types at most {MAX_INPUT_CHARS} characters on MiniWoB++ "
+                    f"(one key event each, against the task's time limit), got {len(text)}"
+                )
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    "INPUT text holds a lone surrogate, which cannot be typed"
+                ) from None
+            if element is None:
                 return [act(ActionTypes.TYPE_TEXT, text=text)]
-            ref = self._refs[action.index]
+            ref = self._refs[element.index]
             if ref > 0:
                 return [act(ActionTypes.FOCUS_ELEMENT_AND_TYPE_TEXT, ref=ref, text=text)]
             return [
-                act(ActionTypes.CLICK_COORDS, coords=centre(action.index)),
+                act(ActionTypes.CLICK_COORDS, coords=centre(element.index)),
                 act(ActionTypes.TYPE_TEXT, text=text),
             ]
         if t is ActionType.SCROLL:
             if action.direction not in ("up", "down"):
                 raise ValueError(f"MiniWoB++ scrolls up or down only, not {action.direction!r}")
             point = (
-                centre(action.index)
-                if action.index is not None
+                centre(element.index)
+                if element is not None
                 else coords(screen.width / 2, screen.height / 2)
             )
             kind = (
@@ -634,9 +835,66 @@ class MiniWoBEnv(GuiEnv):
                     "Backspace, ArrowDown, ctrl+a, ctrl+c, ctrl+v, single characters"
                 )
             return [act(ActionTypes.PRESS_KEY, key=config.allowed_keys.index(key))]
+        if t is ActionType.DRAG:
+            if action.has_point:
+                start, end = coords(action.x, action.y), coords(action.end_x, action.end_y)
+            else:
+                assert action.index is not None and action.end_index is not None
+                start, end = centre(action.index), centre(action.end_index)
+            path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(_DRAG_STEPS + 1)]
+            return [{DRAG_KEY: [[float(x), float(y)] for x, y in path]}]
+        if t is ActionType.SELECT:
+            return self._select_actions(action, screen, act)
         raise ValueError(
             f"{t} has no MiniWoB++ counterpart (the page has no app navigation, search box or answer channel)"
         )
+
+    def _target(self, action: Action, screen: UITree) -> UIElement | None:
+        """The element an action names: by index, or by label as the simulated apps resolve
+        it (the first clickable or editable element whose text is the label, any case).
+
+        Raises:
+            ValueError: when no element has the label.
+        """
+        if action.index is not None:
+            return screen.elements[action.index]
+        if action.label is None:
+            return None
+        wanted = action.label.strip().lower()
+        for e in screen.elements:
+            if e.label.strip().lower() == wanted and (e.clickable or e.editable):
+                return e
+        raise ValueError(f"no clickable element labelled {action.label!r} on this screen")
+
+    def _select_actions(self, action: Action, screen: UITree, act: Any) -> list[dict[str, Any]]:
+        """``SELECT(i, "option")`` as a person does it with the keyboard: focus the closed
+        drop-down (a click) and press ArrowDown/ArrowUp until the option is chosen (Chromium
+        on Linux changes a closed select's value with the arrow keys and fires ``change``)."""
+        from miniwob.action import ActionTypes
+
+        assert action.index is not None
+        select = screen.elements[action.index]
+        if select.role != "select":
+            raise ValueError(
+                f"SELECT needs a <select> element; element {select.index} is a {select.role}"
+            )
+        options = [
+            screen.elements[i] for i in select.children if screen.elements[i].role == "option"
+        ]
+        wanted = (action.text or "").strip()
+        texts = [o.text for o in options]
+        position = next(
+            (i for i, text in enumerate(texts) if text == wanted),
+            next((i for i, text in enumerate(texts) if text.lower() == wanted.lower()), None),
+        )
+        if position is None:
+            shown = ", ".join(repr(text) for text in texts[:20])
+            raise ValueError(f"the select has no option {wanted!r}; its options: {shown}")
+        chosen = next((i for i, o in enumerate(options) if o.selected), 0)
+        keys = self._backend.action_space_config.allowed_keys
+        key = "<ArrowDown>" if position >= chosen else "<ArrowUp>"
+        presses = [act(ActionTypes.PRESS_KEY, key=keys.index(key))] * abs(position - chosen)
+        return [act(ActionTypes.CLICK_ELEMENT, ref=self._refs[select.index]), *presses]
 
     def _execute(self, action: Action, screen: UITree) -> str | None:
         if self._dead:
@@ -648,7 +906,8 @@ class MiniWoBEnv(GuiEnv):
         self.last_miniwob_actions = steps
         try:
             for miniwob_action in steps:
-                obs, _, done, _, info = self._backend.step(miniwob_action)
+                obs, _, done, _, info = step_miniwob(self._backend, miniwob_action)
+                self._episode_actions.append(miniwob_action)
                 self._absorb(obs, info)
                 if done:
                     break

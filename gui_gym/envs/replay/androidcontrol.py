@@ -55,7 +55,7 @@ line (``.jsonl``) or list position (``.json``) and the field.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -65,6 +65,7 @@ from typing import Any
 from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import Step, Trajectory
 from gui_gym.core.ui import UIElement, UITree
+from gui_gym.core.untrusted_text import load_json
 from gui_gym.envs.replay.dataset import IMAGES_DIR, DatasetError, ExpertDatasetWriter
 
 __all__ = ["ConversionReport", "convert_androidcontrol", "nodes_to_tree"]
@@ -207,8 +208,8 @@ def _episodes(source: Path) -> Iterator[tuple[str, Path, Any]]:
                     if not raw.strip():
                         continue
                     try:
-                        yield location, path.parent, json.loads(raw)
-                    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+                        yield location, path.parent, load_json(raw)
+                    except ValueError as err:
                         yield (
                             location,
                             path.parent,
@@ -216,8 +217,8 @@ def _episodes(source: Path) -> Iterator[tuple[str, Path, Any]]:
                         )
         else:
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError) as err:
+                data = load_json(path.read_bytes())
+            except ValueError as err:
                 line = getattr(err, "lineno", 1)
                 yield (
                     f"{path}:{line}",
@@ -272,6 +273,20 @@ def _size_of(
     )
 
 
+def image_folder_name(episode_id: int | str) -> str:
+    """The folder under ``images/`` for an episode: its id with characters other than
+    letters, digits, ``_``, ``.`` and ``-`` replaced, never starting with a dot (``..``
+    would leave ``images/``), and with a short hash of the id when anything was replaced,
+    so two ids never share a folder."""
+    text = str(episode_id)
+    safe = _SAFE_ID.sub("_", text)
+    if safe.startswith(".") or not safe:
+        safe = "_" + safe
+    if safe != text:
+        safe += "-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return safe
+
+
 def _convert_episode(
     episode: Any, folder: Path, location: str, writer: ExpertDatasetWriter
 ) -> Trajectory:
@@ -306,15 +321,23 @@ def _convert_episode(
     trees = optional_list("accessibility_trees", (steps_n, steps_n + 1))
     widths = _int_list(episode, "screenshot_widths", location)
     heights = _int_list(episode, "screenshot_heights", location)
-    tag = _SAFE_ID.sub("_", str(episode_id))
+    tag = image_folder_name(episode_id)
 
+    # an episode file is untrusted: its screenshots must lie inside its own folder (an
+    # absolute or ../ path, or a symlink out of it, would copy any file into the dataset)
+    inside = folder.resolve()
     images: list[Path | None] = []
     for k, shot in enumerate(shots or []):
         if not isinstance(shot, str) or not shot:
             raise DatasetError(f"{location}: screenshots[{k}] must be a path")
-        path = folder / shot
+        path = (folder / shot).resolve()
+        if not path.is_relative_to(inside):
+            raise DatasetError(
+                f"{location}: screenshots[{k}]: {shot!r} is outside the input folder "
+                f"{folder}; screenshot paths must be relative and inside it"
+            )
         if not path.is_file():
-            raise DatasetError(f"{location}: screenshots[{k}]: {path} does not exist")
+            raise DatasetError(f"{location}: screenshots[{k}]: {folder / shot} does not exist")
         images.append(path)
 
     def state(k: int) -> tuple[UITree, str | None]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -45,6 +46,7 @@ import numpy as np
 from gui_gym.core.actions import Action, ActionParseError, parse_action
 from gui_gym.core.trajectory import Trajectory, TrajectoryWriter, atomic_write_text
 from gui_gym.core.ui import UITree
+from gui_gym.core.untrusted_text import load_json
 
 __all__ = [
     "DATASET_FORMAT",
@@ -59,6 +61,8 @@ __all__ = [
     "ExpertTrajectory",
     "load_image",
 ]
+
+logger = logging.getLogger(__name__)
 
 DATASET_FORMAT = "gui-gym/expert-trajectories"
 DATASET_VERSION = 1
@@ -151,8 +155,8 @@ def _read_manifest(root: Path) -> dict[str, Any]:
             "(make one with `gui-gym record` or `gui-gym convert`)"
         )
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        manifest = load_json(path.read_bytes())
+    except ValueError as err:
         raise DatasetError(f"{path}:1: corrupt manifest: {err}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != DATASET_FORMAT:
         raise DatasetError(f"{path}: format must be {DATASET_FORMAT!r}")
@@ -315,8 +319,8 @@ class ExpertDataset:
                     if not raw.strip():
                         raise DatasetError(f"{location}: empty line")
                     try:
-                        record = json.loads(raw)
-                    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+                        record = load_json(raw)
+                    except ValueError as err:
                         if torn:
                             warnings.warn(
                                 f"{location}: skipping a torn last line (interrupted write)",
@@ -413,7 +417,21 @@ class ExpertDatasetWriter:
         else:
             atomic_write_text(path, json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
         self.manifest = manifest
+        self._remove_stale_temporaries()
         self._writer = TrajectoryWriter(self.root / TRAJECTORIES_FILE)
+
+    def _remove_stale_temporaries(self) -> None:
+        """Delete ``.<name>.*.tmp`` files a killed run left (one writer per folder: any
+        temporary here belongs to a run that is gone)."""
+        for folder in (self.root, self.root / IMAGES_DIR):
+            if not folder.is_dir():
+                continue
+            pattern = ".*.tmp" if folder == self.root else "*/.*.tmp"
+            for stale in folder.glob(pattern):
+                if stale.is_file():
+                    logger.info("removing %s, left by an interrupted run", stale)
+                    with contextlib.suppress(FileNotFoundError):
+                        stale.unlink()
 
     def recorded_ids(self) -> set[str]:
         """``trajectory_id`` of every complete record already written."""
@@ -424,9 +442,9 @@ class ExpertDatasetWriter:
                 if not raw.endswith(b"\n"):
                     break  # a torn tail; the writer cut it when it opened
                 try:
-                    record = json.loads(raw)
+                    record = load_json(raw)
                     ids.add(str(record["metadata"]["trajectory_id"]))
-                except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as err:
+                except (ValueError, KeyError, TypeError) as err:
                     raise DatasetError(
                         f"{path}:{number}: corrupt record, cannot resume: {err!r}"
                     ) from None

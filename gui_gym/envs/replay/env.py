@@ -26,7 +26,7 @@ from gui_gym.core.actions import (
 from gui_gym.core.actions import candidate_actions as screen_candidates
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.ui import UITree
-from gui_gym.core.untrusted_text import tagged_blocks
+from gui_gym.core.untrusted_text import tagged_blocks, without_lone_surrogates
 from gui_gym.envs.replay.dataset import ExpertDataset, ExpertTrajectory, load_image
 from gui_gym.rewards.action_match import Matcher, MatchResult, get_matcher
 from gui_gym.rewards.semi_online import (
@@ -178,6 +178,10 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     * ``reward_scheme``: ``"paper"`` or ``"code"``.
     * ``screenshot``, ``history``, ``render_mode``, ``screen_size``: observation options.
     * ``trajectory``: always replay this trajectory (index or id).
+    * ``task``: always replay the first trajectory of this task id (the common argument of
+      every id; ``trajectory`` wins when both are given).
+    * ``category``: sample only trajectories of this category (None: all).
+    * ``split``: ``"all"`` (a dataset has no splits: record each split to its own folder).
     * ``skip_bad``, ``include_failed``: passed to :meth:`ExpertDataset.load`.
 
     ## Version History
@@ -211,6 +215,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         trajectory: int | str | None = None,
         skip_bad: bool = False,
         include_failed: bool = False,
+        task: str | None = None,
+        split: str = "all",
+        category: str | None = None,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -232,6 +239,15 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
         if thought_fn is not None and not callable(thought_fn):
             raise TypeError("thought_fn must be callable")
+        for name, flag in (
+            ("screenshot", screenshot),
+            ("history", history),
+            ("require_think", require_think),
+            ("skip_bad", skip_bad),
+            ("include_failed", include_failed),
+        ):
+            if not isinstance(flag, bool | np.bool_):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
         if isinstance(dataset, ExpertDataset):
             self.dataset = dataset
         elif isinstance(dataset, str | Path):
@@ -260,9 +276,21 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in self.screen_size
         ):
             raise ValueError(f"screen_size must be (width, height) in pixels, got {screen_size!r}")
-        self._fixed: int | None = (
-            self.dataset.index_of(trajectory) if trajectory is not None else None
-        )
+        if split != "all":
+            raise ValueError(
+                f"split must be 'all' for a replay dataset (it has no splits; record each "
+                f"split to its own folder), got {split!r}"
+            )
+        fixed = trajectory if trajectory is not None else task
+        self._fixed: int | None = self.dataset.index_of(fixed) if fixed is not None else None
+        self._pool = list(range(len(self.dataset)))
+        if category is not None:
+            self._pool = [i for i, t in enumerate(self.dataset) if t.category == category]
+            if not self._pool:
+                known = sorted({t.category for t in self.dataset if t.category})
+                raise ValueError(
+                    f"unknown category {category!r}; this dataset has: {', '.join(known)}"
+                )
         self._shots: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
 
         obs_spaces: dict[str, spaces.Space[Any]] = {
@@ -319,7 +347,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         elif self._fixed is not None:
             index = self._fixed
         else:
-            index = int(self.np_random.integers(len(self.dataset)))
+            index = self._pool[int(self.np_random.integers(len(self._pool)))]
         self.trajectory_index = index
         self.trajectory = self.dataset[index]
         self._t = 0
@@ -421,7 +449,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         action_text = (
             str(predicted)
             if predicted is not None
-            else (action if isinstance(action, str) else repr(action))
+            else (without_lone_surrogates(action) if isinstance(action, str) else repr(action))
         )
         info = self._base_info(action_text, predicted is not None, error, description, success)
         target = target_element(predicted, expert.tree) if predicted is not None else None

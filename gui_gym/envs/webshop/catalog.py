@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.core.untrusted_text import load_json
 from gui_gym.envs.webshop.generate import (
     GENERATOR_VERSION,
     GOAL_FIELDS,
@@ -154,6 +155,8 @@ class Catalog:
     """
 
     def __init__(self, data: dict[str, Any], digest: str):
+        if not isinstance(data, dict):
+            raise ValueError(f"a catalog is a JSON object, got {type(data).__name__}")
         if data.get("format") != CATALOG_FORMAT or data.get("version") != 1:
             raise ValueError(f"not a {CATALOG_FORMAT} version 1 file")
         if data.get("product_fields") != list(PRODUCT_FIELDS) or data.get("goal_fields") != list(
@@ -328,10 +331,13 @@ def load_catalog(size: int, seed: int = CATALOG_SEED, folder: Path | None = None
         if path.exists():
             raw = path.read_bytes()
             try:
-                return Catalog(json.loads(raw), hashlib.sha256(raw).hexdigest())
-            except (ValueError, KeyError, TypeError) as err:
+                return Catalog(load_json(raw), hashlib.sha256(raw).hexdigest())
+            except Exception as err:  # a cache: whatever is wrong, regenerate
                 logger.warning(
-                    "WebShop catalog cache %s is unreadable (%s); regenerating", path, err
+                    "WebShop catalog cache %s is unreadable (%s: %s); regenerating",
+                    path,
+                    type(err).__name__,
+                    err,
                 )
         text = catalog_json(generate_catalog_data(size, seed))
         atomic_write_text(path, text)

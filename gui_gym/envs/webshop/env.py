@@ -7,6 +7,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
+
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.sim import SimGuiEnv
 from gui_gym.core.spaces import UnicodeText
@@ -328,12 +330,15 @@ class WebShopTextEnv(WebShopEnv):
 
     def oracle_action(self) -> Action:
         """The expert's next action in WebShop's form (``search[...]`` / ``click[label]``)."""
-        assert self.task is not None
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() before oracle_action()")
         return self.task.oracle(self.context())
 
     def candidate_actions(self) -> list[Action]:
         """WebShop's action list: a search per vocabulary text on the search page, else a
         click per clickable."""
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() before candidate_actions()")
         available = self.available_actions()
         if available["has_search_bar"]:
             return [Action(ActionType.SEARCH, text=t) for t in self._candidate_texts()]

@@ -227,8 +227,14 @@ def load_index(catalog: Catalog, folder: Path | None = None) -> SearchIndex:
     if path.exists():
         try:
             return _read_index(path, catalog)
-        except (OSError, ValueError, KeyError) as err:
-            logger.warning("WebShop index cache %s is unreadable (%s); rebuilding", path, err)
+        except Exception as err:  # a cache: whatever is wrong with it, rebuild
+            # (an empty .npy raises EOFError, a bad header ValueError, bm25s its own errors)
+            logger.warning(
+                "WebShop index cache %s is unreadable (%s: %s); rebuilding",
+                path,
+                type(err).__name__,
+                err,
+            )
             shutil.rmtree(path, ignore_errors=True)
     index, retriever = build_index(catalog)
     path.parent.mkdir(parents=True, exist_ok=True)

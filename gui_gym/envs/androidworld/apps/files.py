@@ -22,7 +22,14 @@ from gui_gym.core.env import InvalidAction
 from gui_gym.core.sim import Block
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.androidworld.apps.rows import ImmutableRow
-from gui_gym.envs.androidworld.phone import AppView, PhoneApp, PhoneState, Screen, icon
+from gui_gym.envs.androidworld.phone import (
+    AppView,
+    PhoneApp,
+    PhoneState,
+    Screen,
+    bring_to_front,
+    icon,
+)
 
 __all__ = [
     "EMULATOR_DIRECTORIES",
@@ -727,5 +734,16 @@ class FilesApp(FolderBrowserApp):
                 self.button("Rename", "rename", f.path, resource_id="rename"),
                 self.button("Move to", "move", f.path, resource_id="move"),
                 self.button("Delete", "delete", f.path, resource_id="delete"),
+                *(
+                    [self.button("Open with Chrome", "open_with", f.path, resource_id="open")]
+                    if f.name.endswith(".html") and "chrome" in phone.apps
+                    else []
+                ),
             ],
         )
+
+    def on_click_open_with(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        """Hand an HTML file to Chrome (the "open with" prompt AndroidWorld's browser tasks
+        mention), which shows it as a page."""
+        bring_to_front(phone, "chrome")
+        phone.stacks["chrome"].append(Screen("page", element.handler_arg))

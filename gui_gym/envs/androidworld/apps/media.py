@@ -10,6 +10,9 @@ screen lists playlists; a playlist shows its entries in order, can remove one, a
 Music) be saved as ``<name>.m3u`` into a folder of the shared storage (written into the Files
 app's data, where AndroidWorld's check looks).
 
+In VLC a tap opens the player instead: a video frame (its caption, a word every 8 seconds, is
+drawn only into the screenshot) with 10-second seek buttons.
+
 The data mirrors what AndroidWorld reads: playlist name and ordered entries (Retro's
 ``PlaylistEntity``/``SongEntity``, VLC's ``Playlist``/``PlaylistMediaRelation``) and Retro's
 ``playing_queue`` titles.
@@ -20,6 +23,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from typing import ClassVar
+
+import numpy as np
 
 from gui_gym.core.actions import Action
 from gui_gym.core.env import InvalidAction
@@ -33,8 +38,18 @@ from gui_gym.envs.androidworld.phone import (
     Screen,
     icon,
 )
+from gui_gym.envs.androidworld.pixels import pixel_source, render_lines
 
-__all__ = ["MediaData", "MediaItem", "Playlist", "RetroMusicApp", "VlcApp", "length_text"]
+__all__ = [
+    "FRAME_SECONDS",
+    "MediaData",
+    "MediaItem",
+    "Playlist",
+    "RetroMusicApp",
+    "VlcApp",
+    "frame_index",
+    "length_text",
+]
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,8 @@ class MediaItem:
     title: str
     duration_ms: int
     artist: str = ""
+    frames: tuple[str, ...] = ()
+    """A video's captions, one every ``FRAME_SECONDS`` (shown only as pixels)."""
 
 
 @dataclass
@@ -61,6 +78,7 @@ class MediaData:
     playlists: list[Playlist] = field(default_factory=list)
     queue: list[int] = field(default_factory=list)
     selected: list[int] = field(default_factory=list)
+    position_s: int = 0
 
     def item(self, item_id: int) -> MediaItem | None:
         return next((m for m in self.items if m.id == item_id), None)
@@ -73,6 +91,16 @@ class MediaData:
 
     def titles(self, ids: list[int]) -> list[str]:
         return [m.title for m in (self.item(i) for i in ids) if m is not None]
+
+
+FRAME_SECONDS = 8
+"""How long a video shows each caption (AndroidWorld's ``message_display_time``)."""
+SEEK_SECONDS = 10
+
+
+def frame_index(item: MediaItem, position_s: int) -> int:
+    """The caption a video shows at ``position_s``."""
+    return min(position_s // FRAME_SECONDS, max(0, len(item.frames) - 1))
 
 
 def length_text(ms: int) -> str:
@@ -104,6 +132,7 @@ class _MediaApp(PhoneApp):
     list_title: ClassVar[str] = ""
     has_queue: ClassVar[bool] = False
     can_save: ClassVar[bool] = False
+    has_player: ClassVar[bool] = False
 
     def initial_data(self) -> MediaData:
         return MediaData()
@@ -123,6 +152,8 @@ class _MediaApp(PhoneApp):
                 "New playlist",
                 [self.field("name", "Playlist name", phone), self.button("Create", "create")],
             )
+        if screen.name == "player":
+            return self._player(data, int(screen.arg))
         if screen.name == "queue":
             rows = [Block("text", f"{i + 1}. {t}") for i, t in enumerate(data.titles(data.queue))]
             return AppView(
@@ -146,6 +177,32 @@ class _MediaApp(PhoneApp):
         if self.has_queue:
             actions.append(icon("Playing queue", f"{self.key}.show_queue", "queue"))
         return AppView(self.list_title, content or [Block("text", "No media found.")], actions)
+
+    def _player(self, data: MediaData, item_id: int) -> AppView:
+        item = data.item(item_id)
+        if item is None:
+            return AppView("Video", [Block("text", "This file no longer exists.")])
+        total = item.duration_ms // 1000
+        frame = Block(
+            "image",
+            "",
+            description=f"Video {item.title}",
+            resource_id="video_frame",
+            height=200,
+            handler=f"{self.key}.frame",
+            handler_arg=str(item.id),
+        )
+        return AppView(
+            item.title,
+            [
+                frame,
+                Block(
+                    "text", f"{length_text(data.position_s * 1000)} / {length_text(total * 1000)}"
+                ),
+                self.button("Rewind 10 seconds", "seek", "-1"),
+                self.button("Forward 10 seconds", "seek", "1"),
+            ],
+        )
 
     def _playlist_view(self, data: MediaData, name: str) -> AppView:
         playlist = data.playlist(name)
@@ -174,6 +231,10 @@ class _MediaApp(PhoneApp):
             else:
                 data.selected.append(item_id)
             return
+        if self.has_player:
+            data.position_s = 0
+            self.push(phone, "player", str(item_id))
+            return
         ids = [m.id for m in data.ordered()]
         data.queue = ids[ids.index(item_id) :]  # playing a song queues the list from it
         phone.toast = f"Playing {element.text.split(' · ')[0]}"
@@ -192,6 +253,15 @@ class _MediaApp(PhoneApp):
         data.queue = [*data.queue, *data.selected]
         data.selected = []
         phone.toast = "Added to playing queue"
+
+    def on_click_seek(self, phone: PhoneState, element: UIElement, action: Action) -> None:
+        data: MediaData = self.data(phone)
+        screen = phone.screen
+        assert screen is not None
+        item = data.item(int(screen.arg))
+        total = item.duration_ms // 1000 if item else 0
+        step = SEEK_SECONDS * int(element.handler_arg)
+        data.position_s = min(max(0, data.position_s + step), max(0, total - 1))
 
     def on_click_clear_queue(self, phone: PhoneState, element: UIElement, action: Action) -> None:
         self.data(phone).queue = []
@@ -296,3 +366,13 @@ class VlcApp(_MediaApp):
     aliases = ("vlc player", "vlc media player")
     launcher_order = 70
     list_title = "VLCVideos"
+    has_player = True
+
+
+@pixel_source("vlc.frame")
+def _frame_pixels(phone: PhoneState, arg: str, width: int, height: int) -> np.ndarray:
+    data: MediaData = phone.apps["vlc"]
+    item = data.item(int(arg))
+    if item is None or not item.frames:
+        return render_lines((), width, height)
+    return render_lines((item.frames[frame_index(item, data.position_s)],), width, height)

@@ -172,6 +172,8 @@ class AndroidWorldTask(Task):
             templates test that the agent notices and stops); ``info["solved_at_start"]``
             carries it and ``exclude_solved_at_start=True`` leaves such templates out of
             sampling.
+        needs_vision: What the task needs is shown only in pixels (a receipt, a video
+            frame): a text-only agent cannot solve it (``gui-gym list`` names these).
     """
 
     name: ClassVar[str] = ""
@@ -181,6 +183,7 @@ class AndroidWorldTask(Task):
     answer_mode: ClassVar[str | None] = None
     answer_tolerance: ClassVar[float | None] = None
     solved_at_start: ClassVar[bool] = False
+    needs_vision: ClassVar[bool] = False
 
     # -- construction -------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from gui_gym.envs.androidworld.tasks.base import (
 )
 from gui_gym.envs.androidworld.tasks.table import (
     TableAddFromNoteTask,
+    TableAddFromPictureTask,
     TableAddTask,
     TableDeleteDuplicatesTask,
     TableDeleteTask,
@@ -309,19 +310,34 @@ class ExpenseAddMultipleFromMarkor(TableAddFromNoteTask, _ExpenseAdd):
     complexity = 6
     n_rows = 2
     n_noise = 100
-    note_name = "my_expenses.txt"
+    source_name = "my_expenses.txt"
     template = (
         "Go through the transactions in my_expenses.txt in Markor. Log the reimbursable "
         "transactions in the pro expense."
     )
 
     @classmethod
-    def note_rows(cls, params: dict[str, Any]) -> list[dict[str, Any]]:
+    def source_rows(cls, params: dict[str, Any]) -> list[dict[str, Any]]:
         return [dict(t, note=f"{t['note']}. Reimbursable.") for t in params["targets"]]
 
     @classmethod
-    def note_format(cls, params: dict[str, Any]) -> str:
+    def source_format(cls, params: dict[str, Any]) -> str:
         return "csv"
+
+
+@register
+class ExpenseAddMultipleFromGallery(TableAddFromPictureTask, _ExpenseAdd):
+    """Log the expenses that the picture ``expenses.jpg`` shows (only as pixels: a vision
+    task); ten older pictures show the 10 expenses already logged. Adapted: 2 expenses
+    instead of AndroidWorld's 3, so the expert fits 20 steps."""
+
+    name = "ExpenseAddMultipleFromGallery"
+    complexity = 6
+    n_rows = 2
+    n_noise = 10
+    noise_pictures = 10
+    source_name = "expenses.jpg"
+    template = "Add the expenses from expenses.jpg in Simple Gallery Pro to pro expense."
 
 
 class _ExpenseDelete(_ExpenseTask, TableDeleteTask):

@@ -30,7 +30,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     type_into,
 )
 
-__all__ = ["SONGS", "playlist_matches"]
+__all__ = ["SONGS", "playlist_matches", "video_name"]
 
 SONGS = (
     "My Heart is Yours",
@@ -122,7 +122,7 @@ _VLC_QUALIFIERS = (
 )
 
 
-def _video_name(rng: random.Random) -> str:
+def video_name(rng: random.Random) -> str:
     """VLC's ``generate_file_name``: ``<kind>_<1-99>_<quality>.mp4`` with a marker."""
     kind = rng.choice(("clip", "footage", "scene", "recording", "highlight", "moment", "episode"))
     quality = rng.choice(("", "HD", "4K", "raw", "export"))
@@ -427,7 +427,7 @@ def _vlc_params(rng: random.Random) -> dict[str, Any]:
     n = rng.randint(2, 5)
     names: list[str] = []
     while len(names) < 2 * n:
-        name = _video_name(rng)
+        name = video_name(rng)
         if name not in names:
             names.append(name)
     return {

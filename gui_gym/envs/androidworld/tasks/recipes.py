@@ -25,6 +25,7 @@ from gui_gym.envs.androidworld.tasks.base import (
 )
 from gui_gym.envs.androidworld.tasks.table import (
     TableAddFromNoteTask,
+    TableAddFromPictureTask,
     TableAddTask,
     TableDeleteDuplicatesTask,
     TableDeleteTask,
@@ -471,8 +472,8 @@ class RecipeAddMultipleRecipesFromMarkor(TableAddFromNoteTask, _RecipeAdd):
     name = "RecipeAddMultipleRecipesFromMarkor"
     complexity = 6
     n_rows = 2
-    note_name = "recipes.txt"
-    noise_in_note = False
+    source_name = "recipes.txt"
+    noise_in_source = False
     template = "Add the recipes from recipes.txt in Markor to the Broccoli recipe app."
 
 
@@ -486,7 +487,7 @@ class RecipeAddMultipleRecipesFromMarkor2(TableAddFromNoteTask, _RecipeAdd):
     complexity = 6
     n_rows = 2
     n_noise = 40
-    note_name = "recipes.txt"
+    source_name = "recipes.txt"
     template = (
         "Add the recipes from recipes.txt in Markor that take {prep_time} to prepare into the "
         "Broccoli recipe app."
@@ -512,6 +513,18 @@ class RecipeAddMultipleRecipesFromMarkor2(TableAddFromNoteTask, _RecipeAdd):
         params = super().generate_params(rng)
         params["prep_time"] = params["targets"][0]["preparation_time"]
         return params
+
+
+@register
+class RecipeAddMultipleRecipesFromImage(TableAddFromPictureTask, _RecipeAdd):
+    """Add the recipes that the picture ``recipes.jpg`` shows (only as pixels: a vision
+    task). Adapted: 2 recipes instead of AndroidWorld's 3, so the expert fits 20 steps."""
+
+    name = "RecipeAddMultipleRecipesFromImage"
+    complexity = 6
+    n_rows = 2
+    source_name = "recipes.jpg"
+    template = "Add the recipes from recipes.jpg in Simple Gallery Pro to the Broccoli recipe app."
 
 
 class _RecipeDelete(_RecipeTask, TableDeleteTask):

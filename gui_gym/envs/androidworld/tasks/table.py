@@ -32,6 +32,8 @@ from gui_gym.envs.androidworld.tasks.base import (
 
 __all__ = [
     "TableAddFromNoteTask",
+    "TableAddFromPictureTask",
+    "TableAddFromSourceTask",
     "TableAddTask",
     "TableDeleteDuplicatesTask",
     "TableDeleteTask",
@@ -39,6 +41,7 @@ __all__ = [
     "delete_rows_expert",
     "draw_distinct",
     "match_all",
+    "picture_lines",
     "rows_as_text",
     "with_ids",
 ]
@@ -433,85 +436,167 @@ class TableDeleteDuplicatesTask(TableTask):
         return self._delete_expert(phone, screen, present[:1] if len(present) == 2 else [])
 
 
-class TableAddFromNoteTask(TableAddTask):
-    """Add rows that a Markor note lists (AndroidWorld's ``...FromMarkor`` templates): the
-    goal names the note, not the rows, so the agent reads the note, then switches apps.
+class TableAddFromSourceTask(TableAddTask):
+    """Add rows that another app shows (AndroidWorld's ``...FromMarkor``/``...FromGallery``
+    templates): the goal names the source, not the rows, so the agent reads the source, then
+    switches apps.
 
     Class attributes:
-        note_name: The note at the Markor root (``my_expenses.txt``); Markor holds nothing
-            else (AndroidWorld clears its folder first).
-        noise_in_note: Whether the starting rows are listed in the note too, shuffled among
-            the targets (the agent has to pick the right ones).
+        source_app: The app holding the source (``markor``, ``gallery``); its milestone comes
+            first, and the target app's editor counts only when opened after it.
+        source_name: The note or picture (``my_expenses.txt``).
+        noise_in_source: Whether the starting rows are listed in the source too, shuffled
+            among the targets (the agent has to pick the right ones).
     """
 
-    note_name: ClassVar[str] = ""
-    noise_in_note: ClassVar[bool] = True
+    source_app: ClassVar[str] = ""
+    source_name: ClassVar[str] = ""
+    noise_in_source: ClassVar[bool] = True
 
     @classmethod
-    def note_rows(cls, params: dict[str, Any]) -> list[Row]:
-        """The rows as the note lists them (targets, possibly changed; the default: as is)."""
+    def source_rows(cls, params: dict[str, Any]) -> list[Row]:
+        """The rows as the source lists them (targets, possibly changed; the default: as is)."""
         return list(params["targets"])
+
+    @classmethod
+    def source_format(cls, params: dict[str, Any]) -> str:
+        return params["text_representation_type"]
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
         params = super().generate_params(rng)
-        listed = cls.note_rows(params)
-        if cls.noise_in_note:
+        listed = cls.source_rows(params)
+        if cls.noise_in_source:
             listed += [{k: v for k, v in r.items() if k != "id"} for r in params["rows"]]
             rng.shuffle(listed)
-        params["note_text"] = rows_as_text(
-            listed, cls.text_fields, cls.note_format(params), cls.row_noun.title()
+        params["source_text"] = rows_as_text(
+            listed, cls.text_fields, cls.source_format(params), cls.row_noun.title()
         )
         return params
 
-    @classmethod
-    def note_format(cls, params: dict[str, Any]) -> str:
-        return params["text_representation_type"]
+    def write_source(self, phone: PhoneState) -> None:
+        """Put the source into its app."""
+        raise NotImplementedError
+
+    def source_open(self, phone: PhoneState) -> bool:
+        """Whether the source is on screen."""
+        raise NotImplementedError
+
+    def source_expert(self, phone: PhoneState, screen: UITree) -> Action | None:
+        """The next action toward the source on screen; None once it is."""
+        raise NotImplementedError
 
     def initialize_task(self, phone: PhoneState, rng: random.Random) -> None:
-        from gui_gym.envs.androidworld.tasks.markor import write_notes
-
         super().initialize_task(phone, rng)
-        phone.apps["markor"].notes = []
-        phone.apps["markor"].folders = []
-        note = {"path": self.note_name, "content": self.params["note_text"]}
-        write_notes(phone, [{**note, "modified": "2023-10-15 15:34"}])
+        self.write_source(phone)
 
-    def _came_from_markor(self, phone: PhoneState) -> bool:
-        """The launch history shows Markor, then (later) the target app."""
+    def _came_from_source(self, phone: PhoneState) -> bool:
+        """The launch history shows the source app, then (later) the target app."""
         opened = phone.opened
-        if "markor" not in opened or self.app not in opened:
+        if self.source_app not in opened or self.app not in opened:
             return False
         last = len(opened) - 1 - opened[::-1].index(self.app)
-        return opened.index("markor") < last
-
-    def _note_open(self, phone: PhoneState) -> bool:
-        top = phone.screen
-        return (
-            phone.foreground == "markor"
-            and top is not None
-            and top.name == "edit"
-            and top.arg == self.note_name
-        )
+        return opened.index(self.source_app) < last
 
     def milestone_checks(self):
         checks = super().milestone_checks()
         editor = f"{self.app}/edit"
 
-        def editor_after_markor(p: PhoneState) -> bool:
-            return p.screen_name == editor and self._came_from_markor(p)
+        def editor_after_source(p: PhoneState) -> bool:
+            return p.screen_name == editor and self._came_from_source(p)
 
         return [
-            milestone("note_opened", self._note_open),
-            milestone("editor_opened", editor_after_markor),
+            milestone("source_opened", self.source_open),
+            milestone("editor_opened", editor_after_source),
             *checks[2:],
         ]
 
     def expert(self, phone: PhoneState, screen: UITree) -> Action:
-        from gui_gym.envs.androidworld.tasks.markor import open_note
-
-        if not self._came_from_markor(phone) and phone.dialog is None:
-            action = open_app(phone, "markor", "Markor") or open_note(phone, screen, self.note_name)
+        if not self._came_from_source(phone) and phone.dialog is None:
+            action = self.source_expert(phone, screen)
             if action is not None:
                 return action
         return super().expert(phone, screen)
+
+
+class TableAddFromNoteTask(TableAddFromSourceTask):
+    """The source is a Markor note at the Markor root; Markor holds nothing else
+    (AndroidWorld clears its folder first)."""
+
+    source_app = "markor"
+
+    def write_source(self, phone: PhoneState) -> None:
+        from gui_gym.envs.androidworld.tasks.markor import write_notes
+
+        phone.apps["markor"].notes = []
+        phone.apps["markor"].folders = []
+        note = {"path": self.source_name, "content": self.params["source_text"]}
+        write_notes(phone, [{**note, "modified": "2023-10-15 15:34"}])
+
+    def source_open(self, phone: PhoneState) -> bool:
+        top = phone.screen
+        return (
+            phone.foreground == "markor"
+            and top is not None
+            and top.name == "edit"
+            and top.arg == self.source_name
+        )
+
+    def source_expert(self, phone: PhoneState, screen: UITree) -> Action | None:
+        from gui_gym.envs.androidworld.tasks.markor import open_note
+
+        return open_app(phone, "markor", "Markor") or open_note(phone, screen, self.source_name)
+
+
+class TableAddFromPictureTask(TableAddFromSourceTask):
+    """The source is a picture in ``DCIM`` that Simple Gallery Pro shows: its rows (text
+    blocks wrapped at 60 characters, as AndroidWorld renders them) exist only as pixels, so
+    the template needs vision. ``noise_pictures`` more pictures show the starting rows."""
+
+    source_app = "gallery"
+    noise_in_source = False
+    needs_vision = True
+    noise_pictures: ClassVar[int] = 0
+
+    @classmethod
+    def source_format(cls, params: dict[str, Any]) -> str:
+        return "text_block"
+
+    def write_source(self, phone: PhoneState) -> None:
+        from gui_gym.envs.androidworld.apps.gallery import GalleryData
+
+        gallery: GalleryData = phone.apps["gallery"]
+        files = phone.apps["files"]
+        gallery.put(files, f"DCIM/{self.source_name}", picture_lines(self.params["source_text"]))
+        if self.noise_pictures:
+            noise = [{k: v for k, v in r.items() if k != "id"} for r in self.params["rows"]]
+            text = rows_as_text(noise, self.text_fields, "text_block", self.row_noun.title())
+            stem = self.source_name.rsplit(".", 1)[0]
+            for i in range(self.noise_pictures):
+                gallery.put(files, f"DCIM/old_{stem}_{i}.jpg", picture_lines(text))
+
+    def source_open(self, phone: PhoneState) -> bool:
+        top = phone.screen
+        return (
+            phone.foreground == "gallery"
+            and top is not None
+            and top.name == "picture"
+            and top.arg == f"DCIM/{self.source_name}"
+        )
+
+    def source_expert(self, phone: PhoneState, screen: UITree) -> Action | None:
+        return open_app(phone, "gallery", "Simple Gallery Pro") or (
+            None
+            if self.source_open(phone)
+            else reach(screen, handler="gallery.open", handler_arg=f"DCIM/{self.source_name}")
+        )
+
+
+def picture_lines(text: str, width: int = 60) -> tuple[str, ...]:
+    """``text`` as a picture's lines, wrapped at ``width`` characters."""
+    import textwrap
+
+    lines: list[str] = []
+    for line in text.split("\n"):
+        lines += textwrap.wrap(line, width) or [""]
+    return tuple(lines)
