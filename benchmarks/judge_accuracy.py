@@ -22,9 +22,16 @@ measured true-positive and true-negative rates, once with the policy's pooled su
 (the lemma as stated) and once averaged over tasks with each task's own success rate; the
 paper's printed form is shown too.
 
+With ``--llm-model PATH`` (a local transformers model, ``--device cuda``) or ``--llm-url URL
+--llm-name NAME`` (an OpenAI-compatible server) the LLM arms run too, on every
+``--llm-every``-th episode (``LLM_JUDGES``: trajectory-only and ProRe-1 with the LLM
+components, Table 4's raw-observation ablations, and Table 2's DigiRL/WebRL-style
+trajectory judges), summarised beside the scripted arms on the same episodes.
+
 Usage: python benchmarks/judge_accuracy.py [--out benchmarks/results/judge_accuracy.json]
        [--plot benchmarks/results/judge_accuracy.png] [--aw-seeds 3] [--wikihow-tasks 150]
-       [--tts-n 5] [--quick]
+       [--tts-n 5] [--quick] [--llm-model PATH --device cuda | --llm-url URL --llm-name M]
+       [--llm-every 10]
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from gui_gym.agents import BestOfTrialsAgent, FallibleOracleAgent, OracleAgent, 
 from gui_gym.core.trajectory import atomic_write_text, json_default
 from gui_gym.envs.androidworld.tasks import TASKS
 from gui_gym.models.judge import PolicyTraceRecorder, ProReJudge, Trace
+from gui_gym.models.judge_llm import LLMRawJudge, LLMTrajectoryJudge, llm_components
 from gui_gym.models.judge_scripted import (
     RuleClaimFilter,
     RulePromptReasoner,
@@ -100,6 +108,30 @@ BASELINES: dict[str, RuleTrajectoryJudge] = {
 }
 
 ALL_JUDGES = [*JUDGES, *BASELINES]
+
+
+def llm_judges(llm: Any) -> dict[str, Any]:
+    """The LLM arms on one model: ProRe's components, Table 4's ablations, Table 2's
+    trajectory-only baselines."""
+
+    def prore(**kwargs: Any) -> ProReJudge:
+        return ProReJudge(**{**llm_components(llm), **kwargs})
+
+    return {
+        "llm trajectory-only": prore(n_probes=0),
+        "llm prore-1": prore(n_probes=1),
+        "llm t4 no probing, raw judge": prore(n_probes=0, raw_judge=LLMRawJudge(llm)),
+        "llm t4 rule-prompt probing, raw judge": prore(
+            n_probes=1, reasoner=RulePromptReasoner(), raw_judge=LLMRawJudge(llm)
+        ),
+        "llm t4 scheduled probing, raw judge": prore(n_probes=1, raw_judge=LLMRawJudge(llm)),
+        "llm digirl-style last-1": LLMTrajectoryJudge(llm, "digirl", 1),
+        "llm digirl-style full": LLMTrajectoryJudge(llm, "digirl", None),
+        "llm webrl-style last-1": LLMTrajectoryJudge(llm, "webrl", 1),
+        "llm webrl-style full": LLMTrajectoryJudge(llm, "webrl", None),
+    }
+
+
 PLOTTED = ["trajectory-only", "webrl-style full", "prore-1", "prore-3-parallel"]
 
 POLICIES: dict[str, Callable[[gym.Env, int], Any]] = {
@@ -158,9 +190,14 @@ def env_for(env_id: str, task: str | None) -> gym.Env:
 
 
 def judge_accuracy(
-    aw_seeds: int, wikihow_tasks: int, aw_tasks: list[str] | None = None
+    aw_seeds: int,
+    wikihow_tasks: int,
+    aw_tasks: list[str] | None = None,
+    llm: Any = None,
+    llm_every: int = 10,
 ) -> dict[str, Any]:
     judges = {name: make_judge(name) for name in ALL_JUDGES}
+    with_llm = llm_judges(llm) if llm is not None else {}
     rows: list[dict[str, Any]] = []
     timing: dict[str, float] = defaultdict(float)
     chars = {"full": 0, "condensed": 0}
@@ -190,6 +227,11 @@ def judge_accuracy(
                         for t in traces:
                             chars["full"] += len(t.render(3000))
                             chars["condensed"] += len(t.render(3000, condense=True))
+                if with_llm and (k - 1) % llm_every == 0:
+                    for name, judge in with_llm.items():
+                        start = time.perf_counter()
+                        row[name] = judge.judge_episode(env.unwrapped, trace).verdict
+                        timing[name] += time.perf_counter() - start
                 rows.append(row)
     summary: dict[str, Any] = {}
     for scope in ("androidworld", "wikihow", "all"):
@@ -244,8 +286,26 @@ def judge_accuracy(
         | {"episodes": len(group)}
         for key, group in sorted(grouped.items())
     }
+    llm_summary: dict[str, Any] = {}
+    if with_llm:
+        judged = [r for r in rows if "llm prore-1" in r]
+        truth = [r["success"] for r in judged]
+        llm_summary = {
+            "episodes": len(judged),
+            "every": llm_every,
+            "true_success_rate": float(np.mean(truth)) if judged else None,
+            "judges": {
+                name: {
+                    **judge_metrics([r[name] == "success" for r in judged], truth).as_dict(),
+                    "invalid": sum(r[name] == "invalid" for r in judged),
+                    "seconds_per_episode": timing[name] / max(1, len(judged)),
+                }
+                for name in [*with_llm, *ALL_JUDGES]
+            },
+        }
     return {
         "summary": summary,
+        "llm": llm_summary,
         "probing_changed_verdicts": flips,
         "per_task_accuracy": per_task,
         "seconds_per_episode": {name: timing[name] / max(1, len(rows)) for name in ALL_JUDGES},
@@ -424,12 +484,32 @@ def main() -> None:
     parser.add_argument("--tts-wikihow-tasks", type=int, default=100)
     parser.add_argument("--aw-tasks", nargs="*", default=None, help="AndroidWorld templates")
     parser.add_argument("--quick", action="store_true", help="a few episodes, for a smoke test")
+    parser.add_argument("--llm-model", help="local transformers model folder for the LLM arms")
+    parser.add_argument("--device", default=None, help="device of --llm-model (cuda, cpu)")
+    parser.add_argument("--llm-url", help="OpenAI-compatible server (with --llm-name)")
+    parser.add_argument("--llm-name", help="model name on --llm-url")
+    parser.add_argument("--llm-every", type=int, default=10, help="LLM arms on every N-th episode")
     args = parser.parse_args()
     if args.quick:
         args.aw_seeds, args.wikihow_tasks = 1, 6
         args.tts_aw_seeds, args.tts_wikihow_tasks, args.tts_n = 1, 3, 3
     start = time.perf_counter()
-    accuracy = judge_accuracy(args.aw_seeds, args.wikihow_tasks, args.aw_tasks)
+    llm = None
+    if args.llm_model:
+        from gui_gym.models.llm import TransformersLLM
+
+        llm = TransformersLLM(args.llm_model, device=args.device)
+    elif args.llm_url:
+        from gui_gym.models.llm import OpenAICompatLLM
+
+        if not args.llm_name:
+            parser.error("--llm-url needs --llm-name")
+        llm = OpenAICompatLLM(args.llm_name, args.llm_url)
+    if args.llm_every < 1:
+        parser.error("--llm-every must be >= 1")
+    accuracy = judge_accuracy(
+        args.aw_seeds, args.wikihow_tasks, args.aw_tasks, llm=llm, llm_every=args.llm_every
+    )
     t_accuracy = time.perf_counter() - start
     tts = test_time_scaling(args.tts_aw_seeds, args.tts_wikihow_tasks, args.tts_n, args.aw_tasks)
     result = {
@@ -470,6 +550,18 @@ def print_report(result: dict[str, Any]) -> None:
             print(
                 f"  {name:<40} {_f(m['accuracy']):>6} {_f(m['precision']):>6} "
                 f"{_f(m['recall']):>6} {_f(m['f1']):>6}"
+            )
+    llm = result["accuracy"]["llm"]
+    if llm:
+        print(
+            f"\nLLM arms on every {llm['every']}th episode ({llm['episodes']} episodes), "
+            "beside the scripted arms on the same episodes"
+        )
+        print(f"  {'judge':<40} {'acc':>6} {'prec':>6} {'recall':>6} {'f1':>6} {'inv':>4}")
+        for name, m in llm["judges"].items():
+            print(
+                f"  {name:<40} {_f(m['accuracy']):>6} {_f(m['precision']):>6} "
+                f"{_f(m['recall']):>6} {_f(m['f1']):>6} {m['invalid']:>4}"
             )
     condensing = result["accuracy"]["trace_condensing"]
     print(

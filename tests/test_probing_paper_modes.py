@@ -422,3 +422,38 @@ def test_llm_judge_prompt_shows_the_expectation() -> None:
     llm = ScriptedLLM([], default="Status: success")
     LLMJudge(llm).judge("task", [], [], Trace("policy", "task"), expectation="X is saved")
     assert "What the user expects (the reasoner's analysis): X is saved" in llm.calls[0]
+
+
+def test_the_benchmark_runs_its_llm_arms_beside_the_scripted_ones() -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "judge_accuracy.py"
+    spec = importlib.util.spec_from_file_location("judge_accuracy_bench", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def claims(text: str) -> str:
+        key = "policy_claims" if "Trace of the policy agent" in text else "evaluator_claims"
+        return json.dumps({key: [{"steps": [0], "reasoning": "r", "claim": "it is there"}]})
+
+    llm = ScriptedLLM(
+        [
+            (r"Answer: YES \(the instruction", "The form is saved.\nAnswer: YES"),
+            (r"one decision per claim", '{"decisions": [{"claim": 0, "keep": true}]}'),
+            (r"turn a GUI agent's trace into short", claims),
+            (r"write ONE short goal|Improve the goal", "Analysis: saved.\nGoal: Find it."),
+            (r"You are an evaluator agent", '<action>ANSWER("ok")</action>'),
+        ],
+        default="Analysis: fine.\nStatus: success",
+    )
+    result = bench.judge_accuracy(1, 1, ["ContactsAddContact"], llm=llm, llm_every=2)
+    summary = result["llm"]
+    assert summary["episodes"] == 3 and summary["every"] == 2  # 6 episodes, every 2nd
+    judges = summary["judges"]
+    assert {"llm prore-1", "llm webrl-style full", "llm t4 no probing, raw judge"} <= set(judges)
+    assert "prore-1" in judges  # the scripted arms on the same episodes, for comparison
+    # this model calls everything a success: recall 1, and no verdict is invalid
+    assert judges["llm digirl-style last-1"]["recall"] == 1.0
+    assert all(m["invalid"] == 0 and m["n"] == 3 for m in judges.values())
