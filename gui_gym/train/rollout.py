@@ -72,7 +72,7 @@ import numpy as np
 
 from gui_gym.agents.base import Agent, AgentStep, BatchAgent, Turn
 from gui_gym.core.actions import Action
-from gui_gym.core.trajectory import Step, Trajectory
+from gui_gym.core.trajectory import Step, Trajectory, json_safe
 from gui_gym.models.llm import LLMError
 
 __all__ = [
@@ -449,6 +449,8 @@ class RolloutEngine:
             saves screenshots with it).
         on_end: Called as ``on_end(trajectory, observation, info)`` when an episode ends
             (not when it is lost to infrastructure), with the last observation and info.
+        info_keys: Keys of each step's ``info`` to keep in ``Step.info`` (wrapper components
+            a trainer reads: ``"semi_online"``, ``"milestone"``, ``"prm"``, ``"judge"``).
 
     Raises:
         ValueError: for a bad ``num_envs`` or ``workers``.
@@ -467,6 +469,7 @@ class RolloutEngine:
         record_prompts: bool = True,
         on_step: Callable[[Trajectory, Step, dict[str, Any]], None] | None = None,
         on_end: Callable[[Trajectory, dict[str, Any], dict[str, Any]], None] | None = None,
+        info_keys: Sequence[str] = (),
     ):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -499,6 +502,7 @@ class RolloutEngine:
         self.record_prompts = record_prompts
         self.on_step = on_step
         self.on_end = on_end
+        self.info_keys = tuple(info_keys)
         self._make = make
         factory = None if self.batch_agent else agent
         self._slots: list[Any] = []
@@ -650,6 +654,10 @@ class RolloutEngine:
             if self.record_prompts and step.prompt is not None:
                 record.prompt = sanitize_prompt(step.prompt)
                 record.completion = step.text
+            if self.info_keys:  # JSON-safe, as the recorded components are (Step.info)
+                record.info.update(
+                    {k: json_safe(new_info[k]) for k in self.info_keys if k in new_info}
+                )
             record.prompt_ids = step.prompt_ids
             record.completion_ids = step.completion_ids
             record.logprobs = step.logprobs
