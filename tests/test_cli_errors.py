@@ -9,6 +9,7 @@ are listed here.
 
 from __future__ import annotations
 
+import os
 import re
 import typing
 from pathlib import Path
@@ -292,3 +293,39 @@ def test_list_tasks_shows_category_split_and_milestones() -> None:
     rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines()[1:-1]}
     assert rows["book-flight"] == ["book", "train+test", "0", "nondeterministic"]
     assert rows["flight.Alaska"][:2] == ["flight", "train+test"]
+
+
+def test_progress_bars_are_off_when_stderr_is_not_a_terminal(monkeypatch) -> None:
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    argv = ["eval", "GuiGym/WikiHow-v0", "--agent", "random", "--episodes", "2"]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert "ep/s" not in result.output and "random on GuiGym/WikiHow-v0" in result.output
+    assert "TQDM_DISABLE" not in os.environ  # restored for the rest of the process
+
+
+def test_help_shows_long_option_names_whole() -> None:
+    # rich falls back to 80 columns off a terminal, where the option column was cut
+    result = runner.invoke(app, ["train-prm", "--help"])
+    assert result.exit_code == 0
+    assert "--proposals-per-state" in result.output and "--replay-dataset" in result.output
+    for name in _commands():
+        assert "…" not in runner.invoke(app, [name, "--help"]).output, name
+
+
+def test_play_has_line_editing() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('readline loaded:', 'readline' in sys.modules))\n"
+        "sys.argv = ['gui-gym', 'play', 'GuiGym/WikiHow-v0']\n"
+        "from gui_gym.cli import main\n"
+        "main()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=":q\n", capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "readline loaded: True" in out.stdout  # arrow keys, editing, history for input()

@@ -1,4 +1,5 @@
-"""Policies: random, oracle, the WebShop BM25-greedy baseline, best-of-N, and the generating
+"""Policies: random, oracle, a fallible oracle, the WebShop BM25-greedy baseline, an LLM
+sampling policy, the best-of-N and best-of-trials agents built on them, and the generating
 :class:`LLMAgent` (a :class:`BatchAgent` returning :class:`AgentStep` s with exact tokens)."""
 
 from gui_gym.agents.base import Agent, AgentStep, BatchAgent, Turn, run_episode

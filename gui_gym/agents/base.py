@@ -187,6 +187,13 @@ def run_episode(
                 tree=tree,
             )
         )
+        last = getattr(agent, "last_step", None)
+        if isinstance(last, AgentStep):  # an LLM agent: keep its prompt and exact tokens
+            record = trajectory.steps[-1]
+            record.completion = last.text
+            record.prompt_ids = last.prompt_ids
+            record.completion_ids = last.completion_ids
+            record.logprobs = last.logprobs
         index += 1
     trajectory.finish(observation, info)
     return trajectory

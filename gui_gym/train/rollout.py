@@ -72,7 +72,7 @@ import numpy as np
 
 from gui_gym.agents.base import Agent, AgentStep, BatchAgent, Turn
 from gui_gym.core.actions import Action
-from gui_gym.core.trajectory import Step, Trajectory
+from gui_gym.core.trajectory import Step, Trajectory, json_safe
 from gui_gym.models.llm import LLMError
 
 __all__ = [
@@ -266,10 +266,12 @@ class _InlineEnv:
 
     def reset(self, seed: int | None, options: dict[str, Any] | None) -> tuple[Any, ...]:
         observation, info = self.env.reset(seed=seed, options=options)
+        meta = _task_meta(self.env)
         if self._factory is not None:
             self.agent = self._factory(self.env, seed if seed is not None else 0)
             self.agent.reset(observation, info)
-        return observation, info, _task_meta(self.env)
+            meta["agent"] = str(getattr(self.agent, "name", type(self.agent).__name__))
+        return observation, info, meta
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> AgentStep:
         assert self.agent is not None
@@ -439,8 +441,14 @@ class RolloutEngine:
         env_kwargs: ``gym.make`` arguments when ``env`` is an id.
         workers: ``"inline"`` (envs in this process) or ``"process"`` (one worker process
             per env; see the module docstring).
-        record_trees: Store each step's UI tree in the trajectory.
+        record_trees: Store each step's UI tree in the trajectory (and the last screen's
+            in ``metadata["final_tree"]``).
         record_prompts: Store each step's prompt (images as placeholders) and generation.
+        on_step: Called as ``on_step(trajectory, step, observation)`` after each step is
+            recorded, with the observation the action was chosen on (``gui-gym record``
+            saves screenshots with it).
+        on_end: Called as ``on_end(trajectory, observation, info)`` when an episode ends
+            (not when it is lost to infrastructure), with the last observation and info.
         info_keys: Keys of each step's ``info`` to keep in ``Step.info`` (wrapper components
             a trainer reads: ``"semi_online"``, ``"milestone"``, ``"prm"``, ``"judge"``).
 
@@ -459,6 +467,8 @@ class RolloutEngine:
         workers: str = "inline",
         record_trees: bool = False,
         record_prompts: bool = True,
+        on_step: Callable[[Trajectory, Step, dict[str, Any]], None] | None = None,
+        on_end: Callable[[Trajectory, dict[str, Any], dict[str, Any]], None] | None = None,
         info_keys: Sequence[str] = (),
     ):
         if not isinstance(num_envs, int) or num_envs < 1:
@@ -490,6 +500,8 @@ class RolloutEngine:
         self.workers = workers
         self.record_trees = record_trees
         self.record_prompts = record_prompts
+        self.on_step = on_step
+        self.on_end = on_end
         self.info_keys = tuple(info_keys)
         self._make = make
         factory = None if self.batch_agent else agent
@@ -592,6 +604,7 @@ class RolloutEngine:
             return None
         trajectory.task_id = str(info.get("task_id", trajectory.task_id))
         trajectory.instruction = str(observation.get("instruction", ""))
+        trajectory.agent = str(meta.pop("agent", trajectory.agent))  # a one-env agent's own
         trajectory.metadata.update(meta)
         return observation, info
 
@@ -641,12 +654,16 @@ class RolloutEngine:
             if self.record_prompts and step.prompt is not None:
                 record.prompt = sanitize_prompt(step.prompt)
                 record.completion = step.text
-            if self.info_keys:
-                record.info = {k: new_info[k] for k in self.info_keys if k in new_info}
+            if self.info_keys:  # JSON-safe, as the recorded components are (Step.info)
+                record.info.update(
+                    {k: json_safe(new_info[k]) for k in self.info_keys if k in new_info}
+                )
             record.prompt_ids = step.prompt_ids
             record.completion_ids = step.completion_ids
             record.logprobs = step.logprobs
             trajectory.steps.append(record)
+            if self.on_step is not None:
+                self.on_step(trajectory, record, observation)
             turns.append(
                 Turn(
                     screen=screen,
@@ -661,6 +678,11 @@ class RolloutEngine:
             done = bool(terminated or truncated)
         if done:
             trajectory.finish(observation, info)
+            if self.record_trees:
+                with contextlib.suppress(Exception):
+                    trajectory.metadata["final_tree"] = await self._env_call(slot, "tree")
+            if self.on_end is not None:
+                self.on_end(trajectory, observation, info)
         return observation, info, done
 
     async def _episode(self, slot: Any, spec: EpisodeSpec) -> Trajectory:

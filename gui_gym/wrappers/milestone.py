@@ -87,6 +87,8 @@ class _MilestoneReward:
         key: str,
         epoch: int,
         format_penalty: str,
+        base_on_success: bool,
+        base_on_failure: bool,
     ) -> None:
         if format_penalty not in FORMAT_PENALTIES:
             raise ValueError(
@@ -120,6 +122,8 @@ class _MilestoneReward:
         self.key = key
         self.epoch = int(epoch)
         self.format_penalty = format_penalty
+        self.base_on_success = bool(base_on_success)
+        self.base_on_failure = bool(base_on_failure)
 
     # ------------------------------------------------------------------------------ public
 
@@ -320,7 +324,15 @@ class _MilestoneReward:
         success = bool(trajectory.success)
         hits = [bool(s.info["milestone_hit"]) for s in trajectory.steps]
         r_mil = [float(s.info["r_mil"]) for s in trajectory.steps]
-        rewards = milestone_step_rewards(hits, r_mil, len(episode.milestones), success, self.zeta)
+        rewards = milestone_step_rewards(
+            hits,
+            r_mil,
+            len(episode.milestones),
+            success,
+            self.zeta,
+            base_on_success=self.base_on_success,
+            base_on_failure=self.base_on_failure,
+        )
         total = total_step_rewards(
             rewards,
             outcome=1.0 if success else 0.0,
@@ -505,6 +517,11 @@ class MilestoneWrapper(
             paper's "the action syntax is invalid": output that does not parse as an action)
             or ``"rejected"`` (ours: also well-formed actions the env refuses, such as
             ``CLICK(999)`` on a screen without element 999).
+        base_on_success: Give successful trajectories the base progress ``k/K`` too
+            (App. B.3 ablation "w/ Base Reward for Successful Traj."; default False, Eq. 10).
+        base_on_failure: Give failed trajectories the base progress ``k/K`` (default True,
+            Eq. 11; False is the ablation "w/o Base Reward for Fail Traj."). The third
+            ablation, "w/o Reward Decay", is ``decay=1.0``.
 
     Raises:
         ValueError: for an argument out of range.
@@ -526,6 +543,8 @@ class MilestoneWrapper(
         key: Literal["task_id", "instruction"] = "task_id",
         epoch: int = 0,
         format_penalty: Literal["malformed", "rejected"] = "malformed",  # ADMIRE Eq. 12
+        base_on_success: bool = False,  # ADMIRE Eq. 10; True: App. B.3 ablation
+        base_on_failure: bool = True,  # ADMIRE Eq. 11; False: App. B.3 ablation
     ):
         settings = dict(
             generator=generator,
@@ -540,6 +559,8 @@ class MilestoneWrapper(
             key=key,
             epoch=epoch,
             format_penalty=format_penalty,
+            base_on_success=base_on_success,
+            base_on_failure=base_on_failure,
         )
         self._configure(store, **settings)
         gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))
@@ -613,7 +634,8 @@ class MilestoneVectorWrapper(
     Args:
         env: A vector env of gui-gym envs.
         store, generator, matcher, delta, zeta, lambda0, decay, eta, credit, adaptive, key,
-            epoch, format_penalty: As in :class:`MilestoneWrapper`.
+            epoch, format_penalty, base_on_success, base_on_failure: As in
+            :class:`MilestoneWrapper`.
 
     Raises:
         ValueError: for an argument out of range, or a vector env with autoreset disabled.
@@ -635,6 +657,8 @@ class MilestoneVectorWrapper(
         key: Literal["task_id", "instruction"] = "task_id",
         epoch: int = 0,
         format_penalty: Literal["malformed", "rejected"] = "malformed",  # ADMIRE Eq. 12
+        base_on_success: bool = False,  # ADMIRE Eq. 10; True: App. B.3 ablation
+        base_on_failure: bool = True,  # ADMIRE Eq. 11; False: App. B.3 ablation
     ):
         settings = dict(
             generator=generator,
@@ -649,6 +673,8 @@ class MilestoneVectorWrapper(
             key=key,
             epoch=epoch,
             format_penalty=format_penalty,
+            base_on_success=base_on_success,
+            base_on_failure=base_on_failure,
         )
         self._configure(store, **settings)
         gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))
