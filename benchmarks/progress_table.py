@@ -201,6 +201,7 @@ def run_table(args: argparse.Namespace) -> dict[str, Any]:
     from gui_gym.models.embed import SentenceEmbedder
     from gui_gym.models.progress_model import MilestoneProgress, ProgRM, trajectory_queries
     from gui_gym.rewards.lcs import StepSimilarity
+    from gui_gym.rewards.prm import classification_metrics
 
     torch.set_num_threads(args.threads)
     timings: dict[str, float] = {}
@@ -290,6 +291,13 @@ def run_table(args: argparse.Namespace) -> dict[str, Any]:
             },
             "final_score_success": float(final[succeeded].mean()),
             "final_score_failure": float(final[~succeeded].mean()),
+            # ProgRM Table 2: the final state's score >= 0.5 read as "success", against the
+            # env's judgement (accuracy, precision, recall, F1, false-positive rate)
+            "success_prediction": {
+                k: v
+                for k, v in classification_metrics(succeeded.astype(int), final).items()
+                if k != "by_position"
+            },
             "latency_ms": latency_ms(model, queries),
         }
     curves: list[dict[str, Any]] = []
@@ -672,6 +680,16 @@ def format_report(report: dict[str, Any]) -> str:
             lines.append(
                 f"{name:12s} {row['key_step_mae']:6.3f} {row['final_score_success']:12.3f} "
                 f"{row['final_score_failure']:12.3f} {row['latency_ms']:7.2f}"
+            )
+        lines.append("Table 2 (final-state score >= 0.5 read as success, vs the env's judgement)")
+        lines.append(
+            f"{'model':12s} {'acc':>6s} {'prec':>6s} {'recall':>6s} {'F1':>6s} {'FPR':>6s}"
+        )
+        for name, row in table["table"].items():
+            m = row["success_prediction"]
+            lines.append(
+                f"{name:12s} {m['accuracy']:6.3f} {m['precision']:6.3f} {m['recall']:6.3f} "
+                f"{m['f1']:6.3f} {m['false_positive_rate']:6.3f}"
             )
         data = table["data"]
         lines.append(

@@ -217,7 +217,12 @@ over 10 seeds is benchmarks/bench_miniwob_experts.py's job (docs/miniwob.md's ta
 
 
 def test_experts_cover_the_suite() -> None:
+    from gui_gym.envs.miniwob.oracle import UNSCRIPTED
+
     assert set(ORACLES) <= set(MINIWOB_TASKS)
+    # every task has an expert or a stated reason why not, never both
+    assert set(ORACLES) | set(UNSCRIPTED) == set(MINIWOB_TASKS)
+    assert not set(ORACLES) & set(UNSCRIPTED)
     assert len(ORACLES) >= 100
     assert set(EXPERTS_TESTED) <= set(ORACLES)
     env = gym.make("GuiGym/MiniWoB-v0", tasks="experts")  # what `gui-gym record` cycles
@@ -294,8 +299,8 @@ def test_failed_episode_rewards_match_raw_miniwob(multi: gym.Env) -> None:
 
 
 def test_task_without_oracle_says_so(multi: gym.Env) -> None:
-    multi.reset(seed=0, options={"task": "drag-box"})
-    with pytest.raises(NotImplementedError, match="no oracle for MiniWoB task 'drag-box'"):
+    multi.reset(seed=0, options={"task": "count-sides"})  # the shape is drawn on a canvas
+    with pytest.raises(NotImplementedError, match="no oracle for MiniWoB task 'count-sides'"):
         multi.unwrapped.oracle_action()
 
 
@@ -483,6 +488,69 @@ def test_dom_conversion() -> None:
     assert tree.elements[4].editable and tree.elements[4].focused
     assert tree.elements[1].children == (2, 3) and tree.elements[3].parent == 1
     assert tree.elements[5].clickable and not tree.elements[0].clickable
+
+
+def test_dom_conversion_shows_what_a_person_sees() -> None:
+    def node(
+        tag, ref, text=None, children=(), classes="", bg=(1.0, 1.0, 1.0, 1.0), box=(0, 0, 9, 9)
+    ):
+        return SimpleNamespace(
+            tag=tag,
+            ref=ref,
+            text=text,
+            value=None,
+            children=list(children),
+            classes=classes,
+            id="",
+            focused=False,
+            left=box[0],
+            top=box[1],
+            width=box[2],
+            height=box[3],
+            bg_color=bg,
+        )
+
+    root = node(
+        "body",
+        1,
+        children=[
+            node("div", 2, text="", classes="color", bg=(1.0, 192 / 255, 203 / 255, 1.0)),
+            node("svg", 3, children=[node("circle", 4, text="", classes="SVG_CLASS")]),
+            node("select", 5),
+        ],
+    )
+    tree, refs, tags = dom_to_tree(
+        root, 160, 210, select_options={5: (1, ["Red", "Blue"])}, fills={4: "#008000"}
+    )
+    by_ref = {ref: tree.elements[i] for i, ref in enumerate(refs)}
+    assert by_ref[2].description == "color #ffc0cb"  # a swatch's colour
+    assert by_ref[4].description == "circle fill #008000"  # an SVG shape: its kind and fill
+    select = by_ref[5]
+    assert select.text == "Blue" and select.role == "select"
+    options = [tree.elements[i] for i in select.children]
+    assert [(o.role, o.text, o.selected) for o in options] == [
+        ("option", "Red", False),
+        ("option", "Blue", True),
+    ]
+    assert tags[-2:] == ["option", "option"] and refs[-2:] == [0, 0]
+
+
+@pytest.mark.slow
+def test_record_writes_an_expert_dataset_with_screenshots(tmp_path: Path) -> None:
+    from gui_gym.recording import record_dataset
+
+    report = record_dataset(
+        "GuiGym/MiniWoB-v0",
+        "oracle",
+        episodes=2,
+        out=tmp_path / "data",
+        tasks=["drag-box", "choose-list"],  # a DRAG and a SELECT
+        screenshots=True,
+        progress=False,
+    )
+    assert report.episodes == 2 and report.successes == 2
+    pngs = sorted((tmp_path / "data" / "images").rglob("*.png"))
+    assert len(pngs) >= 4
 
 
 # -- browser lifecycle -------------------------------------------------------------------------

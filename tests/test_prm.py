@@ -126,6 +126,10 @@ def test_f1_and_metrics_per_step_position() -> None:
         [1, 0, 1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6, 0.8, 0.1], positions=[0, 0, 1, 1, 7, 9]
     )
     assert report["n"] == 6 and report["accuracy"] == pytest.approx(4 / 6)
+    # predicted positive: 0.9 (y=1), 0.6 (y=0), 0.8 (y=1): precision 2/3, recall 2/3 (0.4
+    # missed), false positives 1 of 3 negatives
+    assert report["precision"] == pytest.approx(2 / 3) and report["recall"] == pytest.approx(2 / 3)
+    assert report["false_positive_rate"] == pytest.approx(1 / 3)
     assert list(report["by_position"]) == ["0", "1", "5+"]
     assert report["by_position"]["0"]["accuracy"] == 1.0
     assert report["by_position"]["1"]["accuracy"] == 0.0

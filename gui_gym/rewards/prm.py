@@ -671,7 +671,8 @@ def classification_metrics(
     positions: Sequence[int] | None = None,
     threshold: float = 0.5,
 ) -> dict[str, Any]:
-    """Accuracy, AUC and F1 of PRM scores, overall and per step position.
+    """Accuracy, AUC, F1, precision, recall and false-positive rate of scores, overall and
+    per step position (the measures of ProgRM's Table 2 and GUI-Shepherd's PRM evaluation).
 
     Args:
         labels: True labels (0/1).
@@ -680,8 +681,10 @@ def classification_metrics(
         threshold: Decision threshold.
 
     Returns:
-        ``{"n", "accuracy", "auc", "f1", "positive_rate", "by_position": {bucket: {...}}}``
-        (AUC is NaN in a group with one class only).
+        ``{"n", "accuracy", "auc", "f1", "precision", "recall", "false_positive_rate",
+        "positive_rate", "by_position": {bucket: {...}}}`` (AUC is NaN in a group with one
+        class only; precision is NaN with no positive prediction, recall with no positive
+        label, the false-positive rate with no negative label).
     """
     y = np.asarray(labels, dtype=np.int64)
     s = np.asarray(scores, dtype=np.float64)
@@ -691,11 +694,17 @@ def classification_metrics(
     def group(mask: np.ndarray) -> dict[str, Any]:
         yy, ss = y[mask], s[mask]
         pred = (ss >= threshold).astype(np.int64)
+        tp = int(((pred == 1) & (yy == 1)).sum())
+        fp = int(((pred == 1) & (yy == 0)).sum())
+        positives, negatives, predicted = int((yy == 1).sum()), int((yy == 0).sum()), tp + fp
         return {
             "n": len(yy),
             "accuracy": float((pred == yy).mean()) if len(yy) else math.nan,
             "auc": binary_auc(yy, ss) if len(yy) else math.nan,
             "f1": binary_f1(yy, pred),
+            "precision": tp / predicted if predicted else math.nan,
+            "recall": tp / positives if positives else math.nan,
+            "false_positive_rate": fp / negatives if negatives else math.nan,
             "positive_rate": float(yy.mean()) if len(yy) else math.nan,
         }
 

@@ -74,6 +74,7 @@ def dom_to_tree(
     height: int,
     name: str = "",
     select_options: dict[int, tuple[int, list[str]]] | None = None,
+    fills: dict[int, str] | None = None,
 ) -> tuple[UITree, list[int], list[str]]:
     """Flatten a miniwob DOM tree.
 
@@ -83,6 +84,8 @@ def dom_to_tree(
         name: Screen name (the task).
         select_options: For each ``<select>``'s ref, the index of its chosen option and
             the options' texts.
+        fills: For SVG elements' refs, their fill colour as ``#rrggbb`` (added to the
+            description as ``fill #rrggbb``).
 
     Returns:
         ``(tree, refs, tags)``: the screen and, for each element index, its miniwob ref
@@ -119,14 +122,16 @@ def dom_to_tree(
             round(top + float(node.height)),
         )
         index = len(elements)
+        looks = _looks(node, tag, classes) if is_leaf and not text and not checkable else ""
+        fill = fills.get(int(node.ref)) if fills else None
+        if fill:
+            looks = f"{looks} fill {fill}".strip()
         elements.append(
             UIElement(
                 index=index,
                 role=_role(tag, is_leaf, classes),
                 text=text,
-                description=_looks(node, tag, classes)
-                if is_leaf and not text and not checkable
-                else "",
+                description=looks,
                 resource_id=str(node.id or ""),
                 bounds=bounds,
                 clickable=is_leaf or tag in _INTERACTIVE or tag.startswith("input_"),

@@ -71,11 +71,15 @@ pointer path. miniwob's MOUSEDOWN/MOVE/MOUSEUP actions each run as a separate We
 action sequence, between which Chromium ends a text selection (jQuery's draggables cope,
 selecting text does not), so a drag runs as one sequence of its own; :func:`step_miniwob`
 executes either kind on any miniwob env, ours or raw."""
-_SELECT_OPTIONS_JS = """
-return Array.from(document.querySelectorAll('select')).map(function (s) {
+_PAGE_EXTRAS_JS = """
+var selects = Array.from(document.querySelectorAll('select')).map(function (s) {
   return [s.dataset.wob_ref === undefined ? null : +s.dataset.wob_ref, s.selectedIndex,
           Array.from(s.options).map(function (o) { return o.text; })];
 });
+var fills = Array.from(document.querySelectorAll('svg *')).filter(function (e) {
+  return e.dataset && e.dataset.wob_ref !== undefined;
+}).map(function (e) { return [+e.dataset.wob_ref, getComputedStyle(e).fill]; });
+return [selects, fills];
 """
 FLIGHT_SIZE = (375, 667)
 MINIWOB_SIZE = (160, 210)
@@ -120,13 +124,14 @@ class MiniWoBTask(Task):
         )
 
     def oracle(self, ctx: PredicateContext) -> Action:
-        from gui_gym.envs.miniwob.oracle import ORACLES
+        from gui_gym.envs.miniwob.oracle import ORACLES, UNSCRIPTED
 
         expert = ORACLES.get(self.task_id)
         if expert is None:
             raise NotImplementedError(
-                f"no oracle for MiniWoB task {self.task_id!r}; tasks with one: "
-                f"{', '.join(sorted(ORACLES))}"
+                f"no oracle for MiniWoB task {self.task_id!r} "
+                f"({UNSCRIPTED.get(self.task_id, 'not scripted')}); "
+                f"{len(ORACLES)} tasks have one: gym.make('GuiGym/MiniWoB-v0', tasks='experts')"
             )
         return expert(ctx)
 
@@ -240,6 +245,14 @@ def miniwob_key(name: str) -> str:
     if prefix and len(key) == 1:
         key = key.lower()
     return prefix + key
+
+
+def _hex_colour(css: str) -> str:
+    """``rgb(255, 0, 0)`` as ``#ff0000``; ``""`` for none or anything else."""
+    m = re.fullmatch(r"rgba?\((\d+),\s*(\d+),\s*(\d+)(?:,\s*([\d.]+))?\)", css.strip())
+    if m is None or (m.group(4) is not None and float(m.group(4)) == 0):
+        return ""
+    return "#" + "".join(f"{int(m.group(i)):02x}" for i in (1, 2, 3))
 
 
 def step_miniwob(backend: Any, action: dict[str, Any]) -> tuple[Any, ...]:
@@ -609,38 +622,43 @@ class MiniWoBEnv(GuiEnv):
         self._pixels = shot if isinstance(shot, np.ndarray) else None
 
     def _screen(self) -> UITree:
+        options, fills = self._page_extras()
         tree, refs, tags = dom_to_tree(
             self._root_dom,
             self.screen_size[0],
             self.screen_size[1],
             name=self._backend_task or "",
-            select_options=self._select_options(),
+            select_options=options,
+            fills=fills,
         )
         self._refs = refs
         self._tags = tags
         return tree
 
-    def _select_options(self) -> dict[int, tuple[int, list[str]]] | None:
-        """The options of the page's ``<select>`` elements (not in miniwob's reading, since
-        they have no box), read only when the page has one."""
+    def _page_extras(self) -> tuple[dict[int, tuple[int, list[str]]], dict[int, str]]:
+        """What miniwob's reading leaves out and a person sees, read with one script only on
+        pages that need it: the options of ``<select>`` elements (they have no box) and the
+        fill colours of SVG shapes (miniwob reads CSS colours, which SVG shapes do not use).
+        """
         stack = [self._root_dom] if self._root_dom is not None else []
-        while stack:
+        needed = False
+        while stack and not needed:
             node = stack.pop()
-            if node.tag == "select":
-                break
+            needed = node.tag in ("select", "svg")
             stack.extend(node.children)
-        else:
-            return None
+        if not needed:
+            return {}, {}
         try:
-            rows = self._backend.instance.driver.execute_script(_SELECT_OPTIONS_JS)
+            selects, fills = self._backend.instance.driver.execute_script(_PAGE_EXTRAS_JS)
         except _selenium_errors() as err:
-            logger.debug("could not read <select> options: %s", err)
-            return None
-        return {
+            logger.debug("could not read <select> options or SVG fills: %s", err)
+            return {}, {}
+        options = {
             int(ref): (int(chosen), [str(t) for t in texts])
-            for ref, chosen, texts in rows
+            for ref, chosen, texts in selects
             if ref is not None
         }
+        return options, {int(ref): _hex_colour(str(fill)) for ref, fill in fills}
 
     def _predicate_state(self) -> MiniWoBState:
         return self._meta
