@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -366,27 +367,40 @@ def test_async_server_path_keeps_one_request_in_flight_per_env() -> None:
 # ---------------------------------------------------------------------- worker processes
 
 
-def _kill_on_reset(env: gym.Env, seed: int) -> Any:
-    """A one-env agent factory (module level: it travels to the worker) that kills its own
-    worker process when the episode's seed is 13."""
-    if seed == 13:
+def _oracle_dying_once(env: gym.Env) -> Any:
+    """A one-env agent factory (module level: it travels to the worker process) that kills
+    its own worker on the split's second task, once (a marker file remembers)."""
+    marker = Path(os.environ["GUI_GYM_TEST_KILL_MARKER"])
+    base = env.unwrapped
+    if base.task.task_id == base._pool[1].task_id and not marker.exists():
+        marker.write_text("killed\n")
         os.kill(os.getpid(), signal.SIGKILL)
-    return make_agent("oracle", env, seed)
+    return make_agent("oracle", env, 0)
 
 
-@pytest.mark.timeout(120)
-def test_a_killed_env_worker_is_reported_restarted_and_its_episode_marked(caplog) -> None:
-    import functools
+@pytest.mark.timeout(180)
+def test_eval_reports_a_killed_env_worker_restarts_it_and_reruns_the_episode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gui_gym.evaluation import evaluate
 
+    monkeypatch.setenv("GUI_GYM_TEST_KILL_MARKER", str(tmp_path / "killed"))
     tasks = _tasks(4)
-    make = functools.partial(gym.make, ENV, split="train")
-    with RolloutEngine(make, _kill_on_reset, num_envs=2, workers="process") as engine:
-        out = engine.run([EpisodeSpec(t, s) for t, s in zip(tasks, [1, 13, 2, 3], strict=True)])
-    assert [t.infra_error is not None for t in out] == [False, True, False, False]
-    assert "env worker" in out[1].infra_error and "died" in out[1].infra_error
-    assert all(t.success for i, t in enumerate(out) if i != 1)
+    kwargs = {"episodes": 4, "env_kwargs": {"split": "train"}, "out": tmp_path / "r.json"}
+    summary, rows = evaluate(
+        ENV, _oracle_dying_once, workers="process", num_envs=2, progress=False, **kwargs
+    )
+    assert [r.infra_error is not None for r in rows] == [False, True, False, False]
+    assert "env worker" in rows[1].infra_error and "died" in rows[1].infra_error
+    assert summary.infra_errors == 1 and summary.episodes == 3 and summary.success_rate == 1.0
     messages = " ".join(r.getMessage() for r in caplog.records)
     assert tasks[1] in messages and "restarted" in messages
+    # the rerun resumes: only the lost episode runs again, and now it succeeds
+    summary, rows = evaluate(
+        ENV, _oracle_dying_once, workers="process", num_envs=1, progress=False, **kwargs
+    )
+    assert summary.infra_errors == 0 and summary.episodes == 4 and summary.success_rate == 1.0
+    assert [r.task_id for r in rows] == tasks
 
 
 def test_run_episode_keeps_an_llm_agents_tokens(tiny_llm: TransformersLLM) -> None:

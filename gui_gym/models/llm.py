@@ -1046,6 +1046,8 @@ class OpenAICompatLLM:
         choice's ``token_ids`` and ``logprobs.content``. Log-probs are kept only when they
         pair one to one with the ids."""
         texts = self._texts(body)
+        if not self.request_tokens:  # no token fields asked for: skip a second parse
+            return [Generation(text=text) for text in texts]
         data = load_json(body)
         choices = sorted(enumerate(data["choices"]), key=lambda pair: pair[1].get("index", pair[0]))
         prompt_ids = _int_list(data.get("prompt_token_ids"))
@@ -1098,6 +1100,8 @@ class OpenAICompatLLM:
                 server's answer is not a chat completion.
         """
         _check_generate_args(prompts, max_new_tokens, temperature, n)
+        if len(prompts) == 1:  # the rollout engine's case: no task to wrap it in
+            return [await self._acomplete(prompts[0], max_new_tokens, temperature, n)]
         return list(
             await asyncio.gather(
                 *(self._acomplete(p, max_new_tokens, temperature, n) for p in prompts)
