@@ -501,7 +501,8 @@ class Phone(SimApp[PhoneState]):
                     description=app.title,
                     resource_id="launcher_icon",
                     clickable=True,
-                    long_clickable=True,
+                    # no long press: its shortcuts menu does nothing here, and with 21 apps
+                    # it would double the launcher's candidate actions
                     handler="phone.launch",
                     handler_arg=app.key,
                 )
