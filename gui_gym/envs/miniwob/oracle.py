@@ -1432,7 +1432,7 @@ def click_pie(ctx: PredicateContext) -> Action:
     if item is not None and (item.bounds[2] - item.bounds[0]) > 2:
         # a point of the item's slice between the pie's centre and its label (a label at
         # the rim can sit outside the slice's clickable shape)
-        hub = _find(screen, lambda e: e.text in ("+", "-") and e.index > 0).center
+        hub = _find(screen, lambda e: e.resource_id.endswith("-spreader")).center
         x, y = item.center
         return Action(
             ActionType.CLICK,
