@@ -457,3 +457,20 @@ def test_the_benchmark_runs_its_llm_arms_beside_the_scripted_ones() -> None:
     # this model calls everything a success: recall 1, and no verdict is invalid
     assert judges["llm digirl-style last-1"]["recall"] == 1.0
     assert all(m["invalid"] == 0 and m["n"] == 3 for m in judges.values())
+
+
+def test_rule_judge_treats_one_probe_finding_what_another_missed_as_complementary() -> None:
+    from gui_gym.models.judge_scripted import RuleJudge
+
+    goal = 'Create a contact named "Zoe Park".'
+    policy = Trace("policy", goal, screens=[_screen("Contacts")], declared_done=True)
+    typed = Claim("policy", "typed Zoe Park", (0,), kind="entered", values=("Zoe Park",))
+    found = Claim("probe 0", "Zoe Park is listed", (1,), kind="shown", values=("Zoe Park",))
+    missed = Claim("probe 1", "Zoe Park not found", (1,), kind="absent", values=("Zoe Park",))
+    judge = RuleJudge()
+    # joint judgment over two probes: what was found stored decides (App. E.3 Stage 2)
+    assert judge.judge(goal, [typed], [found, missed], policy).verdict == "success"
+    # the same two claims from one probe contradict each other: not found wins, as before
+    same = Claim("probe 0", "Zoe Park not found", (1,), kind="absent", values=("Zoe Park",))
+    assert judge.judge(goal, [typed], [found, same], policy).verdict == "failure"
+    assert judge.judge(goal, [typed], [missed], policy).verdict == "failure"
