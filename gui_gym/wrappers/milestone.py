@@ -5,7 +5,7 @@ env: :class:`MilestoneWrapper` for one env, :class:`MilestoneVectorWrapper` for 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -316,6 +316,12 @@ class _MilestoneReward:
                 "reason": "not adaptive" if success else "episode failed",
                 "version": episode.version,
             }
+        return {**self._episode_rewards(episode), "update": update}
+
+    def _episode_rewards(self, episode: _Episode) -> dict[str, Any]:
+        """The end-of-episode credit of a matched episode (Eq. 10/11 and the total)."""
+        trajectory = episode.trajectory
+        success = bool(trajectory.success)
         hits = [bool(s.info["milestone_hit"]) for s in trajectory.steps]
         r_mil = [float(s.info["r_mil"]) for s in trajectory.steps]
         rewards = milestone_step_rewards(
@@ -346,8 +352,48 @@ class _MilestoneReward:
             "hits": [t for t, h in enumerate(hits) if h],
             "episode_rewards": rewards,
             "episode_total_rewards": total,
-            "update": update,
         }
+
+    # -------------------------------------------------------------- batch-level refinement
+
+    def _episode_of(self, trajectory: Trajectory) -> _Episode:
+        """A finished trajectory as an episode of this wrapper (its steps copied, so matching
+        never touches the caller's records)."""
+        task_key = trajectory.instruction if self.key == "instruction" else trajectory.task_id
+        if not task_key:
+            raise ValueError(f"the trajectory has no {self.key} to key the milestones by")
+        copied = replace(trajectory, steps=[replace(s, info={}) for s in trajectory.steps])
+        well_formed = [
+            s.action_valid if self.format_penalty == "rejected" else _parses(s.action)
+            for s in trajectory.steps
+        ]
+        return _Episode(task_key, copied, trajectory.seed, "", [], 0, well_formed=well_formed)
+
+    def refine_from_success(self, trajectory: Trajectory) -> dict[str, Any]:
+        """Initialise (Eq. 6) or refine (Eq. 7) the task's milestones from one successful
+        trajectory and commit them to the store; returns the update (``status``,
+        ``version``).
+
+        A trainer that refines once per batch, as ADMIRE's Algorithm 1 does, runs the wrapper
+        with ``adaptive=False``, calls this with the batch's best success, then scores every
+        trajectory of the batch with :meth:`score_trajectory`, so one group never mixes
+        milestone versions.
+
+        Raises:
+            ValueError: for a trajectory that did not succeed.
+        """
+        if not trajectory.success:
+            raise ValueError("milestones are learned from successful trajectories only")
+        return self._update_store(self._episode_of(trajectory))
+
+    def score_trajectory(self, trajectory: Trajectory) -> dict[str, Any]:
+        """The end-of-episode ``info["milestone"]`` entries (``episode_rewards``,
+        ``episode_total_rewards``, ``hits``, ``version``, ...) of a finished trajectory
+        matched against the task's current milestones; the store is not changed."""
+        episode = self._episode_of(trajectory)
+        self._load_milestones(episode)
+        self._rematch(episode)
+        return self._episode_rewards(episode)
 
     def _update_store(self, episode: _Episode) -> dict[str, Any]:
         """Initialise or refine the task's milestones from a success (Eq. 6 / Eq. 7)."""
