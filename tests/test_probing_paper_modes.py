@@ -130,7 +130,14 @@ def test_condensed_render_leaves_out_home_and_loops_but_keeps_numbers_and_action
 
 
 def test_llm_claim_components_condense_by_default() -> None:
-    env, trace = _contacts()
+    env = gym.make("GuiGym/AndroidWorld-v0", task="ContactsAddContact")
+    env.reset(seed=0)
+    base = env.unwrapped
+    recorder = PolicyTraceRecorder()
+    trace = recorder.start(base, "task")
+    for action in ('OPEN_APP("Contacts")', "HOME()", 'OPEN_APP("Contacts")', "DONE()"):
+        _, _, terminated, _, info = env.step(action)
+        recorder.record(base, info, terminated)
     llm = ScriptedLLM(
         [(r"decisions", '{"decisions": [{"claim": 0, "keep": true, "reason": "r"}]}')],
         default='{"policy_claims": [{"steps": [0], "reasoning": "r", "claim": "c"}]}',
@@ -138,7 +145,11 @@ def test_llm_claim_components_condense_by_default() -> None:
     parts = llm_components(llm)
     parts["claim_extractor"].extract(trace.goal, trace)
     parts["claim_filter"].filter(trace.goal, trace, [Claim("policy", "c", (0,))])
-    assert all("(left out:" in call for call in llm.calls) or not trace.redundant_screens()
+    assert len(llm.calls) == 2
+    assert all("--- Screen 2 --- (left out: the home screen)" in c for c in llm.calls)
+    full = LLMClaimFilter(llm, condense=False)
+    full.filter(trace.goal, trace, [Claim("policy", "c", (0,))])
+    assert "(left out:" not in llm.calls[-1]
 
 
 # ------------------------------------------------------- expectation and plans (Eq. 1)
