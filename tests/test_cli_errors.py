@@ -66,7 +66,17 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("eval", "env_arg"): ["max_steps", "nope=1", "max_steps=-1", "task=nope", "split=3"],
     ("eval", "sop"): [["eval", "--sop"], ["eval", "GuiGym/WikiHow-v0", "--sop"]],
     ("eval", "dataset"): [["eval", "--sop", "--dataset", "{tmp}/none"]],
-    ("eval", "matcher"): [["eval", "--sop", "--dataset", "{dataset}", "--matcher", "lose"]],
+    ("eval", "matcher"): [
+        ["eval", "--sop", "--dataset", "{dataset}", "--matcher", "lose"],
+        ["eval", "--offline", "--dataset", "{dataset}", "--matcher", "exact"],
+        ["eval", "GuiGym/WikiHow-v0", "--matcher", "strict"],
+    ],
+    ("eval", "offline"): [
+        ["eval", "--offline"],
+        ["eval", "GuiGym/WikiHow-v0", "--offline", "--dataset", "{dataset}"],
+        ["eval", "--offline", "--sop", "--dataset", "{dataset}"],
+        ["eval", "--offline", "--dataset", "{dataset}", "--agent", "llm", "--model", "{tmp}"],
+    ],
     ("eval", "model"): [
         "{model}",  # a model with a built-in agent
         ["eval", "GuiGym/WikiHow-v0", "--agent", "llm"],
