@@ -11,10 +11,10 @@ from typing import Any
 
 from tests.tiny_llm import tiny_gpt2
 
-TASK = "send_a_certified_letter-references"
-RIGHT = 'INPUT(0, "send a certified letter")'
+TASK = "plan_a_backpacking_trip-references"
+RIGHT = 'INPUT(0, "plan a backpacking trip")'
 ACTIONS = [RIGHT, 'INPUT(0, "letter")', "CLICK(1)", "CLICK(4)", "SCROLL(down)", "GOBACK()"]
-PROMPT = "Task: send a certified letter"
+PROMPT = "Task: plan a backpacking trip"
 PROMPT_LINE = f"user: {PROMPT}"  # how TransformersLLM renders it without a chat template
 
 
@@ -56,7 +56,11 @@ def make_env() -> Any:
 
     if not _DATASET:
         _DATASET.append(ExpertDataset.load(SAMPLE_DATASET))
-    return SemiOnlineReplayEnv(_DATASET[0], trajectory=0, epsilon=0, max_steps=1)
+    # one-token completions carry no <think> block: score the bare action (UI-S1's format
+    # reward would otherwise pay 0 for every completion, and nothing could be learned)
+    return SemiOnlineReplayEnv(
+        _DATASET[0], trajectory=0, epsilon=0, max_steps=1, require_think=False
+    )
 
 
 def right_action_logprob(trainer: Any) -> float:
