@@ -55,12 +55,12 @@ class Args:
     held_out_tasks: int = 6
     max_oracle_steps: int = 3  # the subset: tasks the oracle solves in at most this many steps
     max_steps: int = 5
-    sft_epochs: int = 12
-    sft_lr: float = 2e-3
+    sft_epochs: int = 40
+    sft_lr: float = 3e-3
     iterations: int = 10
     eval_every: int = 5
     group_size: int = 4
-    learning_rate: float = 1e-3
+    learning_rate: float = 5e-4
     max_new_tokens: int = 24
     temperature: float = 1.0
     device: str = "cpu"
@@ -148,7 +148,8 @@ def run_arm(
         model=sft_model,
         reward="outcome" if replay else reward,
         settings=settings,
-        env_kwargs={"dataset": str(dataset)}
+        # the default prompt writes no <think> block: UI-S1's format term must not need one
+        env_kwargs={"dataset": str(dataset), "require_think": False}
         if replay
         else {"split": "train", "max_steps": args.max_steps},
         tasks=None if replay else tasks["train"],
@@ -209,6 +210,51 @@ def plot(result: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def summarise(
+    args: Args,
+    tasks: dict[str, list[str]],
+    before_sft: dict[str, float],
+    sft: dict[str, Any],
+    runs: list[dict[str, Any]],
+    seconds: float,
+) -> dict[str, Any]:
+    """Mean curves per arm over its seeds; writes the JSON and the figure."""
+    arms: dict[str, Any] = {}
+    for arm in dict.fromkeys(r["arm"] for r in runs):
+        mine = [r for r in runs if r["arm"] == arm]
+        points = sorted({p["iteration"] for r in mine for p in r["curve"]})
+        mean_curve = []
+        for point in points:
+            rows = [p for r in mine for p in r["curve"] if p["iteration"] == point]
+            mean_curve.append(
+                {
+                    "iteration": point,
+                    "train": sum(p["train"] for p in rows) / len(rows),
+                    "held_out": sum(p["held_out"] for p in rows) / len(rows),
+                }
+            )
+        arms[arm] = {
+            "seeds": [r["seed"] for r in mine],
+            "mean_curve": mean_curve,
+            "final": mean_curve[-1] if mean_curve else None,
+        }
+    result = {
+        "args": asdict(args),
+        "tasks": tasks,
+        "before_sft": before_sft,
+        "sft": sft,
+        "arms": arms,
+        "runs": runs,
+        "seconds": seconds,
+        "device": args.device,
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "llm_learning.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot(result, out / "llm_learning.png")
+    return result
+
+
 def main(args: Args) -> dict[str, Any]:
     import torch
 
@@ -227,15 +273,16 @@ def main(args: Args) -> dict[str, Any]:
     }
     print(f"tasks: {tasks}", flush=True)
     dataset = work / "oracle"
-    record_dataset(
-        ENV_ID,
-        "oracle",
-        episodes=len(tasks["train"]),
-        out=dataset,
-        tasks=tasks["train"],
-        env_kwargs={"split": "train", "max_steps": args.max_steps},
-        progress=False,
-    )
+    if not (dataset / "manifest.json").exists():  # a --work folder is reused as it is
+        record_dataset(
+            ENV_ID,
+            "oracle",
+            episodes=len(tasks["train"]),
+            out=dataset,
+            tasks=tasks["train"],
+            env_kwargs={"split": "train", "max_steps": args.max_steps},
+            progress=False,
+        )
     base = build_tiny_policy(work / "base", env_texts(ENV_ID), n_positions=2048)
     sft_model = work / "sft"
     report = train_sft(
@@ -258,41 +305,14 @@ def main(args: Args) -> dict[str, Any]:
         "held_out": success_rate(base_llm, tasks["held_out"], args.max_steps, args.max_new_tokens),
     }
     print(f"before SFT {before_sft}; after SFT {sft}", flush=True)
-    runs = [
-        run_arm(arm, seed, sft_model, dataset, tasks, args)
-        for arm in args.arms
-        for seed in args.seeds
-    ]
-    arms: dict[str, Any] = {}
+    runs: list[dict[str, Any]] = []
+    result: dict[str, Any] = {}
     for arm in args.arms:
-        mine = [r for r in runs if r["arm"] == arm]
-        points = sorted({p["iteration"] for r in mine for p in r["curve"]})
-        mean_curve = []
-        for point in points:
-            rows = [p for r in mine for p in r["curve"] if p["iteration"] == point]
-            mean_curve.append(
-                {
-                    "iteration": point,
-                    "train": sum(p["train"] for p in rows) / len(rows),
-                    "held_out": sum(p["held_out"] for p in rows) / len(rows),
-                }
-            )
-        arms[arm] = {"mean_curve": mean_curve, "final": mean_curve[-1] if mean_curve else None}
-    result = {
-        "args": asdict(args),
-        "tasks": tasks,
-        "before_sft": before_sft,
-        "sft": sft,
-        "arms": arms,
-        "runs": runs,
-        "seconds": time.perf_counter() - started,
-        "device": args.device,
-    }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "llm_learning.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot(result, out / "llm_learning.png")
-    print(json.dumps({"sft": sft, "final": {a: s["final"] for a, s in arms.items()}}, indent=1))
+        for seed in args.seeds:
+            runs.append(run_arm(arm, seed, sft_model, dataset, tasks, args))
+            # written after every run, so an interrupted benchmark keeps what it measured
+            result = summarise(args, tasks, before_sft, sft, runs, time.perf_counter() - started)
+    print(json.dumps({"sft": sft, "final": {a: s["final"] for a, s in result["arms"].items()}}))
     return result
 
 

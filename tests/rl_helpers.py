@@ -11,10 +11,19 @@ from typing import Any
 
 from tests.tiny_llm import tiny_gpt2
 
-TASK = "plan_a_backpacking_trip-references"
-RIGHT = 'INPUT(0, "plan a backpacking trip")'
+
+def _first_expert_step() -> tuple[str, str]:
+    """Task id and first expert action of the bundled sample dataset's trajectory 0."""
+    from gui_gym.envs.replay import SAMPLE_DATASET
+    from gui_gym.envs.replay.dataset import ExpertDataset
+
+    first = ExpertDataset.load(SAMPLE_DATASET)[0]
+    return first.task_id, str(first.steps[0].action)
+
+
+TASK, RIGHT = _first_expert_step()
 ACTIONS = [RIGHT, 'INPUT(0, "letter")', "CLICK(1)", "CLICK(4)", "SCROLL(down)", "GOBACK()"]
-PROMPT = "Task: plan a backpacking trip"
+PROMPT = "Task: take the first step of the recorded task"
 PROMPT_LINE = f"user: {PROMPT}"  # how TransformersLLM renders it without a chat template
 
 
@@ -56,8 +65,7 @@ def make_env() -> Any:
 
     if not _DATASET:
         _DATASET.append(ExpertDataset.load(SAMPLE_DATASET))
-    # one-token completions carry no <think> block: score the bare action (UI-S1's format
-    # reward would otherwise pay 0 for every completion, and nothing could be learned)
+    # no <think> block required: the completion is the bare action (UI-S1 App. H asks for one)
     return SemiOnlineReplayEnv(
         _DATASET[0], trajectory=0, epsilon=0, max_steps=1, require_think=False
     )

@@ -214,3 +214,24 @@ def test_advantage_and_logprob_shapes(name: str, folder: Path, tmp_path: Path) -
         assert stats["kl"] >= 0.0 and math.isfinite(stats["pg_loss"])
         # the sampler's log-probs and the scorer's agree on the ids it sampled
         assert stats["logprob_drift"] < 1e-4
+
+
+def test_lora_run_uses_the_base_model_as_reference(folder: Path, tmp_path: Path) -> None:
+    require("peft", "llm")
+    algorithm, defaults = build("grpo")
+    config = config_for(
+        defaults,
+        folder,
+        tmp_path,
+        iterations=2,
+        lora=True,
+        lora_r=4,
+        kl_coef=0.1,
+        learning_rate=5e-2,
+    )
+    trainer = Trainer(config, algorithm, prompt=one_step_prompt)
+    assert trainer.policy.reference is None  # the adapter switched off is the reference
+    first, second = trainer.train()
+    # LoRA's B matrices start at zero: the policy starts as the reference, KL 0
+    assert first["kl"] == pytest.approx(0.0, abs=1e-6)
+    assert second["kl"] > 0.0

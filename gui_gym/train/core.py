@@ -857,6 +857,7 @@ class Trainer:
         turns = self.algorithm.advantages(self, groups, iteration)
         metrics.update(self.update(turns))
         metrics["lr"] = self.scheduler.get_last_lr()[0]
+        metrics.update(self.algorithm.state_dict())  # running counters (dropped groups, ...)
         with warnings.catch_warnings():
             # the schedule runs per iteration, also one where no group taught anything and
             # the optimizer did not step
