@@ -176,7 +176,7 @@ def plot_judge_accuracy(result: dict[str, Any], path: Path) -> list[str]:
             ax.bar([i + (j - 1) * 0.26 for i in range(len(names))], values, 0.26, label=metric)
         for name in names:
             lines.append(
-                f"  {name:<22} " + "  ".join(f"{m} {_fmt(judges[name][m])}" for m in metrics)
+                f"  {name:<40} " + "  ".join(f"{m} {_fmt(judges[name][m])}" for m in metrics)
             )
         ax.set_xticks(range(len(names)), names, fontsize=7, rotation=20)
         ax.set_ylim(0, 1.02)
