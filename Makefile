@@ -3,21 +3,33 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.gui-gym-installed
+CORE_STAMP := $(VENV)/.gui-gym-core-installed
 
-.PHONY: setup browser demo test lint format bench bench-rewards clean
+.PHONY: setup setup-core browser demo test lint format bench bench-rewards clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh $(VENV)
-	touch $(STAMP)
+	touch $(STAMP) $(CORE_STAMP)
+
+# The core install and WebShop's search: all `make demo` needs (seconds, no torch).
+setup-core: $(CORE_STAMP)
+
+$(CORE_STAMP): pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh $(VENV) demo
+	touch $(CORE_STAMP)
 
 # Chromium + ChromeDriver for MiniWoB++ (installed when root and missing; cheap otherwise).
 browser:
 	bash scripts/install_browser.sh
 
-demo: setup
-	$(PY) examples/benchmark_agent.py --env-id GuiGym/WikiHow-v0 --agents random oracle --split test
+# Random vs oracle on three simulated benchmarks in one table, then one episode with ADMIRE's
+# milestone reward stacked, each step's shaped reward split into its components.
+demo: setup-core
+	$(PY) examples/benchmark_agent.py --env-id GuiGym/WikiHow-v0 GuiGym/AndroidWorld-v0 \
+		GuiGym/WebShop-v0 --agents random oracle --split test --limit 40 --summary
+	$(PY) examples/shaped_rewards.py
 
 test: setup browser
 	$(VENV)/bin/ruff check gui_gym tests examples benchmarks scripts

@@ -5,6 +5,7 @@ rate, mean steps, the first failure's reason) and the summary.
 
     nice -n 10 python benchmarks/bench_miniwob_experts.py --seeds 10 \\
         --out benchmarks/results/miniwob_experts.json
+    python benchmarks/bench_miniwob_experts.py --markdown benchmarks/results/miniwob_experts.json
 """
 
 from __future__ import annotations
@@ -64,13 +65,32 @@ def run_task(env: gym.Env, name: str, seeds: list[int], max_steps: int) -> dict:
     }
 
 
+def markdown_table(result: dict) -> str:
+    """The result as docs/miniwob.md's table: one row per task, the worst first."""
+    lines = [
+        f"| task | success ({len(result['seeds'])} seeds) | mean steps | first failure |",
+        "|---|---|---|---|",
+    ]
+    for row in sorted(result["rows"], key=lambda r: (r["success_rate"], r["task"])):
+        steps = f"{row['mean_steps']:.1f}" if row["mean_steps"] is not None else "-"
+        failure = (row["failures"] or [""])[0].replace("|", "/")[:90]
+        lines.append(f"| {row['task']} | {row['success_rate']:.0%} | {steps} | {failure} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=10, help="episodes per task (seeds 0..N-1)")
     parser.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
     parser.add_argument("--max-steps", type=int, default=60)
     parser.add_argument("--out", type=Path, default=None, help="write the JSON here")
+    parser.add_argument(
+        "--markdown", type=Path, default=None, help="print this result JSON as a table, run nothing"
+    )
     args = parser.parse_args(argv)
+    if args.markdown is not None:
+        print(markdown_table(json.loads(args.markdown.read_text())))
+        return 0
     names = [n for n in args.tasks.split(",") if n] or list(MINIWOB_TASKS)
     unknown = [n for n in names if n not in MINIWOB_TASKS]
     if unknown:

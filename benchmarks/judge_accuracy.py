@@ -3,10 +3,16 @@
 Part 1, judge accuracy (ProRe Table 2 style). A mixed pool of episodes on test tasks, from
 the scripted expert (``oracle``), the expert with slips (``fallible``: random actions,
 premature DONE, wrong answers) and a random agent that sometimes says DONE, is judged by
-four judges built from the same scripted components: trajectory-only (no probing), ProRe
-with one probe, ProRe with three parallel probes and a majority vote, and three rounds of
-iterative probing with a vote. Their verdicts are compared with the env's true outcome:
-accuracy, precision, recall, F1.
+judges built from the same scripted components (``JUDGES``): trajectory-only (no probing);
+ProRe with one probe; three parallel probes judged jointly (the paper's) or voted (ours);
+three iterative rounds with a vote (the paper's); our options (8-15 step budget, one app
+per probe instead of sequential sub-goals, the grounded claim filter on both traces);
+Table 4's ablations (no probing / rule-prompt probing / scheduled probing, each with the
+raw-observation judge instead of chain-of-claims); and Table 2's trajectory-only baselines
+after DigiRL and WebRL (last screen or full trajectory; by rules here, their LLM prompts are
+``models.judge_llm.LLMTrajectoryJudge``). Verdicts are compared with the env's true
+outcome: accuracy, precision, recall, F1. It also measures how much of the text an LLM
+would read ProRe's trace condensing (Sec. 3.4) leaves out.
 
 Part 2, test-time scaling (ProRe App. B). ``BestOfTrialsAgent`` retries the fallible policy
 up to N times on forks of each test task's start and submits the first trial the judge
@@ -16,9 +22,16 @@ measured true-positive and true-negative rates, once with the policy's pooled su
 (the lemma as stated) and once averaged over tasks with each task's own success rate; the
 paper's printed form is shown too.
 
+With ``--llm-model PATH`` (a local transformers model, ``--device cuda``) or ``--llm-url URL
+--llm-name NAME`` (an OpenAI-compatible server) the LLM arms run too, on every
+``--llm-every``-th episode (``LLM_JUDGES``: trajectory-only and ProRe-1 with the LLM
+components, Table 4's raw-observation ablations, and Table 2's DigiRL/WebRL-style
+trajectory judges), summarised beside the scripted arms on the same episodes.
+
 Usage: python benchmarks/judge_accuracy.py [--out benchmarks/results/judge_accuracy.json]
        [--plot benchmarks/results/judge_accuracy.png] [--aw-seeds 3] [--wikihow-tasks 150]
-       [--tts-n 5] [--quick]
+       [--tts-n 5] [--quick] [--llm-model PATH --device cuda | --llm-url URL --llm-name M]
+       [--llm-every 10]
 """
 
 from __future__ import annotations
@@ -42,7 +55,15 @@ from gui_gym.agents import BestOfTrialsAgent, FallibleOracleAgent, OracleAgent, 
 from gui_gym.core.trajectory import atomic_write_text, json_default
 from gui_gym.envs.androidworld.tasks import TASKS
 from gui_gym.models.judge import PolicyTraceRecorder, ProReJudge, Trace
-from gui_gym.models.judge_scripted import scripted_components
+from gui_gym.models.judge_llm import LLMRawJudge, LLMTrajectoryJudge, llm_components
+from gui_gym.models.judge_scripted import (
+    RuleClaimFilter,
+    RulePromptReasoner,
+    RuleRawJudge,
+    RuleTrajectoryJudge,
+    ScriptedReasoner,
+    scripted_components,
+)
 from gui_gym.rewards.probing import (
     judge_metrics,
     lemma1_paper_form,
@@ -52,11 +73,66 @@ from gui_gym.rewards.probing import (
 
 JUDGES: dict[str, dict[str, Any]] = {
     "trajectory-only": {"n_probes": 0},
-    "prore-1": {"n_probes": 1},  # ProRe's budget: as many steps as the policy took
+    "prore-1": {"n_probes": 1},  # ProRe's defaults throughout
+    "prore-3-parallel": {"n_probes": 3, "mode": "parallel"},  # joint judgment (paper)
+    "prore-3-iterative": {"n_probes": 3, "mode": "iterative"},  # majority vote (paper)
+    # our options
     "prore-1 budget 8-15 (ours)": {"n_probes": 1, "probe_steps": 15, "probe_steps_min": 8},
-    "prore-3-parallel": {"n_probes": 3, "mode": "parallel"},
-    "prore-3-iterative": {"n_probes": 3, "mode": "iterative"},
+    "prore-3-parallel vote (ours)": {"n_probes": 3, "aggregation": "vote"},
+    "prore-1 one app per probe (ours)": {
+        "n_probes": 1,
+        "reasoner": ScriptedReasoner(sub_goals=False),
+    },
+    "prore-1 grounded filter on both (ours)": {
+        "n_probes": 1,
+        "claim_filter": RuleClaimFilter("grounded"),
+        "filter_policy_claims": True,
+    },
+    # ProRe Table 4 ablations (rows 1-3; row 4 is prore-1, row 5 prore-3-iterative)
+    "t4 no probing, raw judge": {"n_probes": 0, "raw_judge": RuleRawJudge()},
+    "t4 rule-prompt probing, raw judge": {
+        "n_probes": 1,
+        "reasoner": RulePromptReasoner(),
+        "raw_judge": RuleRawJudge(),
+    },
+    "t4 scheduled probing, raw judge": {"n_probes": 1, "raw_judge": RuleRawJudge()},
+    "t4 rule-prompt probing, claims": {"n_probes": 1, "reasoner": RulePromptReasoner()},
 }
+
+BASELINES: dict[str, RuleTrajectoryJudge] = {
+    # ProRe Table 2's trajectory-only baselines ("Last N States": 1 or Full)
+    "digirl-style last-1": RuleTrajectoryJudge("digirl", 1),
+    "digirl-style full": RuleTrajectoryJudge("digirl", None),
+    "webrl-style last-1": RuleTrajectoryJudge("webrl", 1),
+    "webrl-style full": RuleTrajectoryJudge("webrl", None),
+}
+
+ALL_JUDGES = [*JUDGES, *BASELINES]
+
+
+def llm_judges(llm: Any) -> dict[str, Any]:
+    """The LLM arms on one model: ProRe's components, Table 4's ablations, Table 2's
+    trajectory-only baselines."""
+
+    def prore(**kwargs: Any) -> ProReJudge:
+        return ProReJudge(**{**llm_components(llm), **kwargs})
+
+    return {
+        "llm trajectory-only": prore(n_probes=0),
+        "llm prore-1": prore(n_probes=1),
+        "llm t4 no probing, raw judge": prore(n_probes=0, raw_judge=LLMRawJudge(llm)),
+        "llm t4 rule-prompt probing, raw judge": prore(
+            n_probes=1, reasoner=RulePromptReasoner(), raw_judge=LLMRawJudge(llm)
+        ),
+        "llm t4 scheduled probing, raw judge": prore(n_probes=1, raw_judge=LLMRawJudge(llm)),
+        "llm digirl-style last-1": LLMTrajectoryJudge(llm, "digirl", 1),
+        "llm digirl-style full": LLMTrajectoryJudge(llm, "digirl", None),
+        "llm webrl-style last-1": LLMTrajectoryJudge(llm, "webrl", 1),
+        "llm webrl-style full": LLMTrajectoryJudge(llm, "webrl", None),
+    }
+
+
+PLOTTED = ["trajectory-only", "webrl-style full", "prore-1", "prore-3-parallel"]
 
 POLICIES: dict[str, Callable[[gym.Env, int], Any]] = {
     "oracle": lambda env, seed: OracleAgent(env),
@@ -67,8 +143,11 @@ POLICIES: dict[str, Callable[[gym.Env, int], Any]] = {
 }
 
 
-def make_judge(name: str) -> ProReJudge:
-    return ProReJudge(**scripted_components(), **JUDGES[name])
+def make_judge(name: str) -> Any:
+    """The judge ``name`` of :data:`JUDGES` (a ProReJudge) or :data:`BASELINES`."""
+    if name in BASELINES:
+        return BASELINES[name]
+    return ProReJudge(**{**scripted_components(), **JUDGES[name]})
 
 
 def play(env: gym.Env, agent: Any, seed: int, task: str | None = None) -> tuple[Trace, bool]:
@@ -111,11 +190,17 @@ def env_for(env_id: str, task: str | None) -> gym.Env:
 
 
 def judge_accuracy(
-    aw_seeds: int, wikihow_tasks: int, aw_tasks: list[str] | None = None
+    aw_seeds: int,
+    wikihow_tasks: int,
+    aw_tasks: list[str] | None = None,
+    llm: Any = None,
+    llm_every: int = 10,
 ) -> dict[str, Any]:
-    judges = {name: make_judge(name) for name in JUDGES}
+    judges = {name: make_judge(name) for name in ALL_JUDGES}
+    with_llm = llm_judges(llm) if llm is not None else {}
     rows: list[dict[str, Any]] = []
     timing: dict[str, float] = defaultdict(float)
+    chars = {"full": 0, "condensed": 0}
     k = 0
     for benchmark in ("androidworld", "wikihow"):
         for env_id, task, seed in episodes(benchmark, aw_seeds, wikihow_tasks, aw_tasks):
@@ -137,6 +222,16 @@ def judge_accuracy(
                     report = judge.judge_episode(env.unwrapped, trace)
                     timing[name] += time.perf_counter() - start
                     row[name] = report.verdict
+                    if name == "prore-1":  # what an LLM would read: policy and probe traces
+                        traces = [trace] + [p.trace for p in report.probes if p.trace]
+                        for t in traces:
+                            chars["full"] += len(t.render(3000))
+                            chars["condensed"] += len(t.render(3000, condense=True))
+                if with_llm and (k - 1) % llm_every == 0:
+                    for name, judge in with_llm.items():
+                        start = time.perf_counter()
+                        row[name] = judge.judge_episode(env.unwrapped, trace).verdict
+                        timing[name] += time.perf_counter() - start
                 rows.append(row)
     summary: dict[str, Any] = {}
     for scope in ("androidworld", "wikihow", "all"):
@@ -155,7 +250,7 @@ def judge_accuracy(
                     ).as_dict(),
                     "invalid": sum(r[name] == "invalid" for r in selected),
                 }
-                for name in JUDGES
+                for name in ALL_JUDGES
             },
         }
     # where probing changed the trajectory-only verdict, and who was right
@@ -171,7 +266,7 @@ def judge_accuracy(
                 for r in rows
             ),
         }
-        for name in JUDGES
+        for name in ALL_JUDGES
         if name != "trajectory-only"
     }
     # AndroidWorld by template, WikiHow by task kind (the suffix of its task id)
@@ -186,16 +281,38 @@ def judge_accuracy(
     per_task: dict[str, dict[str, float]] = {
         key: {
             name: float(np.mean([(g[name] == "success") == g["success"] for g in group]))
-            for name in JUDGES
+            for name in ALL_JUDGES
         }
         | {"episodes": len(group)}
         for key, group in sorted(grouped.items())
     }
+    llm_summary: dict[str, Any] = {}
+    if with_llm:
+        judged = [r for r in rows if "llm prore-1" in r]
+        truth = [r["success"] for r in judged]
+        llm_summary = {
+            "episodes": len(judged),
+            "every": llm_every,
+            "true_success_rate": float(np.mean(truth)) if judged else None,
+            "judges": {
+                name: {
+                    **judge_metrics([r[name] == "success" for r in judged], truth).as_dict(),
+                    "invalid": sum(r[name] == "invalid" for r in judged),
+                    "seconds_per_episode": timing[name] / max(1, len(judged)),
+                }
+                for name in [*with_llm, *ALL_JUDGES]
+            },
+        }
     return {
         "summary": summary,
+        "llm": llm_summary,
         "probing_changed_verdicts": flips,
         "per_task_accuracy": per_task,
-        "seconds_per_episode": {name: timing[name] / max(1, len(rows)) for name in JUDGES},
+        "seconds_per_episode": {name: timing[name] / max(1, len(rows)) for name in ALL_JUDGES},
+        "trace_condensing": {
+            **chars,
+            "left_out_fraction": 1 - chars["condensed"] / max(1, chars["full"]),
+        },
         "episodes": rows,
     }
 
@@ -293,7 +410,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    names = list(JUDGES)
+    names = PLOTTED
     for ax, scope in zip(axes[:2], ("androidworld", "wikihow")):
         judges = result["accuracy"]["summary"][scope]["judges"]
         x = np.arange(len(names))
@@ -367,12 +484,32 @@ def main() -> None:
     parser.add_argument("--tts-wikihow-tasks", type=int, default=100)
     parser.add_argument("--aw-tasks", nargs="*", default=None, help="AndroidWorld templates")
     parser.add_argument("--quick", action="store_true", help="a few episodes, for a smoke test")
+    parser.add_argument("--llm-model", help="local transformers model folder for the LLM arms")
+    parser.add_argument("--device", default=None, help="device of --llm-model (cuda, cpu)")
+    parser.add_argument("--llm-url", help="OpenAI-compatible server (with --llm-name)")
+    parser.add_argument("--llm-name", help="model name on --llm-url")
+    parser.add_argument("--llm-every", type=int, default=10, help="LLM arms on every N-th episode")
     args = parser.parse_args()
     if args.quick:
         args.aw_seeds, args.wikihow_tasks = 1, 6
         args.tts_aw_seeds, args.tts_wikihow_tasks, args.tts_n = 1, 3, 3
     start = time.perf_counter()
-    accuracy = judge_accuracy(args.aw_seeds, args.wikihow_tasks, args.aw_tasks)
+    llm = None
+    if args.llm_model:
+        from gui_gym.models.llm import TransformersLLM
+
+        llm = TransformersLLM(args.llm_model, device=args.device)
+    elif args.llm_url:
+        from gui_gym.models.llm import OpenAICompatLLM
+
+        if not args.llm_name:
+            parser.error("--llm-url needs --llm-name")
+        llm = OpenAICompatLLM(args.llm_name, args.llm_url)
+    if args.llm_every < 1:
+        parser.error("--llm-every must be >= 1")
+    accuracy = judge_accuracy(
+        args.aw_seeds, args.wikihow_tasks, args.aw_tasks, llm=llm, llm_every=args.llm_every
+    )
     t_accuracy = time.perf_counter() - start
     tts = test_time_scaling(args.tts_aw_seeds, args.tts_wikihow_tasks, args.tts_n, args.aw_tasks)
     result = {
@@ -408,12 +545,29 @@ def print_report(result: dict[str, Any]) -> None:
         print(
             f"\n{scope}: {data['episodes']} episodes, true success {data['true_success_rate']:.1%}"
         )
-        print(f"  {'judge':<20} {'acc':>6} {'prec':>6} {'recall':>6} {'f1':>6}")
+        print(f"  {'judge':<40} {'acc':>6} {'prec':>6} {'recall':>6} {'f1':>6}")
         for name, m in data["judges"].items():
             print(
-                f"  {name:<20} {_f(m['accuracy']):>6} {_f(m['precision']):>6} "
+                f"  {name:<40} {_f(m['accuracy']):>6} {_f(m['precision']):>6} "
                 f"{_f(m['recall']):>6} {_f(m['f1']):>6}"
             )
+    llm = result["accuracy"]["llm"]
+    if llm:
+        print(
+            f"\nLLM arms on every {llm['every']}th episode ({llm['episodes']} episodes), "
+            "beside the scripted arms on the same episodes"
+        )
+        print(f"  {'judge':<40} {'acc':>6} {'prec':>6} {'recall':>6} {'f1':>6} {'inv':>4}")
+        for name, m in llm["judges"].items():
+            print(
+                f"  {name:<40} {_f(m['accuracy']):>6} {_f(m['precision']):>6} "
+                f"{_f(m['recall']):>6} {_f(m['f1']):>6} {m['invalid']:>4}"
+            )
+    condensing = result["accuracy"]["trace_condensing"]
+    print(
+        f"\ntrace condensing (Sec. 3.4): {condensing['left_out_fraction']:.1%} of the rendered "
+        f"trace text left out ({condensing['full']} -> {condensing['condensed']} characters)"
+    )
     tts = result["test_time_scaling"]
     for name, data in tts["judges"].items():
         print(

@@ -32,6 +32,7 @@ an OpenAI-compatible server (``--llm-base-url``, ``--llm-model``) with the appen
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import time
@@ -44,7 +45,7 @@ import numpy as np
 import torch
 import tyro
 
-import gui_gym  # noqa: F401  (registers the ids)
+import gui_gym  # registers the ids
 from gui_gym.agents import OracleAgent
 from gui_gym.core.actions import describe
 from gui_gym.models.embed import default_embedder
@@ -57,6 +58,10 @@ from gui_gym.models.milestones import (
 from gui_gym.rewards.milestones import step_grpo_advantages
 from gui_gym.wrappers import MilestoneWrapper
 
+MAX_CANDIDATE_TOKENS = 128
+"""A candidate's description is scored on its first tokens (AndroidWorld's typed texts can be
+long; the tiny model has positions for the prompt plus this many)."""
+
 
 @dataclass
 class Args:
@@ -64,10 +69,11 @@ class Args:
     """the env to train on"""
     split: str = "train"
     """task split"""
-    category: str | None = "Cross-Page"
-    """task category (None: all); the ranking policy cannot answer QA questions"""
+    category: str | None = "auto"
+    """task category (None: all; auto: Cross-Page on WikiHow, whose QA questions the ranking
+    policy cannot answer, all elsewhere). AndroidWorld's categories are apps (clock, ...)"""
     num_tasks: int = 4
-    """distinct training tasks (the first N of the split and category)"""
+    """distinct training tasks (the first N of the env's list for the split and category)"""
     tasks_per_iteration: int = 2
     """tasks sampled per iteration (4 in the paper)"""
     group_size: int = 4
@@ -156,7 +162,7 @@ def load_model(args: Args, device: str):
         tokenizer = char_tokenizer()
         config = GPT2Config(
             vocab_size=len(tokenizer),
-            n_positions=args.max_prompt_tokens + 128,
+            n_positions=args.max_prompt_tokens + MAX_CANDIDATE_TOKENS,
             n_embd=64,
             n_layer=2,
             n_head=2,
@@ -186,6 +192,10 @@ class CandidatePolicy:
         self.device = device
         self.max_prompt_tokens = max_prompt_tokens
         self.temperature = temperature
+        # transformers 5.x renames forward's `past_key_values` to `cache` (the old name goes
+        # in 5.40); 4.x knows only the old one
+        forward = inspect.signature(model.forward).parameters
+        self.cache_keyword = "cache" if "cache" in forward else "past_key_values"
 
     @staticmethod
     def prompt(observation: dict[str, Any], history: list[str]) -> str:
@@ -207,11 +217,12 @@ class CandidatePolicy:
         tok, device = self.tokenizer, self.device
         prompt_ids = tok(prompt, add_special_tokens=False)["input_ids"][-self.max_prompt_tokens :]
         rows = [
-            tok(" " + c, add_special_tokens=False)["input_ids"] or [tok.pad_token_id]
+            tok(" " + c, add_special_tokens=False)["input_ids"][:MAX_CANDIDATE_TOKENS]
+            or [tok.pad_token_id]
             for c in candidates
         ]
         prefix = self.model(input_ids=torch.tensor([prompt_ids], device=device), use_cache=True)
-        cache = prefix.past_key_values
+        cache = getattr(prefix, "cache", None) or prefix.past_key_values
         cache.batch_repeat_interleave(len(rows))
         width = max(len(r) for r in rows)
         ids = torch.full((len(rows), width), tok.pad_token_id, dtype=torch.long)
@@ -227,7 +238,9 @@ class CandidatePolicy:
             ],
             dim=1,
         )
-        logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache).logits
+        logits = self.model(
+            input_ids=ids, attention_mask=mask, **{self.cache_keyword: cache}
+        ).logits
         # token j of a candidate is predicted by the prompt's last position (j = 0) or by
         # candidate position j - 1
         first = prefix.logits[:, -1:].expand(len(rows), 1, -1)
@@ -238,8 +251,17 @@ class CandidatePolicy:
         return torch.log_softmax(scores / self.temperature, dim=-1)
 
 
+def category_of(args: Args) -> str | None:
+    """The category to train on: ``auto`` is Cross-Page on WikiHow, every category elsewhere."""
+    if args.category != "auto":
+        return args.category
+    return "Cross-Page" if args.env_id == "GuiGym/WikiHow-v0" else None
+
+
 def make_env(args: Args, embedder) -> MilestoneWrapper:
-    env = gym.make(args.env_id, split=args.split, category=args.category, max_steps=args.max_steps)
+    env = gym.make(
+        args.env_id, split=args.split, category=category_of(args), max_steps=args.max_steps
+    )
     if args.generator == "llm":
         generator = LLMMilestoneGenerator(OpenAICompatLLM(args.llm_model, args.llm_base_url))
     else:
@@ -303,33 +325,69 @@ def ppo_update(policy: CandidatePolicy, optimizer, steps: list[StepRecord], args
     return float(np.mean(losses)) if losses else 0.0
 
 
+def refuse(args: Args) -> str | None:
+    """Why this run cannot work (checked before anything is loaded), or None."""
+    if args.env_id in gui_gym.REPLAY_ENV_IDS:
+        return f"{args.env_id} replays an expert dataset; ADMIRE needs an env that samples tasks"
+    if args.env_id not in gym.registry:
+        return f"unknown env id {args.env_id!r}; see gui-gym list"
+    try:
+        gym.make(
+            args.env_id, split=args.split, category=category_of(args), max_steps=args.max_steps
+        ).close()
+    except (ValueError, KeyError, gym.error.DependencyNotInstalled) as err:
+        return f"{args.env_id}: {err}"
+    if not args.seed_with_oracle and not Path(args.store).is_file():
+        return (
+            "without --seed-with-oracle and an existing --store no task has milestones, and a "
+            "policy that never succeeds never learns any: the milestone reward would be 0"
+        )
+    return None
+
+
+def seed_milestones(env: MilestoneWrapper, tasks: list[str], seed: int) -> dict[str, list[str]]:
+    """One expert episode per task; a success initialises (or refines) its milestones."""
+    learned = {}
+    for task_id in tasks:
+        observation, info = env.reset(seed=seed, options={"task": task_id})
+        oracle, done = OracleAgent(env), False
+        while not done:
+            observation, _, terminated, truncated, info = env.step(oracle.act(observation, info))
+            done = terminated or truncated
+        learned[task_id] = list(info["milestone"]["milestones"])
+        outcome = "" if info["success"] else f" (the expert failed in {info['step']} steps)"
+        print(f"  {task_id}: {learned[task_id]}{outcome}")
+    return learned
+
+
 def main(args: Args) -> list[dict[str, Any]]:
+    reason = refuse(args)
+    if reason is not None:
+        raise SystemExit(f"admire_grpo.py: error: {reason}")
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cpu":
         torch.set_num_threads(args.cpu_threads)
+    embedder = default_embedder(args.embedder)
+    env = make_env(args, embedder)
+    tasks = list(env.unwrapped.task_ids)[: args.num_tasks]  # the env's own list, not a suite's
+    print(f"{len(tasks)} tasks on {args.env_id}, device {device}, store {args.store}")
+
+    if args.seed_with_oracle:  # one expert success per task initialises its milestones
+        learned = seed_milestones(env, tasks, args.seed)
+        if not any(learned.values()):
+            env.close()
+            raise SystemExit(
+                f"admire_grpo.py: error: no task of {args.env_id} has milestones after the "
+                f"expert's episodes (it did not succeed within --max-steps {args.max_steps}?): "
+                "the milestone reward would be 0 on every step; raise --max-steps"
+            )
     model, tokenizer = load_model(args, device)
     policy = CandidatePolicy(model, tokenizer, device, args.max_prompt_tokens, args.temperature)
     lr = args.learning_rate or (1e-6 if args.model else 1e-3)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    embedder = default_embedder(args.embedder)
-    env = make_env(args, embedder)
-    tasks = [t.task_id for t in env.unwrapped.suite.select(args.split, args.category)]
-    tasks = tasks[: args.num_tasks]
-    print(f"{len(tasks)} tasks on {args.env_id}, device {device}, store {args.store}")
-
-    if args.seed_with_oracle:  # one expert success per task initialises its milestones
-        for task_id in tasks:
-            observation, info = env.reset(seed=args.seed, options={"task": task_id})
-            oracle, done = OracleAgent(env), False
-            while not done:
-                observation, _, terminated, truncated, info = env.step(
-                    oracle.act(observation, info)
-                )
-                done = terminated or truncated
-            print(f"  {task_id}: {info['milestone']['milestones']}")
 
     history: list[dict[str, Any]] = []
     rng = random.Random(args.seed)

@@ -1,13 +1,22 @@
 """Evaluate an agent over a split: resumable, with per-category summaries.
 
-``gui-gym eval`` is a thin shell over :func:`evaluate`. Episodes are streamed to
-``<out>.episodes.jsonl`` as they finish (one crash-safe append each); rerunning the same
+``gui-gym eval`` is a thin shell over :func:`evaluate`, itself a client of the rollout
+engine (:class:`~gui_gym.train.rollout.RolloutEngine`), so built-in agents, LLM agents on a
+local model (one batched generation per step over ``num_envs`` envs) and LLM agents on a
+server (one request in flight per env) all run through the same loop. Episodes are streamed
+to ``<out>.episodes.jsonl`` as they finish (one crash-safe append each); rerunning the same
 command skips the episodes already there, and the summary JSON is written atomically at the
 end.
+
+An episode lost to infrastructure (an env that raised, a dead env worker, a model server
+past its retries) is logged with its ``infra_error`` and counted apart
+(``EvalSummary.infra_errors``): it is not in the success rate, and a rerun of the command
+runs it again.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,12 +25,20 @@ from typing import Any
 
 import gymnasium as gym
 
-from gui_gym.agents.base import Agent, run_episode
+from gui_gym.agents.base import Agent, BatchAgent
 from gui_gym.core.trajectory import Trajectory, atomic_write_text, open_run_log
 
-__all__ = ["EpisodeResult", "EvalSummary", "evaluate", "make_agent", "summarize"]
+__all__ = [
+    "EpisodeResult",
+    "EvalSummary",
+    "evaluate",
+    "make_agent",
+    "make_llm_agent",
+    "summarize",
+]
 
-AGENTS = ("oracle", "random", "random:done=<p>", "webshop-greedy")
+AGENTS = ("oracle", "random", "random:done=<p>", "webshop-greedy", "llm", "openai")
+"""Agent names ``gui-gym eval --agent`` accepts (``llm``/``openai`` need ``--model``)."""
 
 
 def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
@@ -50,7 +67,68 @@ def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
             if key != "done":
                 raise ValueError(f"bad agent option {option!r}; expected random:done=<probability>")
         return RandomAgent(env, seed=seed, done_prob=done_prob)
+    if base in ("llm", "openai"):
+        raise ValueError(f"agent {name!r} needs a model: use make_llm_agent (--model)")
     raise ValueError(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
+
+
+def make_llm_agent(
+    kind: str,
+    model: str,
+    *,
+    base_url: str | None = None,
+    prompt: str = "default",
+    screenshot: bool = False,
+    images: int = 0,
+    temperature: float = 0.0,
+    max_new_tokens: int = 128,
+    history: int = 8,
+    device: str | None = None,
+    max_concurrency: int = 64,
+) -> BatchAgent:
+    """An :class:`~gui_gym.agents.llm.LLMAgent` on a local model (``kind="llm"``, ``model``
+    a Hugging Face folder) or a served one (``kind="openai"``, ``model`` the served name,
+    ``base_url`` the API root).
+
+    Raises:
+        ValueError: for an unknown kind or prompt, a missing model folder or base URL.
+    """
+    from gui_gym.agents.llm import LLMAgent
+    from gui_gym.agents.prompts import get_prompt
+
+    prompt_format = get_prompt(prompt)  # an unknown name fails before any model loads
+    if kind == "llm":
+        from gui_gym.models.llm import TransformersLLM
+
+        folder = Path(model)
+        if not folder.is_dir() or not (folder / "config.json").is_file():
+            raise ValueError(
+                f"--model {model}: not a local Hugging Face model folder (no config.json); "
+                "for a served model use --agent openai --base-url URL --model NAME"
+            )
+        llm: Any = TransformersLLM(folder, device=device)
+    elif kind == "openai":
+        from gui_gym.models.llm import OpenAICompatLLM
+
+        if not base_url:
+            raise ValueError("--agent openai needs --base-url (e.g. http://localhost:8000/v1)")
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"--base-url {base_url!r} is not an http(s) URL (e.g. http://localhost:8000/v1)"
+            )
+        llm = OpenAICompatLLM(model, base_url, max_concurrency=max_concurrency)
+    else:
+        raise ValueError(f"unknown LLM agent kind {kind!r}; choose llm or openai")
+    return LLMAgent(
+        llm,
+        prompt_format,
+        history=history,
+        images=images,
+        screenshot=screenshot,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        name=f"{kind}:{model}:{prompt_format.name}",
+    )
 
 
 @dataclass
@@ -66,6 +144,7 @@ class EpisodeResult:
     steps: int
     milestones: list[str] = field(default_factory=list)
     invalid_actions: int = 0
+    infra_error: str | None = None
 
     @classmethod
     def from_trajectory(cls, episode: int, seed: int, t: Trajectory) -> EpisodeResult:
@@ -79,12 +158,14 @@ class EpisodeResult:
             steps=len(t.steps),
             milestones=t.steps[-1].milestones if t.steps else [],
             invalid_actions=sum(1 for s in t.steps if not s.action_valid),
+            infra_error=t.infra_error,
         )
 
 
 @dataclass
 class EvalSummary:
-    """Aggregates over episodes, overall and per category."""
+    """Aggregates over episodes, overall and per category (episodes lost to infrastructure
+    are left out of every rate and counted in ``infra_errors``)."""
 
     episodes: int
     success_rate: float
@@ -92,9 +173,11 @@ class EvalSummary:
     mean_steps: float
     invalid_action_rate: float
     per_category: dict[str, dict[str, float]]
+    infra_errors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "infra_errors": self.infra_errors,
             "episodes": self.episodes,
             "success_rate": self.success_rate,
             "mean_reward": self.mean_reward,
@@ -117,7 +200,10 @@ def _aggregate(rows: list[EpisodeResult]) -> dict[str, float]:
 
 
 def summarize(rows: list[EpisodeResult]) -> EvalSummary:
-    """Overall and per-category success rate, reward, steps and invalid-action rate."""
+    """Overall and per-category success rate, reward, steps and invalid-action rate over the
+    episodes that ran to their end; those lost to infrastructure are only counted."""
+    lost = sum(r.infra_error is not None for r in rows)
+    rows = [r for r in rows if r.infra_error is None]
     overall = _aggregate(rows)
     categories = sorted({r.category for r in rows})
     return EvalSummary(
@@ -127,6 +213,7 @@ def summarize(rows: list[EpisodeResult]) -> EvalSummary:
         mean_steps=overall["mean_steps"],
         invalid_action_rate=overall["invalid_action_rate"],
         per_category={c: _aggregate([r for r in rows if r.category == c]) for c in categories},
+        infra_errors=lost,
     )
 
 
@@ -140,74 +227,134 @@ def _schedule(
         yield i, seed + i, (pool[i % len(pool)] if pool else None)
 
 
+def _agent_for_engine(agent: str | Callable[[gym.Env], Agent] | BatchAgent) -> Any:
+    """What the rollout engine takes: a batch agent as is, a one-env agent as a factory
+    ``(env, seed) -> Agent`` (a named agent is built per episode with its seed, as the
+    random agents need)."""
+    if hasattr(agent, "act_batch"):
+        return agent
+    if isinstance(agent, str):
+        return functools.partial(_named_agent, agent)
+    return functools.partial(_factory_agent, agent)
+
+
+def _named_agent(name: str, env: gym.Env, seed: int) -> Agent:
+    return make_agent(name, env, seed)
+
+
+def _factory_agent(factory: Callable[[gym.Env], Agent], env: gym.Env, seed: int) -> Agent:
+    return factory(env)
+
+
 def evaluate(
     env_id: str,
-    agent: str | Callable[[gym.Env], Agent],
+    agent: str | Callable[[gym.Env], Agent] | BatchAgent,
     *,
     episodes: int | None = None,
     seed: int = 0,
     out: str | Path | None = None,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = True,
+    num_envs: int = 1,
+    workers: str = "inline",
 ) -> tuple[EvalSummary, list[EpisodeResult]]:
     """Run ``agent`` over the tasks of ``env_id`` and summarise.
 
     Args:
         env_id: A registered id, e.g. ``GuiGym/WikiHow-v0``.
-        agent: ``"oracle"``, ``"random"``, or a factory ``env -> Agent``.
+        agent: A built-in name (``"oracle"``, ``"random"``, ...), a factory ``env -> Agent``,
+            or a batch agent such as :class:`~gui_gym.agents.llm.LLMAgent` (see
+            :func:`make_llm_agent`).
         episodes: How many episodes; None runs every task of the split once. Episodes walk the
             split's tasks in order (cycling), episode ``i`` seeded ``seed + i``.
         seed: Base seed.
-        out: Summary JSON path; episodes stream to ``<out>.episodes.jsonl`` and a rerun resumes.
+        out: Summary JSON path; episodes stream to ``<out>.episodes.jsonl`` and a rerun resumes
+            (episodes lost to infrastructure are run again).
         env_kwargs: Extra ``gym.make`` arguments (``split``, ``category``, ``max_steps``...).
         progress: Show a progress bar.
+        num_envs: Episodes in flight at once (envs the rollout engine keeps).
+        workers: ``"inline"`` or ``"process"`` (each env in its own worker process; a
+            worker that dies is reported, restarted, and its episode marked infra_error).
 
     Returns:
         The summary and the per-episode rows.
     """
-    env = gym.make(env_id, **(env_kwargs or {}))
-    agent_name = agent if isinstance(agent, str) else getattr(agent, "__name__", "custom")
-    policy = make_agent(agent, env, seed) if isinstance(agent, str) else agent(env)
+    from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
+
+    if isinstance(agent, str):
+        probe = gym.make(env_id, **(env_kwargs or {}))
+        try:
+            make_agent(agent, probe, seed)  # an unknown name fails before any env starts
+            schedule = list(_schedule(probe, episodes, seed))
+        finally:
+            probe.close()
+        agent_name = agent
+    else:
+        probe = gym.make(env_id, **(env_kwargs or {}))
+        try:
+            schedule = list(_schedule(probe, episodes, seed))
+        finally:
+            probe.close()
+        agent_name = str(getattr(agent, "name", None) or getattr(agent, "__name__", "custom"))
     rows: dict[int, EpisodeResult] = {}
     log_path = Path(f"{out}.episodes.jsonl") if out is not None else None
     header = {"env_id": env_id, "agent": agent_name, "seed": seed, "env_kwargs": env_kwargs or {}}
     writer = None
     if log_path is not None:
         writer, done = open_run_log(log_path, header)
-        rows.update((r["episode"], EpisodeResult(**r)) for r in done)
-    schedule = list(_schedule(env, episodes, seed))
-    try:
-        iterator: Any = schedule
-        bar = None
-        if progress:
-            from tqdm import tqdm
+        for record in done:  # a later line for an episode supersedes an earlier one
+            rows[record["episode"]] = EpisodeResult(**record)
+    todo = [
+        (episode, ep_seed, task_id)
+        for episode, ep_seed, task_id in schedule
+        if episode not in rows or rows[episode].infra_error is not None
+    ]
+    bar = None
+    if progress:
+        from tqdm import tqdm
 
-            bar = tqdm(
-                total=len(schedule), initial=len(rows), desc=f"{agent_name} on {env_id}", unit="ep"
+        bar = tqdm(
+            total=len(schedule),
+            initial=len(schedule) - len(todo),
+            desc=f"{agent_name} on {env_id}",
+            unit="ep",
+        )
+
+    def finished(position: int, trajectory: Trajectory) -> None:
+        episode, ep_seed, _ = todo[position]
+        row = EpisodeResult.from_trajectory(episode, ep_seed, trajectory)
+        rows[episode] = row
+        if writer is not None:
+            writer.write(row.__dict__)
+        if bar is not None:
+            bar.update(1)
+            ran = [r for r in rows.values() if r.infra_error is None]
+            lost = len(rows) - len(ran)
+            postfix = {"success": f"{sum(r.success for r in ran) / max(len(ran), 1):.1%}"}
+            if lost:
+                postfix["infra"] = str(lost)
+            bar.set_postfix(postfix)
+
+    try:
+        if todo:
+            engine = RolloutEngine(
+                env_id,
+                _agent_for_engine(agent),
+                num_envs=min(num_envs, len(todo)),
+                env_kwargs=env_kwargs,
+                workers=workers,
+                record_prompts=False,
             )
-        for episode, ep_seed, task_id in iterator:
-            if episode in rows:
-                continue
-            if not isinstance(agent, str):
-                policy = agent(env)
-            elif agent.startswith("random"):
-                policy = make_agent(agent, env, ep_seed)
-            options = {"task": task_id} if task_id is not None else None
-            trajectory = run_episode(env, policy, seed=ep_seed, options=options)
-            row = EpisodeResult.from_trajectory(episode, ep_seed, trajectory)
-            rows[episode] = row
-            if writer is not None:
-                writer.write(row.__dict__)
-            if bar is not None:
-                bar.update(1)
-                done = list(rows.values())
-                bar.set_postfix(success=f"{sum(r.success for r in done) / len(done):.1%}")
+            with engine:
+                engine.run(
+                    [EpisodeSpec(task_id, ep_seed, episode=e) for e, ep_seed, task_id in todo],
+                    on_episode=finished,
+                )
+    finally:
         if bar is not None:
             bar.close()
-    finally:
         if writer is not None:
             writer.close()
-        env.close()
     ordered = [rows[i] for i in sorted(rows) if i < len(schedule)]
     summary = summarize(ordered)
     if out is not None:

@@ -1,8 +1,8 @@
 """Record expert trajectories from a live env into an expert dataset (``gui-gym record``).
 
 Episode ``i`` runs the split's task ``i`` (cycling) with seed ``seed + i``, as ``gui-gym eval``
-schedules them, so a recording is reproducible and a rerun after a crash records exactly the
-episodes that are missing. Each finished episode's images are written first and its line
+schedules them (through the same rollout engine), so a recording is reproducible and a rerun
+after a crash records exactly the episodes that are missing. Each finished episode's images are written first and its line
 last (see :class:`~gui_gym.envs.replay.dataset.ExpertDatasetWriter`).
 """
 
@@ -31,12 +31,15 @@ class RecordReport:
         episodes: Episodes in the dataset now.
         recorded: Episodes recorded by this run (the rest were there already).
         successes: Successful episodes among all in the dataset.
+        lost: Episodes of this run lost to infrastructure (an env that raised, a dead
+            worker): not written; a rerun records them.
     """
 
     out: Path
     episodes: int
     recorded: int
     successes: int
+    lost: int = 0
 
 
 def _thought_from_description(description: str) -> str:
@@ -80,8 +83,6 @@ def record_dataset(
     Raises:
         ValueError: for a bad argument, or a folder that holds a different recording.
     """
-    from gui_gym.evaluation import make_agent
-
     if not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be a positive int, got {episodes!r}")
     if thoughts not in ("agent", "describe"):
@@ -105,101 +106,98 @@ def record_dataset(
         "thoughts": thoughts,
     }
     width, height = getattr(base, "screen_size", (360, 720))
+    suite = getattr(base, "suite", None)
+    if isinstance(agent, str):
+        from gui_gym.evaluation import make_agent
+
+        try:
+            make_agent(agent, env, seed)  # an unknown name fails here, not per episode
+        finally:
+            env.close()
+    else:
+        env.close()
     recorded = 0
+    lost = 0
     writer = ExpertDatasetWriter(out, source, (width, height))
+
+    def tag(trajectory: Trajectory) -> str:
+        return f"{trajectory.metadata['episode']:05d}"
+
+    def on_step(trajectory: Trajectory, step: Step, observation: dict[str, Any]) -> None:
+        if screenshots:
+            step.screenshot = writer.save_image(
+                f"{IMAGES_DIR}/{tag(trajectory)}/{step.index:03d}.png", observation["screenshot"]
+            )
+
+    def on_end(trajectory: Trajectory, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        if screenshots:
+            trajectory.metadata["final_screenshot"] = writer.save_image(
+                f"{IMAGES_DIR}/{tag(trajectory)}/final.png", observation["screenshot"]
+            )
+
+    def finished(position: int, trajectory: Trajectory) -> None:
+        nonlocal recorded, lost
+        if trajectory.infra_error is not None:  # not the agent's doing: recorded on a rerun
+            lost += 1
+            return
+        task = _task(suite, trajectory.task_id)
+        trajectory.env_id = env_id
+        trajectory.metadata.update(
+            trajectory_id=tag(trajectory),
+            vocabulary=list(getattr(task, "vocabulary", ()) or ()),
+        )
+        if thoughts == "describe":
+            for step in trajectory.steps:
+                if step.thought is None:
+                    step.thought = _thought_from_description(step.action_description)
+        writer.write(trajectory)  # its images are on disk already: the line comes last
+        recorded += 1
+        if bar is not None:
+            bar.update(1)
+
+    bar = None
     try:
         done = writer.recorded_ids()
         todo = [i for i in range(episodes) if f"{i:05d}" not in done]
-        bar = None
         if progress:
             from tqdm import tqdm
 
             bar = tqdm(total=episodes, initial=episodes - len(todo), desc=f"record {env_id}")
-        for i in todo:
-            policy = make_agent(agent, env, seed + i) if isinstance(agent, str) else agent(env)
-            options = {"task": pool[i % len(pool)]} if pool else None
-            trajectory = _record_episode(
-                env, policy, i, seed + i, options, writer, env_id, screenshots, thoughts
+        if todo:
+            from gui_gym.evaluation import _agent_for_engine
+            from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
+
+            engine = RolloutEngine(
+                env_id,
+                _agent_for_engine(agent),
+                num_envs=1,
+                env_kwargs={"screenshot": screenshots, **kwargs},
+                record_trees=True,
+                record_prompts=False,
+                on_step=on_step,
+                on_end=on_end,
             )
-            writer.write(trajectory)
-            recorded += 1
-            if bar is not None:
-                bar.update(1)
+            with engine:
+                engine.run(
+                    [
+                        EpisodeSpec(pool[i % len(pool)] if pool else None, seed + i, episode=i)
+                        for i in todo
+                    ],
+                    on_episode=finished,
+                )
+    finally:
         if bar is not None:
             bar.close()
-    finally:
         writer.close()
-        env.close()
     from gui_gym.envs.replay.dataset import ExpertDataset
 
     dataset = ExpertDataset.load(out, include_failed=True)
     successes = sum(t.success for t in dataset)
-    return RecordReport(Path(out), len(dataset), recorded, successes)
+    return RecordReport(Path(out), len(dataset), recorded, successes, lost)
 
 
-def _record_episode(
-    env: gym.Env,
-    policy: Agent,
-    episode: int,
-    seed: int,
-    options: dict[str, Any] | None,
-    writer: ExpertDatasetWriter,
-    env_id: str,
-    screenshots: bool,
-    thoughts: str,
-) -> Trajectory:
-    base = env.unwrapped
-    observation, info = env.reset(seed=seed, options=options)
-    policy.reset(observation, info)
-    task = getattr(base, "task", None)
-    tag = f"{episode:05d}"
-    trajectory = Trajectory(
-        env_id=env_id,
-        task_id=info.get("task_id", ""),
-        instruction=observation["instruction"],
-        seed=seed,
-        agent=getattr(policy, "name", type(policy).__name__),
-        metadata={
-            "trajectory_id": tag,
-            "episode": episode,
-            "category": getattr(task, "category", ""),
-            "split": getattr(task, "split", ""),
-            "vocabulary": list(getattr(task, "vocabulary", ()) or ()),
-        },
-    )
-    done = False
-    k = 0
-    while not done:
-        tree = base.ui_tree.to_dict()
-        screen = observation["screen"]
-        shot = None
-        if screenshots:
-            shot = writer.save_image(f"{IMAGES_DIR}/{tag}/{k:03d}.png", observation["screenshot"])
-        action = policy.act(observation, info)
-        thought = getattr(policy, "last_thought", None)
-        observation, reward, terminated, truncated, info = env.step(action)
-        if thought is None and thoughts == "describe":
-            thought = _thought_from_description(info.get("action_description", ""))
-        trajectory.steps.append(
-            Step.from_transition(
-                k,
-                screen,
-                action,
-                reward,
-                terminated,
-                truncated,
-                info,
-                thought=thought,
-                tree=tree,
-                screenshot=shot,
-            )
-        )
-        done = terminated or truncated
-        k += 1
-    trajectory.finish(observation, info)
-    trajectory.metadata["final_tree"] = base.ui_tree.to_dict()
-    if screenshots:
-        trajectory.metadata["final_screenshot"] = writer.save_image(
-            f"{IMAGES_DIR}/{tag}/final.png", observation["screenshot"]
-        )
-    return trajectory
+def _task(suite: Any, task_id: str) -> Any:
+    try:
+        return suite[task_id] if suite is not None else None
+    except KeyError:
+        return None

@@ -18,6 +18,7 @@ Episodes stream to ``<out>.episodes.jsonl`` and a rerun resumes, as in ``gui-gym
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -28,8 +29,9 @@ from typing import Any
 import gymnasium as gym
 
 from gui_gym.agents.base import Agent
-from gui_gym.core.trajectory import atomic_write_text, open_run_log
+from gui_gym.core.trajectory import Trajectory, atomic_write_text, open_run_log
 from gui_gym.envs.replay import ExpertDataset, SemiOnlineReplayEnv
+from gui_gym.envs.replay.dataset import ExpertTrajectory
 from gui_gym.rewards.action_match import Matcher
 from gui_gym.rewards.semi_online import SOPMetrics, sop_metrics
 
@@ -153,13 +155,20 @@ def evaluate_sop(
         if isinstance(dataset, ExpertDataset)
         else ExpertDataset.load(dataset, skip_bad=skip_bad)
     )
-    env = SemiOnlineReplayEnv(
+    make_env = functools.partial(
+        SemiOnlineReplayEnv,
         data,
         matcher=matcher,
         patch="thought_free" if step_accuracy else "none",
         epsilon=math.inf if step_accuracy else 0,
         history=True,
     )
+    if isinstance(agent, str):
+        probe = make_env()
+        try:
+            make_agent(agent, probe, seed)  # an unknown name fails here, not per episode
+        finally:
+            probe.close()
     total = len(data) if limit is None else min(limit, len(data))
     agent_name = agent if isinstance(agent, str) else getattr(agent, "__name__", "custom")
     matcher_name = matcher if isinstance(matcher, str) else getattr(matcher, "name", "custom")
@@ -176,33 +185,53 @@ def evaluate_sop(
     if log_path is not None:
         writer, done = open_run_log(log_path, header, parse=lambda r: SOPEpisode(**r))
         rows.update((r.index, r) for r in done)
+    details: dict[int, dict[str, Any]] = {}
+
+    def on_end(trajectory: Trajectory, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        details[trajectory.metadata["episode"]] = info["semi_online"]
+
+    def finished(position: int, trajectory: Trajectory) -> None:
+        index = trajectory.metadata["episode"]
+        if trajectory.infra_error is not None:  # not evidence about the agent: rerun later
+            return
+        row = _row(index, seed + index, data.trajectories[index], details.pop(index))
+        rows[index] = row
+        if writer is not None:
+            writer.write(asdict(row))
+        if bar is not None:
+            bar.update(1)
+
     bar = None
     try:
         if progress:
             from tqdm import tqdm
 
             bar = tqdm(total=total, initial=len(rows), desc=f"SOP {agent_name}", unit="traj")
-        policy = make_agent(agent, env, seed) if isinstance(agent, str) else None
-        for i in range(total):
-            if i in rows:
-                continue
-            if not isinstance(agent, str):
-                policy = agent(env)
-            elif agent.startswith("random"):
-                policy = make_agent(agent, env, seed + i)
-            assert policy is not None
-            row = _run_one(env, policy, i, seed + i)
-            rows[i] = row
-            if writer is not None:
-                writer.write(asdict(row))
-            if bar is not None:
-                bar.update(1)
+        todo = [i for i in range(total) if i not in rows]
+        if todo:
+            from gui_gym.evaluation import _agent_for_engine
+            from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
+
+            engine = RolloutEngine(
+                make_env,
+                _agent_for_engine(agent),
+                num_envs=1,
+                record_prompts=False,
+                on_end=on_end,
+            )
+            with engine:
+                engine.run(
+                    [
+                        EpisodeSpec(None, seed + i, episode=i, options={"trajectory": i})
+                        for i in todo
+                    ],
+                    on_episode=finished,
+                )
     finally:
         if bar is not None:
             bar.close()
         if writer is not None:
             writer.close()
-        env.close()
     ordered = [rows[i] for i in sorted(rows) if i < total]
     summary = _summarise(ordered, step_accuracy, len(data.skipped), data.failed)
     if out is not None:
@@ -215,17 +244,10 @@ def evaluate_sop(
     return summary, ordered
 
 
-def _run_one(env: SemiOnlineReplayEnv, policy: Agent, index: int, seed: int) -> SOPEpisode:
-    observation, info = env.reset(seed=seed, options={"trajectory": index})
-    policy.reset(observation, info)
-    done = False
-    while not done:
-        action = policy.act(observation, info)
-        observation, _, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
-    details = info["semi_online"]
-    trajectory = env.trajectory
-    assert trajectory is not None
+def _row(
+    index: int, seed: int, trajectory: ExpertTrajectory, details: dict[str, Any]
+) -> SOPEpisode:
+    """The SOP row of one replayed trajectory from the env's final ``info["semi_online"]``."""
     return SOPEpisode(
         index=index,
         trajectory_id=trajectory.trajectory_id,

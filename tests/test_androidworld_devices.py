@@ -149,7 +149,7 @@ def test_new_apps_templates_are_refused_on_devices_with_the_supported_list() -> 
     from gui_gym.envs.androidworld.tasks import TASKS
 
     new_apps = {"joplin", "opentracks", "retro", "vlc", "gallery", "draw", "chrome", "osmand"}
-    refused = [n for n, c in TASKS.items() if c.app in new_apps]
+    refused = [n for n, c in TASKS.items() if c.app in new_apps and n not in DEVICE_TASKS]
     assert len(refused) >= 20 and not set(refused) & set(DEVICE_TASKS)
     for name in refused:
         with pytest.raises(ValueError, match=r"supports: .*SystemWifiTurnOn"):
@@ -587,6 +587,18 @@ def test_wifi_suspended_by_airplane_mode_reads_as_not_off() -> None:
     assert read_phone_state(env.unwrapped.device, {}).system.wifi_on == 3
     _, reward, terminated, _, _ = env.step("DONE()")
     assert terminated and reward == 0.0
+
+
+def test_simple_draw_is_offered_and_checked_on_the_device_storage() -> None:
+    device = FakeDevice()
+    env = make(device, task="SimpleDrawProCreateDrawing")
+    env.reset(seed=1)
+    name = env.unwrapped.task.params["file_name"]
+    device.files[f"{STORAGE}/Download/{name}"] = (4096, device.now_s)
+    assert env.step("DONE()")[1] == 0.0  # saved in the wrong folder
+    env.reset(seed=1)
+    device.files[f"{STORAGE}/Pictures/{name}"] = (4096, device.now_s)
+    assert env.step("DONE()")[1] == 1.0
 
 
 def test_a_provider_that_refuses_writes_fails_the_reset_clearly() -> None:

@@ -524,3 +524,164 @@ def test_osmand_track_needs_the_waypoints_in_order() -> None:
     detour = [points[0], Point("Vaduz", 47.14, 9.52), *points[1:]]
     tracks["with a detour"] = detour  # passing through the waypoints in order counts
     assert score(env) == 1.0
+
+
+# -- the whole suite ---------------------------------------------------------------------------
+
+# The 116 names of AndroidWorld's task_metadata.json (google-research/android_world).
+_ANDROIDWORLD_NAMES = [
+    "AudioRecorderRecordAudio",
+    "AudioRecorderRecordAudioWithFileName",
+    "BrowserDraw",
+    "BrowserMaze",
+    "BrowserMultiply",
+    "CameraTakePhoto",
+    "CameraTakeVideo",
+    "ClockStopWatchPausedVerify",
+    "ClockStopWatchRunning",
+    "ClockTimerEntry",
+    "ContactsAddContact",
+    "ContactsNewContactDraft",
+    "ExpenseAddMultiple",
+    "ExpenseAddMultipleFromGallery",
+    "ExpenseAddMultipleFromMarkor",
+    "ExpenseAddSingle",
+    "ExpenseDeleteDuplicates",
+    "ExpenseDeleteDuplicates2",
+    "ExpenseDeleteMultiple",
+    "ExpenseDeleteMultiple2",
+    "ExpenseDeleteSingle",
+    "FilesDeleteFile",
+    "FilesMoveFile",
+    "MarkorAddNoteHeader",
+    "MarkorChangeNoteContent",
+    "MarkorCreateFolder",
+    "MarkorCreateNote",
+    "MarkorCreateNoteAndSms",
+    "MarkorCreateNoteFromClipboard",
+    "MarkorDeleteAllNotes",
+    "MarkorDeleteNewestNote",
+    "MarkorDeleteNote",
+    "MarkorEditNote",
+    "MarkorMergeNotes",
+    "MarkorMoveNote",
+    "MarkorTranscribeReceipt",
+    "MarkorTranscribeVideo",
+    "NotesIsTodo",
+    "NotesMeetingAttendeeCount",
+    "NotesRecipeIngredientCount",
+    "NotesTodoItemCount",
+    "OpenAppTaskEval",
+    "OsmAndFavorite",
+    "OsmAndMarker",
+    "OsmAndTrack",
+    "RecipeAddMultipleRecipes",
+    "RecipeAddMultipleRecipesFromImage",
+    "RecipeAddMultipleRecipesFromMarkor",
+    "RecipeAddMultipleRecipesFromMarkor2",
+    "RecipeAddSingleRecipe",
+    "RecipeDeleteDuplicateRecipes",
+    "RecipeDeleteDuplicateRecipes2",
+    "RecipeDeleteDuplicateRecipes3",
+    "RecipeDeleteMultipleRecipes",
+    "RecipeDeleteMultipleRecipesWithConstraint",
+    "RecipeDeleteMultipleRecipesWithNoise",
+    "RecipeDeleteSingleRecipe",
+    "RecipeDeleteSingleWithRecipeWithNoise",
+    "RetroCreatePlaylist",
+    "RetroPlayingQueue",
+    "RetroPlaylistDuration",
+    "RetroSavePlaylist",
+    "SaveCopyOfReceiptTaskEval",
+    "SimpleCalendarAddOneEvent",
+    "SimpleCalendarAddOneEventInTwoWeeks",
+    "SimpleCalendarAddOneEventRelativeDay",
+    "SimpleCalendarAddOneEventTomorrow",
+    "SimpleCalendarAddRepeatingEvent",
+    "SimpleCalendarAnyEventsOnDate",
+    "SimpleCalendarDeleteEvents",
+    "SimpleCalendarDeleteEventsOnRelativeDay",
+    "SimpleCalendarDeleteOneEvent",
+    "SimpleCalendarEventOnDateAtTime",
+    "SimpleCalendarEventsInNextWeek",
+    "SimpleCalendarEventsInTimeRange",
+    "SimpleCalendarEventsOnDate",
+    "SimpleCalendarFirstEventAfterStartTime",
+    "SimpleCalendarLocationOfEvent",
+    "SimpleCalendarNextEvent",
+    "SimpleCalendarNextMeetingWithPerson",
+    "SimpleDrawProCreateDrawing",
+    "SimpleSmsReply",
+    "SimpleSmsReplyMostRecent",
+    "SimpleSmsResend",
+    "SimpleSmsSend",
+    "SimpleSmsSendClipboardContent",
+    "SimpleSmsSendReceivedAddress",
+    "SportsTrackerActivitiesCountForWeek",
+    "SportsTrackerActivitiesOnDate",
+    "SportsTrackerActivityDuration",
+    "SportsTrackerLongestDistanceActivity",
+    "SportsTrackerTotalDistanceForCategoryOverInterval",
+    "SportsTrackerTotalDurationForCategoryThisWeek",
+    "SystemBluetoothTurnOff",
+    "SystemBluetoothTurnOffVerify",
+    "SystemBluetoothTurnOn",
+    "SystemBluetoothTurnOnVerify",
+    "SystemBrightnessMax",
+    "SystemBrightnessMaxVerify",
+    "SystemBrightnessMin",
+    "SystemBrightnessMinVerify",
+    "SystemCopyToClipboard",
+    "SystemWifiTurnOff",
+    "SystemWifiTurnOffVerify",
+    "SystemWifiTurnOn",
+    "SystemWifiTurnOnVerify",
+    "TasksCompletedTasksForDate",
+    "TasksDueNextWeek",
+    "TasksDueOnDate",
+    "TasksHighPriorityTasks",
+    "TasksHighPriorityTasksDueOnDate",
+    "TasksIncompleteTasksOnDate",
+    "TurnOffWifiAndTurnOnBluetooth",
+    "TurnOnWifiAndOpenApp",
+    "VlcCreatePlaylist",
+    "VlcCreateTwoPlaylists",
+]
+
+
+def test_every_androidworld_task_name_is_a_template() -> None:
+    from gui_gym.envs.androidworld.tasks import TASKS
+
+    assert len(_ANDROIDWORLD_NAMES) == 116
+    assert sorted(TASKS) == sorted(_ANDROIDWORLD_NAMES)
+    base = make("ContactsAddContact").unwrapped
+    assert "116/116 AndroidWorld task names" in base.template_notes()
+
+
+def test_transcriptions_need_every_word_in_the_named_note() -> None:
+    env = make("MarkorTranscribeVideo", seed=2)
+    base = env.unwrapped
+    params = base.task.params
+    markor = base.state.apps["markor"]
+    markor.add(params["file_name"], ",".join(params["messages"][:-1]))  # a word missing
+    assert score(env) == 0.0
+    markor.add("transcription.txt", params["text"])  # the right words, the wrong note
+    assert score(env) == 0.0
+    markor.notes = [n for n in markor.notes if n.path != params["file_name"]]
+    markor.add(params["file_name"], params["text"])
+    assert score(env) == 1.0
+
+    for seed in range(40):  # a one-transaction receipt: the header is a third of the text
+        env = make("MarkorTranscribeReceipt", seed=seed)
+        rows = env.unwrapped.task.params["text"].split("\n")
+        if len(rows) == 2:
+            break
+    base = env.unwrapped
+    text = base.task.params["text"]
+    base.state.apps["joplin"].add(folder="Notes", title="receipt.md", body=text)
+    assert score(env) == 0.0  # Joplin is the wrong app
+    base.state.apps["markor"].add("receipt.md", rows[1])  # without the header
+    assert score(env) == 0.0
+    base.state.apps["markor"].notes = []
+    base.state.apps["markor"].add("receipt.md", text)
+    assert score(env) == 1.0

@@ -9,6 +9,7 @@ are listed here.
 
 from __future__ import annotations
 
+import os
 import re
 import typing
 from pathlib import Path
@@ -43,6 +44,7 @@ BASE: dict[str, list[str]] = {
     "view": ["{traj}", "--out", "{tmp}/report.html"],
     "serve": ["{tmp}", "--port", "0", "--quiet"],
     "plot": [str(ROOT / "tests/data/learning_curves_sample.json"), "--out", "{tmp}/plots"],
+    "sft": ["--dataset", "{dataset}", "--model", "{model}", "--out", "{tmp}/sft", "--no-progress"],
 }
 
 # (command, parameter name) -> wrong values. A value is a string (it replaces the parameter
@@ -65,6 +67,33 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("eval", "sop"): [["eval", "--sop"], ["eval", "GuiGym/WikiHow-v0", "--sop"]],
     ("eval", "dataset"): [["eval", "--sop", "--dataset", "{tmp}/none"]],
     ("eval", "matcher"): [["eval", "--sop", "--dataset", "{dataset}", "--matcher", "lose"]],
+    ("eval", "model"): [
+        "{model}",  # a model with a built-in agent
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm"],
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{tmp}/none"],
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{file}"],
+    ],
+    ("eval", "base_url"): [
+        "http://localhost:8000/v1",  # with a built-in agent
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "openai", "--model", "m"],
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "openai", "--model", "m", "--base-url", "x"],
+    ],
+    ("eval", "prompt"): [
+        "progrm",  # with a built-in agent
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{model}", "--prompt", "x"],
+    ],
+    ("eval", "device"): [
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{model}", "--device", "gpu"]
+    ],
+    ("eval", "workers"): ["threads"],
+    ("sft", "dataset"): ["{tmp}/none", "{file}", "{tmp}"],
+    ("sft", "model"): ["{tmp}/none", "{tmp}", "{file}"],
+    ("sft", "out"): ["{file}"],
+    ("sft", "prompt"): ["nope"],
+    ("sft", "device"): ["gpu"],
+    ("sft", "eval_fraction"): ["1"],
+    ("sft", "lr"): ["0"],
+    ("sft", "epochs"): ["0"],
     ("record", "env_id"): ["GuiGym/Nope-v0"],
     ("record", "out"): ["{file}"],
     ("record", "agent"): ["orcale"],
@@ -197,7 +226,14 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     record_dataset("GuiGym/WikiHow-v0", "oracle", episodes=1, out=dataset, progress=False)
     plain = root / "plain.txt"
     plain.write_text("not a folder\n")
+    model = root / "model"
+    from tests.tiny_llm import tiny_gpt2, tiny_tokenizer
+
+    tokenizer = tiny_tokenizer()
+    tiny_gpt2(len(tokenizer)).save_pretrained(model)
+    tokenizer.save_pretrained(model)
     return {
+        "model": str(model),
         "traj": str(traj),
         "labels": str(labels),
         "store": str(store),
@@ -257,3 +293,39 @@ def test_list_tasks_shows_category_split_and_milestones() -> None:
     rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines()[1:-1]}
     assert rows["book-flight"] == ["book", "train+test", "0", "nondeterministic"]
     assert rows["flight.Alaska"][:2] == ["flight", "train+test"]
+
+
+def test_progress_bars_are_off_when_stderr_is_not_a_terminal(monkeypatch) -> None:
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    argv = ["eval", "GuiGym/WikiHow-v0", "--agent", "random", "--episodes", "2"]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert "ep/s" not in result.output and "random on GuiGym/WikiHow-v0" in result.output
+    assert "TQDM_DISABLE" not in os.environ  # restored for the rest of the process
+
+
+def test_help_shows_long_option_names_whole() -> None:
+    # rich falls back to 80 columns off a terminal, where the option column was cut
+    result = runner.invoke(app, ["train-prm", "--help"])
+    assert result.exit_code == 0
+    assert "--proposals-per-state" in result.output and "--replay-dataset" in result.output
+    for name in _commands():
+        assert "…" not in runner.invoke(app, [name, "--help"]).output, name
+
+
+def test_play_has_line_editing() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('readline loaded:', 'readline' in sys.modules))\n"
+        "sys.argv = ['gui-gym', 'play', 'GuiGym/WikiHow-v0']\n"
+        "from gui_gym.cli import main\n"
+        "main()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=":q\n", capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "readline loaded: True" in out.stdout  # arrow keys, editing, history for input()

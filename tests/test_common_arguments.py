@@ -110,3 +110,30 @@ def test_bench_fork_timing_never_steps_an_ended_episode(caplog) -> None:
     row = bench_gui_env("GuiGym/WebShop-Text-v0", 20, 2, False, max_steps=1)
     assert row["fork_ms"] > 0
     assert "after the episode ended" not in caplog.text
+
+
+@pytest.mark.parametrize("env_id", list(gui_gym.ENV_IDS))
+def test_every_candidate_action_is_accepted(env_id: str) -> None:
+    """candidate_actions() offers only actions step() accepts (issue 17: about 3.5% were
+    refused before, e.g. clicks under WikiHow's share sheet or Save on an empty form)."""
+    import numpy as np
+
+    env = gym.make(env_id, max_steps=15)
+    base = env.unwrapped
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    refused = []
+    for i in range(100):
+        candidates = base.candidate_actions()
+        if i % 25 == 0:  # every candidate of this state, each on its own fork
+            for action in candidates:
+                error = base.fork().apply_action(action)
+                if error is not None:
+                    refused.append((str(action), error))
+        action = candidates[int(rng.integers(len(candidates)))]
+        _, _, terminated, truncated, info = env.step(action)
+        if not info["action_valid"]:
+            refused.append((str(action), info["action_error"]))
+        if terminated or truncated:
+            env.reset(seed=i)
+    assert not refused, refused[:5]

@@ -10,7 +10,15 @@ import inspect
 from gui_gym.agents import BestOfNAgent
 from gui_gym.envs.replay import SemiOnlineReplayEnv
 from gui_gym.models.judge import ProReJudge, Trace
+from gui_gym.models.judge_llm import (
+    MAX_GOAL_WORDS,
+    LLMClaimExtractor,
+    LLMClaimFilter,
+)
+from gui_gym.models.judge_scripted import RULE_PROMPT_GOAL, RuleClaimFilter, ScriptedReasoner
+from gui_gym.models.prm_llm import ADMIRE_PROCESS_REWARD_WEIGHT
 from gui_gym.models.prm_training import PRMTrainConfig
+from gui_gym.rewards.milestones import milestone_step_rewards
 from gui_gym.wrappers import (
     MilestoneVectorWrapper,
     MilestoneWrapper,
@@ -66,6 +74,43 @@ def test_probe_budget_is_the_policy_trajectory_length_sec_4_1() -> None:
     ]
 
 
+def test_parallel_probes_are_judged_jointly_iterative_rounds_voted_sec_3_5() -> None:
+    # Parallel: "based on the claims from each evaluator agent and the policy agent, the LLM
+    # reasoner formulate the chain-of-claims"; iterative: "aggregated via majority voting".
+    assert _default(ProReJudge, "aggregation") is None
+    assert _default(ProbingJudgeWrapper, "aggregation") is None
+    assert ProReJudge(*[object()] * 5).effective_aggregation == "joint"
+    assert ProReJudge(*[object()] * 5, mode="iterative").effective_aggregation == "vote"
+    assert _default(ProReJudge, "vote") == "majority"
+
+
+def test_claim_filter_examines_evaluator_claims_for_evidence_app_e3_stage_1() -> None:
+    # Stage 1 filters the evaluator's claims: discard what the evaluator caused and what has
+    # no causal link to the task. Checking that screens show each claim is ours.
+    assert _default(ProReJudge, "filter_policy_claims") is False
+    assert _default(ProbingJudgeWrapper, "filter_policy_claims") is False
+    assert _default(LLMClaimFilter, "criterion") == "paper"
+    assert _default(RuleClaimFilter, "criterion") == "paper"
+
+
+def test_redundant_states_are_left_out_before_claims_sec_3_4() -> None:
+    # "the states related to operations on home-screen and consecutive identical states
+    # ... are excluded"; loops are discarded.
+    assert _default(LLMClaimExtractor, "condense") is True
+    assert _default(LLMClaimFilter, "condense") is True
+
+
+def test_goals_are_short_and_may_be_split_into_sub_goals_app_e1() -> None:
+    assert MAX_GOAL_WORDS == 20  # "ONE concise goal (<= 20 words)"
+    assert _default(ScriptedReasoner, "sub_goals") is True  # "decompose ... a sequence"
+
+
+def test_rule_prompt_ablation_asks_the_papers_question_sec_4_3() -> None:
+    assert RULE_PROMPT_GOAL.format(task="{G}") == (
+        "What are the key states to verify whether the task {G} is completed?"
+    )
+
+
 # ------------------------------------------------------------------------------ UI-S1 (002)
 
 
@@ -86,3 +131,15 @@ def test_format_term_penalises_invalid_syntax_only_eq12() -> None:
 def test_admire_hyperparameters_app_a() -> None:
     for name, value in {"delta": 0.75, "lambda0": 0.3, "decay": 0.99, "eta": 0.5}.items():
         assert _default(MilestoneWrapper, name) == value, name
+
+
+def test_base_progress_reward_on_failures_only_eq10_eq11_app_b3() -> None:
+    # Eq. 10: a success is paid at its hits only; Eq. 11: a failure gets k/K at every step.
+    for fn in (MilestoneWrapper, MilestoneVectorWrapper, milestone_step_rewards):
+        assert _default(fn, "base_on_success") is False
+        assert _default(fn, "base_on_failure") is True
+
+
+def test_process_reward_baseline_weight_app_a1_2() -> None:
+    # "the weight assigned to the process reward is fixed at 0.3"
+    assert ADMIRE_PROCESS_REWARD_WEIGHT == 0.3

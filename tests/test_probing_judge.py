@@ -208,7 +208,9 @@ class _FlakyEvaluator:
 def test_a_crashing_probe_fails_alone_and_the_vote_goes_on() -> None:
     env = gym.make("GuiGym/AndroidWorld-v0", task="ContactsAddContact")
     trace = _play(env, TYPED_NOT_SAVED)
-    report = _judge(3, evaluator=_FlakyEvaluator({1})).judge_episode(env.unwrapped, trace)
+    report = _judge(3, evaluator=_FlakyEvaluator({1}), aggregation="vote").judge_episode(
+        env.unwrapped, trace
+    )
     assert [p.vote for p in report.probes] == ["failure", "invalid", "failure"]
     assert "RuntimeError: emulator lost" in (report.probes[1].error or "")
     assert report.vote is not None and report.vote.abstained == 1

@@ -53,7 +53,9 @@ def test_wrapper_replaces_the_final_reward_with_the_verdict_and_reports_the_judg
     probe = judge["probes"][0]
     assert {"goal", "trace", "claims", "filter", "verdict", "vote", "error"} <= set(probe)
     assert probe["trace"]["steps"] and probe["trace"]["screens"]
-    assert judge["policy_claims"] and judge["vote"]["rule"] == "majority"
+    # parallel probes are judged jointly (ProRe Sec. 3.5): one verdict over all claims
+    assert judge["policy_claims"] and judge["aggregation"] == "joint" and judge["vote"] is None
+    assert judge["final"]["verdict"] == "failure" and probe["vote"] is None
     json.dumps(judge)  # plain data, loggable as is
 
 
@@ -185,12 +187,21 @@ def test_judge_accuracy_benchmark_runs_and_writes_json_and_plot(tmp_path) -> Non
         capture_output=True,
     )
     data = json.loads(out.read_text())
-    assert set(data["accuracy"]["summary"]["all"]["judges"]) == {
+    judges = set(data["accuracy"]["summary"]["all"]["judges"])
+    assert {
         "trajectory-only",
         "prore-1",
         "prore-1 budget 8-15 (ours)",
         "prore-3-parallel",
+        "prore-3-parallel vote (ours)",
         "prore-3-iterative",
-    }
+        "t4 no probing, raw judge",
+        "t4 rule-prompt probing, raw judge",
+        "t4 scheduled probing, raw judge",
+        "digirl-style last-1",
+        "webrl-style full",
+    } <= judges
+    condensing = data["accuracy"]["trace_condensing"]
+    assert 0 < condensing["condensed"] < condensing["full"]
     assert data["test_time_scaling"]["n"] == [1, 2]
     assert plot.stat().st_size > 0

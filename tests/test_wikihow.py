@@ -428,3 +428,17 @@ def test_successful_episodes_earn_their_number_of_mobile_env_events(suite) -> No
     assert (
         min(min(v) for v in totals.values()) >= 2.0 and max(max(v) for v in totals.values()) <= 4.0
     )
+
+
+def test_no_constant_or_garbage_answer_at_step_one_solves_a_qa_task(suite) -> None:
+    # issue 16: ANSWER("2") alone solved 25 QA tasks; the garbage one 2
+    env = make(split="all")
+    guesses = [str(c) for c in range(31)] + ["qzxv garbage 7f3a", "one", "1,000"]
+    wins = []
+    for task in (t for t in suite if t.category == "QA"):
+        for guess in guesses:
+            env.reset(seed=0, options={"task": task.task_id})
+            _, reward, _, _, info = env.step(f'ANSWER("{guess}")')
+            if info["success"] or reward > 0:
+                wins.append((task.task_id, guess))
+    assert wins == []

@@ -38,15 +38,16 @@ def tiny_tokenizer(chat_template: bool = False) -> Any:
     return tokenizer
 
 
-def tiny_gpt2(vocab_size: int, seed: int = 0) -> Any:
-    """A 2-layer, 32-dim GPT-2 (about 40k parameters) with random weights."""
+def tiny_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 256) -> Any:
+    """A 2-layer, 32-dim GPT-2 (about 40k parameters) with random weights; ``n_positions``
+    is its context length (agent prompts with a whole screen need about 1,024)."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
     config = GPT2Config(
         vocab_size=vocab_size,
-        n_positions=256,
+        n_positions=n_positions,
         n_embd=32,
         n_layer=2,
         n_head=2,
@@ -55,3 +56,119 @@ def tiny_gpt2(vocab_size: int, seed: int = 0) -> Any:
         pad_token_id=0,
     )
     return GPT2LMHeadModel(config).eval()
+
+
+def bpe_tokenizer(texts: list[str], vocab_size: int = 3000) -> Any:
+    """A byte-level BPE tokenizer trained on ``texts`` in milliseconds: any text encodes, and
+    decodes back exactly, so a model can learn to write gui-gym actions with it."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<pad>", "<eos>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    core.train_from_iterator(texts, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", eos_token="<eos>")
+
+
+def small_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 1024) -> Any:
+    """A 2-layer, 32-dim GPT-2 without dropout and with a context for whole agent prompts."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    config = GPT2Config(
+        vocab_size=vocab_size,
+        n_positions=n_positions,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=1,
+        eos_token_id=1,
+        pad_token_id=0,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+    )
+    return GPT2LMHeadModel(config).eval()
+
+
+def tiny_llava(folder: Any) -> None:
+    """Save a tiny LLaVA (CLIP vision tower, 2-layer Llama) and its processor to ``folder``:
+    32x32 images in 8x8 patches, 16 image tokens each; loads with ``AutoProcessor`` and
+    ``AutoModelForImageTextToText``."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
+
+    specials = ["<pad>", "<eos>", "<unk>", "<image>", "<|user|>", "<|assistant|>", "<|system|>"]
+    vocab = {w: i for i, w in enumerate(specials + WORDS)}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    core.decoder = decoders.WordPiece(prefix="##")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        pad_token="<pad>",
+        eos_token="<eos>",
+        unk_token="<unk>",
+        extra_special_tokens={"image_token": "<image>"},
+    )
+    template = (
+        "{% for m in messages %}<|{{ m['role'] }}|> {% if m['content'] is string %}"
+        "{{ m['content'] }}{% else %}{% for p in m['content'] %}{% if p['type'] == 'image' %}"
+        "<image> {% else %}{{ p['text'] }} {% endif %}{% endfor %}{% endif %} {% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|> {% endif %}"
+    )
+    images = CLIPImageProcessor(
+        size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}, do_center_crop=True
+    )
+    processor = LlavaProcessor(
+        image_processor=images,
+        tokenizer=tokenizer,
+        patch_size=8,
+        vision_feature_select_strategy="default",
+        chat_template=template,
+        num_additional_image_tokens=1,
+    )
+    torch.manual_seed(0)
+    config = LlavaConfig(
+        vision_config=CLIPVisionConfig(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            image_size=32,
+            patch_size=8,
+            projection_dim=32,
+        ),
+        text_config=LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=2048,
+            pad_token_id=0,
+            eos_token_id=1,
+            bos_token_id=1,
+        ),
+        image_token_id=vocab["<image>"],
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+    )
+    LlavaForConditionalGeneration(config).save_pretrained(folder)
+    processor.save_pretrained(folder)

@@ -1,7 +1,7 @@
 """The ``gui-gym`` command: envs, evaluation, recording, benchmarks, training and inspection.
 
-One module per command group (``envs``, ``eval``, ``data``, ``rewards``, ``view``, ``plot``),
-each a thin layer over library calls. Heavy imports happen inside each command, so
+One module per command group (``envs``, ``eval``, ``data``, ``rewards``, ``train``, ``view``,
+``plot``), each a thin layer over library calls. Heavy imports happen inside each command, so
 ``gui-gym --help`` is instant.
 """
 
@@ -14,6 +14,7 @@ from gui_gym.cli import envs  # noqa: F401
 from gui_gym.cli import eval  # noqa: F401
 from gui_gym.cli import data  # noqa: F401
 from gui_gym.cli import rewards  # noqa: F401
+from gui_gym.cli import train  # noqa: F401
 from gui_gym.cli import view  # noqa: F401
 from gui_gym.cli import plot  # noqa: F401
 

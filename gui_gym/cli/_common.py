@@ -9,6 +9,9 @@ command) get the same one line. A missing optional dependency is not a mistake b
 one line (exit code 1), naming the ``pip install`` that fixes it. Anything else is a bug and
 keeps its traceback.
 
+Off a terminal (a log file, CI) the app turns tqdm's progress bars off (``TQDM_DISABLE``),
+so logs hold results, not thousands of redraws.
+
 Validation helpers (each raises :class:`UsageError` naming the closest match and what is
 allowed; use them rather than re-checking by hand):
 
@@ -306,6 +309,15 @@ def _print_error(err: click_errors.ClickException) -> None:
     typer.echo(f"{where}: error: {_one_line(err.format_message())}", err=True)
 
 
+def _quiet_progress_off_a_tty() -> None:
+    # A log file is not a terminal: tqdm's redraws (one per episode or batch, postfix
+    # refreshes included) would flood it, so bars are off there; the commands print their
+    # results at the end. tqdm reads TQDM_* variables as its defaults; TQDM_DISABLE set to
+    # the empty string by the user keeps the bars.
+    if not sys.stderr.isatty():
+        os.environ.setdefault("TQDM_DISABLE", "1")
+
+
 def _one_line_warning(
     message: Warning | str,
     category: type[Warning],
@@ -330,7 +342,10 @@ class OneLineErrors(TyperGroup):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        formatwarning = warnings.formatwarning
         warnings.formatwarning = _one_line_warning
+        tqdm_disable = os.environ.get("TQDM_DISABLE")
+        _quiet_progress_off_a_tty()
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click_errors.NoArgsIsHelpError as err:  # bare `gui-gym`: the help (rich prints it)
@@ -343,6 +358,10 @@ class OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.echo("aborted", err=True)
             sys.exit(1)
+        finally:  # the process may go on (tests, notebooks): leave it as it was
+            warnings.formatwarning = formatwarning
+            if tqdm_disable is None:
+                os.environ.pop("TQDM_DISABLE", None)
         sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -11,6 +11,7 @@ from gui_gym.cli._common import (
     UsageError,
     app,
     check_agent,
+    check_device,
     check_split,
     choose,
     existing_dir,
@@ -27,8 +28,30 @@ def eval_cmd(
     ] = None,
     agent: Annotated[
         str,
-        typer.Option(help="oracle, random, or random:done=P (declares DONE with probability P)"),
+        typer.Option(
+            help="oracle, random, random:done=P (declares DONE with probability P), "
+            "webshop-greedy, llm (a local model: --model DIR) or openai (a server: "
+            "--base-url URL --model NAME)"
+        ),
     ] = "oracle",
+    model: Annotated[
+        str | None,
+        typer.Option(help="--agent llm: Hugging Face folder; --agent openai: served model name"),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="--agent openai: API root, e.g. http://localhost:8000/v1")
+    ] = None,
+    prompt: Annotated[str, typer.Option(help="LLM agents: prompt format")] = "default",
+    screenshot: Annotated[
+        bool, typer.Option("--screenshot", help="LLM agents: show the screenshot (VLMs)")
+    ] = False,
+    temperature: Annotated[float, typer.Option(help="LLM agents: sampling temperature")] = 0.0,
+    max_new_tokens: Annotated[int, typer.Option(help="LLM agents: longest generation")] = 128,
+    device: Annotated[str | None, typer.Option(help="--agent llm: cpu or cuda")] = None,
+    num_envs: Annotated[int, typer.Option(help="episodes in flight at once")] = 1,
+    workers: Annotated[
+        str, typer.Option(help="inline, or process (each env in its own worker process)")
+    ] = "inline",
     episodes: Annotated[
         int | None, typer.Option(help="episodes (default: every task once)", min=1)
     ] = None,
@@ -68,7 +91,7 @@ def eval_cmd(
     from rich.table import Table
 
     import gui_gym  # noqa: F401
-    from gui_gym.evaluation import evaluate
+    from gui_gym.evaluation import evaluate, make_llm_agent
 
     output_file(out)
     if sop:
@@ -82,22 +105,69 @@ def eval_cmd(
     kwargs = {
         "split": check_split(split),
         **({"category": category} if category else {}),
+        **({"screenshot": True} if screenshot else {}),
         **parse_kwargs(env_arg),
     }
-    # Every argument is checked before the first episode: a mistake is one line, not a
-    # traceback after minutes of evaluation.
-    probe = open_env(env_id, **kwargs)
-    check_agent(agent, probe, seed)
-    probe.close()
-    summary, _ = evaluate(
-        env_id,
-        agent,
-        episodes=episodes,
-        seed=seed,
-        out=out,
-        env_kwargs=kwargs,
-        progress=not no_progress,
-    )
+    choose(workers, ("inline", "process"), "--workers")
+    if num_envs < 1:
+        raise UsageError(f"--num-envs must be a positive int, got {num_envs}")
+    policy: Any = agent
+    if agent not in ("llm", "openai"):
+        given = [
+            name
+            for name, value in (
+                ("--model", model),
+                ("--base-url", base_url),
+                ("--prompt", prompt != "default"),
+                ("--device", device),
+            )
+            if value
+        ]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} only apply to --agent llm or --agent openai, "
+                f"not --agent {agent}"
+            )
+    else:
+        check_device(device)
+        if not model:
+            raise UsageError(f"--agent {agent} needs --model")
+        if agent == "llm":
+            existing_dir(Path(model), "--model")
+        try:
+            policy = make_llm_agent(
+                agent,
+                str(model),
+                base_url=base_url,
+                prompt=prompt,
+                screenshot=screenshot,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                device=device,
+            )
+        except (ValueError, OSError) as err:  # not a model folder, an unknown prompt
+            raise UsageError(str(err)) from None
+        open_env(env_id, **kwargs).close()
+    if agent not in ("llm", "openai"):
+        # Every argument is checked before the first episode: a mistake is one line, not a
+        # traceback after minutes of evaluation.
+        probe = open_env(env_id, **kwargs)
+        check_agent(agent, probe, seed)
+        probe.close()
+    try:
+        summary, _ = evaluate(
+            env_id,
+            policy,
+            episodes=episodes,
+            seed=seed,
+            out=out,
+            env_kwargs=kwargs,
+            progress=not no_progress,
+            num_envs=num_envs,
+            workers=workers,
+        )
+    except ValueError as err:  # a results file of another run
+        raise UsageError(str(err)) from None
     table = Table(title=f"{agent} on {env_id} ({split})")
     for column in ("category", "episodes", "success", "steps", "reward", "invalid"):
         table.add_column(column, justify="right")
@@ -112,6 +182,11 @@ def eval_cmd(
             f"{stats['invalid_action_rate']:.1%}",
         )
     Console().print(table)
+    if summary.infra_errors:
+        typer.echo(
+            f"{summary.infra_errors} episode(s) lost to infrastructure (left out of the rates; "
+            "rerun with the same --out to run them again)"
+        )
     if out is not None:
         typer.echo(f"results written to {out}")
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,14 +146,17 @@ class Action:
             raise ActionParseError(
                 f"direction must be one of {', '.join(DIRECTIONS)}, got {self.direction!r}"
             )
-        if self.index is not None and (
-            not isinstance(self.index, int)
-            or isinstance(self.index, bool)
-            or not 0 <= self.index <= MAX_INDEX
-        ):
-            raise ActionParseError(
-                f"element index must be an int from 0 to {MAX_INDEX}, got {self.index!r}"
-            )
+        if self.index is not None:
+            try:  # any integer type (numpy's too), never a bool or a float
+                index = operator.index(self.index)
+            except TypeError:
+                index = -1
+            if isinstance(self.index, bool) or not 0 <= index <= MAX_INDEX:
+                raise ActionParseError(
+                    f"element index must be an int from 0 to {MAX_INDEX}, got {self.index!r}"
+                )
+            if type(self.index) is not int:
+                object.__setattr__(self, "index", index)
         for name in ("text", "label"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):

@@ -14,7 +14,7 @@ apps) and supplies its backend through five hooks:
 Everything else lives here, once: parsing and validating actions (a bad action never raises),
 the step counter and ``max_steps`` truncation, milestone tracking, the outcome reward,
 termination on DONE/ANSWER or on success, the info keys, seeding, rendering, ``fork()`` and
-the candidate-action list used by random agents and the SB3 adapter.
+the candidate-action list used by random agents and policies that rank actions.
 """
 
 from __future__ import annotations
@@ -382,14 +382,36 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         """Actions that make sense on the current screen: clicks on clickable elements,
         long-clicks on long-clickable ones, typing vocabulary into editable ones, scrolling
         where content continues, and going back. Random agents sample from this list; the SB3
-        adapter uses it as its discrete action set.
+        adapter uses it as its discrete action set. Every one is possible in the current
+        state (backends that can tell say so in :meth:`_possible`).
 
         Raises:
             gymnasium.error.ResetNeeded: before the first reset.
         """
+        screen = self._current_screen_after_reset()
+        return [a for a in self.screen_candidate_actions() if self._possible(a, screen)]
+
+    def screen_candidate_actions(self) -> list[Action]:
+        """:meth:`candidate_actions` before the app's rules are asked: what the screen offers,
+        including actions the app would refuse now (a click under a dialog). The PRM data
+        collection keeps using it (impossible actions are among the steps it labels, and its
+        documented figures stay reproducible).
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset.
+        """
+        self._current_screen_after_reset()
+        return screen_candidates(self._current_screen(), self._candidate_texts())
+
+    def _current_screen_after_reset(self) -> UITree:
         if self.task is None:
             raise gym.error.ResetNeeded("call reset() before candidate_actions()")
-        return screen_candidates(self._current_screen(), self._candidate_texts())
+        return self._current_screen()
+
+    def _possible(self, action: Action, screen: UITree) -> bool:
+        """Whether ``action`` would be accepted now; by default the shape checks only (a live
+        backend cannot try an action without doing it)."""
+        return self._validate(action, screen) is None
 
     def apply_action(self, action: str | Action | dict[str, Any]) -> str | None:
         """Apply ``action`` to the app as :meth:`step` does, without episode bookkeeping: no

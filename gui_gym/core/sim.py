@@ -395,6 +395,23 @@ class SimGuiEnv(GuiEnv, Generic[S]):
     def _predicate_state(self) -> Any:
         return self.state
 
+    def _possible(self, action: Action, screen: UITree) -> bool:
+        # (issue 17) Tried on a copy of the state: the app's own rules decide (a click under a dialog, a
+        # search with an empty box, a Save on an incomplete form), so candidate_actions()
+        # offers only actions step() accepts. Scrolling and going back need no copy.
+        if self._validate(action, screen) is not None:
+            return False
+        if action.type in (ActionType.SCROLL, ActionType.GOBACK):
+            return True
+        state = self.state
+        self.state = copy.deepcopy(state)
+        try:
+            return self._execute(action, screen) is None
+        except InvalidAction:
+            return False
+        finally:
+            self.state = state
+
     def _fork_backend(self, clone: GuiEnv) -> None:
         assert isinstance(clone, SimGuiEnv)
         clone.state = copy.deepcopy(self.state)

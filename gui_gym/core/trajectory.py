@@ -69,6 +69,18 @@ class Step:
             (``info["action_target"]``, ``UIElement.identity``); None when the action had no
             target or it was not recorded (files written before the field existed load
             with None).
+        prompt: What the policy was shown: the prompt text, or the chat messages (images
+            replaced by ``{"type": "image"}`` placeholders); None for non-LLM agents.
+        completion: The policy's whole generated text (thought and action); ``action`` is
+            what of it was sent to the env.
+        prompt_ids: The exact token ids the policy was conditioned on, when the backend
+            gives them.
+        completion_ids: The exact token ids the policy sampled (never a re-tokenization of
+            ``completion``: trainers score these).
+        logprobs: The behaviour policy's log-probability of each of ``completion_ids``.
+
+    The last five fields are None for steps recorded without them (and in files written
+    before they existed).
     """
 
     index: int
@@ -86,6 +98,11 @@ class Step:
     screenshot: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
     target: list[str] | None = None
+    prompt: str | list[dict[str, Any]] | None = None
+    completion: str | None = None
+    prompt_ids: list[int] | None = None
+    completion_ids: list[int] | None = None
+    logprobs: list[float] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
@@ -191,6 +208,15 @@ class Trajectory:
         seed: Seed passed to ``reset``, if any.
         agent: Name of the agent that acted.
         metadata: Free-form JSON-safe facts (category, split, wrapper settings).
+        infra_error: Why the episode was lost to infrastructure (an env that raised or
+            whose worker died, a model server past its retries); None for an episode that
+            ran to its end. Such an episode is no evidence about the agent: statistics and
+            training groups leave it out and count it apart, never as a reward of 0.
+        group_id: Identity of the rollout group the episode belongs to (GRPO groups of one
+            task and seed, or an anchor-state fork group), None outside groups.
+        anchor_step: For a fork group, the index of the first step taken after the fork:
+            ``steps[:anchor_step]`` is the prefix every member shares, ``steps[anchor_step:]``
+            the member's own continuation. None for other episodes.
     """
 
     env_id: str
@@ -203,6 +229,9 @@ class Trajectory:
     seed: int | None = None
     agent: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    infra_error: str | None = None
+    group_id: str | None = None
+    anchor_step: int | None = None
 
     @property
     def total_reward(self) -> float:
@@ -256,6 +285,9 @@ class Trajectory:
                 seed=data.get("seed"),
                 agent=str(data.get("agent", "")),
                 metadata=dict(data.get("metadata", {})),
+                infra_error=data.get("infra_error"),
+                group_id=data.get("group_id"),
+                anchor_step=data.get("anchor_step"),
             )
         except KeyError as err:
             raise ValueError(f"trajectory record is missing {err.args[0]!r}") from None

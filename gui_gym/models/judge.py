@@ -32,9 +32,16 @@ from typing import Any, Protocol, runtime_checkable
 from gui_gym.core.actions import Action, ActionParseError, ActionType, describe, parse_action
 from gui_gym.core.env import GuiEnv
 from gui_gym.core.ui import UITree
-from gui_gym.rewards.probing import VERDICTS, VOTE_RULES, VoteResult, combine_votes
+from gui_gym.rewards.probing import (
+    VERDICTS,
+    VOTE_RULES,
+    VoteResult,
+    combine_votes,
+    redundant_states,
+)
 
 __all__ = [
+    "AGGREGATIONS",
     "PROBE_MODES",
     "Claim",
     "ClaimExtractor",
@@ -49,9 +56,11 @@ __all__ = [
     "ProReJudge",
     "ProbeBudgetExhausted",
     "ProbeEvaluator",
+    "ProbePlan",
     "ProbeReasoner",
     "ProbeRecord",
     "ProbeSession",
+    "RawObservationJudge",
     "Trace",
     "TraceStep",
     "Verdict",
@@ -63,6 +72,18 @@ PROBE_MODES = ("parallel", "iterative")
 """ProRe Sec. 3.5: ``parallel`` probes run on independent forks of the final state with
 goals scheduled up front; ``iterative`` probes run one after another, each goal revised from
 the previous goal and the claims it produced (Eq. 5)."""
+
+AGGREGATIONS = ("joint", "vote")
+"""How several probes give one verdict. ``joint``: one chain-of-claims judgment over the
+policy's claims and every probe's claims together (ProRe Sec. 3.5, parallel probing: "based
+on the claims from each evaluator agent and the policy agent, the LLM reasoner formulates
+the chain-of-claims"). ``vote``: one judgment per probe, combined by a vote (ProRe Sec. 3.5,
+iterative probing: "aggregated via majority voting"). ``ProReJudge(aggregation=None)`` takes
+the paper's per mode: ``joint`` for parallel, ``vote`` for iterative."""
+
+MAX_SUB_GOALS = 3
+"""Sequential sub-goals one probe may carry (ProRe Sec. 3.3 and App. E.1 item 3: a
+verification with several key states is decomposed into a sequence of probing goals)."""
 
 MAX_CLAIMS = 4
 """Claims per trace: ProRe's prompts ask for a handful (``{min_claims}-{max_claims}``); the
@@ -134,6 +155,8 @@ class Trace:
         declared_done: The agent ended its run itself (``DONE`` or ``ANSWER``).
         completion_required: Policy traces only: the benchmark scores an episode the agent
             did not end itself as a failure (AndroidWorld's rule, ``score_unfinished=False``).
+        segments: Evaluator traces of a probe with sequential sub-goals: ``(index of the
+            first step, sub-goal)`` per sub-goal, in order (empty for a single goal).
     """
 
     role: str
@@ -143,6 +166,7 @@ class Trace:
     answer: str | None = None
     declared_done: bool = False
     completion_required: bool = False
+    segments: list[tuple[int, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.role not in ("policy", "evaluator"):
@@ -158,14 +182,51 @@ class Trace:
             return self.steps[screen_index - 1]
         return None
 
-    def render(self, max_screen_chars: int = 4000) -> str:
-        """The trace as text for an LLM: each screen followed by the action taken on it."""
+    def redundant_screens(self) -> dict[int, tuple[str, int | None]]:
+        """Screens left out before claims (ProRe Sec. 3.4): home screens, screens identical
+        to the one before, and loops back to an earlier screen, as
+        :func:`~gui_gym.rewards.probing.redundant_states` finds them. A loop in which the
+        agent typed text is kept (it may have changed data the repeated screen does not
+        show; the paper leaves such loops to the reasoner). The first and last screens are
+        always kept."""
+        typed = [False] + [
+            s.valid and s.action.lstrip().upper().startswith("INPUT") for s in self.steps
+        ]
+        typed += [False] * (len(self.screens) - len(typed))
+        return redundant_states(
+            [screen.text for screen in self.screens],
+            [is_home_screen(screen) for screen in self.screens],
+            typed[: len(self.screens)],
+        )
+
+    def render(self, max_screen_chars: int = 4000, condense: bool = False) -> str:
+        """The trace as text for an LLM: each screen followed by the action taken on it.
+
+        Args:
+            max_screen_chars: Longest screen text shown.
+            condense: Leave out the screens of :meth:`redundant_screens` (one line says
+                which and why); every action stays listed, and screens keep their numbers,
+                so claims still cite the full trace.
+        """
         lines: list[str] = []
+        left_out = self.redundant_screens() if condense else {}
+        starts = dict(self.segments)
         for i, screen in enumerate(self.screens):
-            text = screen.text
-            if len(text) > max_screen_chars:
-                text = text[:max_screen_chars] + "\n<!-- screen cut -->"
-            lines.append(f"--- Screen {i} ---\n{text}")
+            if i in starts:
+                lines.append(f"=== Sub-goal: {starts[i]} ===")
+            if i in left_out:
+                reason, earlier = left_out[i]
+                what = {
+                    "home": "the home screen",
+                    "duplicate": f"unchanged, as screen {earlier}",
+                    "loop": f"inside a loop back to screen {earlier}",
+                }[reason]
+                lines.append(f"--- Screen {i} --- (left out: {what})")
+            else:
+                text = screen.text
+                if len(text) > max_screen_chars:
+                    text = text[:max_screen_chars] + "\n<!-- screen cut -->"
+                lines.append(f"--- Screen {i} ---\n{text}")
             if i < len(self.steps):
                 s = self.steps[i]
                 status = "" if s.valid else f"  [refused: {s.error}]"
@@ -183,9 +244,16 @@ class Trace:
             "answer": self.answer,
             "declared_done": self.declared_done,
         }
+        if self.segments:
+            out["segments"] = [{"first_step": i, "goal": g} for i, g in self.segments]
         if screens:
             out["screens"] = [t.text for t in self.screens]
         return out
+
+
+def is_home_screen(screen: UITree) -> bool:
+    """Whether ``screen`` is the device's home screen (the launcher)."""
+    return screen.name.lower() in ("launcher", "home", "home screen")
 
 
 def _target_label(action: Action | None, screen: UITree | None) -> str:
@@ -280,6 +348,13 @@ class ProbeSession:
     def goal(self) -> str:
         return self.trace.goal
 
+    def begin(self, sub_goal: str) -> None:
+        """Start the next sequential sub-goal of this probe (ProRe Sec. 3.3): the evaluator
+        goes on from the current screen with the budget left; an earlier ``DONE`` or
+        ``ANSWER`` ended only the earlier sub-goal."""
+        self.trace.segments.append((len(self.trace.steps), sub_goal))
+        self.finished = False
+
     @property
     def screen(self) -> UITree:
         """The screen the evaluator sees now."""
@@ -326,6 +401,53 @@ class ProbeSession:
             if parsed.type is ActionType.ANSWER:
                 self.trace.answer = parsed.text or ""
         return record
+
+
+# ------------------------------------------------------------------------ probe plans
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """What one probe is to do: its sequential sub-goals, and the reasoner's expectation.
+
+    ProRe Eq. 1: the reasoner first analyses what the user expects (``Exp``), then writes
+    the probing goal conditioned on it; a verification with several key states becomes a
+    sequence of goals the evaluator carries out one after another (Sec. 3.3, App. E.1).
+    The expectation goes on to the judge (Eq. 4) and to iterative revision (Eq. 5).
+
+    Attributes:
+        goals: 1 to :data:`MAX_SUB_GOALS` sub-goals, carried out in order on one fork.
+        expectation: The reasoner's analysis of what success looks like ("" if none).
+    """
+
+    goals: tuple[str, ...]
+    expectation: str = ""
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.goals) <= MAX_SUB_GOALS or not all(
+            isinstance(g, str) and g.strip() for g in self.goals
+        ):
+            raise ValueError(
+                f"a probe plan needs 1 to {MAX_SUB_GOALS} non-empty goals, got {self.goals!r}"
+            )
+
+    @property
+    def goal(self) -> str:
+        """The sub-goals as one line (``"A; then B"``)."""
+        return "; then ".join(self.goals)
+
+    @classmethod
+    def of(cls, value: str | ProbePlan) -> ProbePlan:
+        """A plan from a reasoner's output: a plan, or a single goal string.
+
+        Raises:
+            TypeError: for anything else; ValueError: for an empty goal.
+        """
+        if isinstance(value, ProbePlan):
+            return value
+        if isinstance(value, str):
+            return cls((value,))
+        raise TypeError(f"a reasoner must return goal strings or ProbePlans, got {value!r}")
 
 
 # ------------------------------------------------------------------- claims and verdicts
@@ -437,9 +559,13 @@ class Verdict:
 
 @runtime_checkable
 class ProbeReasoner(Protocol):
-    """Schedules probing goals (ProRe Eq. 1 and Eq. 5), each at most 20 words."""
+    """Schedules probing goals (ProRe Eq. 1 and Eq. 5), each at most 20 words.
 
-    def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[str]:
+    Each probe's goal is a string or a :class:`ProbePlan` (sequential sub-goals and the
+    reasoner's expectation, Eq. 1).
+    """
+
+    def schedule(self, instruction: str, policy: Trace, n_goals: int) -> Sequence[str | ProbePlan]:
         """``n_goals`` goals for parallel probes of the policy's final state."""
         ...
 
@@ -449,8 +575,10 @@ class ProbeReasoner(Protocol):
         policy: Trace,
         previous_goal: str,
         previous_claims: Sequence[Claim],
-    ) -> str:
-        """The next goal of iterative probing, from the previous goal and its claims."""
+        expectation: str = "",
+    ) -> str | ProbePlan:
+        """The next goal of iterative probing (Eq. 5), from the expectation, the previous
+        goal and the claims it produced."""
         ...
 
 
@@ -481,7 +609,9 @@ class ClaimFilter(Protocol):
 class ClaimJudge(Protocol):
     """Chain-of-claims judgment (ProRe Eq. 4, App. E.3 Stage 2).
 
-    ``evaluator_claims`` is empty for a judgment on the policy's trace alone.
+    ``evaluator_claims`` is empty for a judgment on the policy's trace alone, and holds
+    every probe's claims (sources ``probe <i>``) in a joint judgment. ``expectation`` is the
+    reasoner's analysis of what success looks like (Eq. 4's ``Exp``; "" without one).
     """
 
     def judge(
@@ -490,6 +620,22 @@ class ClaimJudge(Protocol):
         policy_claims: Sequence[Claim],
         evaluator_claims: Sequence[Claim],
         policy: Trace,
+        expectation: str = "",
+    ) -> Verdict: ...
+
+
+@runtime_checkable
+class RawObservationJudge(Protocol):
+    """Judges from the traces themselves, without claims: ProRe's ablation "without
+    chain-of-claims" (Table 4: the reasoner receives the raw observations of the policy and
+    the evaluator agents). ``probes`` is empty for a judgment on the policy's trace alone."""
+
+    def judge_raw(
+        self,
+        instruction: str,
+        policy: Trace,
+        probes: Sequence[Trace],
+        expectation: str = "",
     ) -> Verdict: ...
 
 
@@ -512,6 +658,8 @@ class ProbeRecord:
     goal: str
     trace: Trace | None = None
     error: str | None = None
+    sub_goals: tuple[str, ...] = ()
+    expectation: str = ""
     claims: list[Claim] = field(default_factory=list)
     decisions: list[FilterDecision] = field(default_factory=list)
     verdict: Verdict | None = None
@@ -532,13 +680,15 @@ class ProbeRecord:
         return {
             "index": self.index,
             "goal": self.goal,
+            "sub_goals": list(self.sub_goals or (self.goal,)),
+            "expectation": self.expectation,
             "ok": self.error is None,
             "error": self.error,
             "trace": None if self.trace is None else self.trace.to_dict(),
             "claims": [c.to_dict() for c in self.claims],
             "filter": [d.to_dict() for d in self.decisions],
             "verdict": None if self.verdict is None else self.verdict.to_dict(),
-            "vote": self.vote,
+            "vote": self.vote if self.verdict is not None or self.error is not None else None,
         }
 
 
@@ -549,6 +699,8 @@ class JudgeReport:
     Attributes:
         verdict: ``success``, ``failure`` or ``invalid``.
         mode: ``parallel``, ``iterative``, or ``trajectory`` (no probing).
+        aggregation: ``joint`` or ``vote`` (see :data:`AGGREGATIONS`); None without probes.
+        expectation: The reasoner's expectation (Eq. 1's ``Exp``) the judge was given.
         goals: Probing goals, in probe order.
         policy_claims: Claims about the policy's trace.
         policy_decisions: The filter's decisions on them.
@@ -560,6 +712,8 @@ class JudgeReport:
 
     verdict: str
     mode: str
+    aggregation: str | None = None
+    expectation: str = ""
     goals: list[str] = field(default_factory=list)
     policy_claims: list[Claim] = field(default_factory=list)
     policy_decisions: list[FilterDecision] = field(default_factory=list)
@@ -577,6 +731,8 @@ class JudgeReport:
         return {
             "verdict": self.verdict,
             "mode": self.mode,
+            "aggregation": self.aggregation,
+            "expectation": self.expectation,
             "goals": list(self.goals),
             "policy_claims": [c.to_dict() for c in self.policy_claims],
             "policy_filter": [d.to_dict() for d in self.policy_decisions],
@@ -608,31 +764,51 @@ def _describe_error(err: BaseException) -> str:
 
 
 class ProReJudge:
-    """ProRe: probe the final state, extract and filter claims, judge, vote (Sec. 3).
+    """ProRe: probe the final state, extract and filter claims, judge (Sec. 3).
 
     With ``n_probes=0`` it is the trajectory-only judge (LLM-as-a-judge over the policy's
     claims, no probing), the baseline ProRe is compared with.
 
+    Defaults are the paper's; each departure is a named option:
+
+    * ``aggregation=None``: parallel probes are judged jointly (one chain of claims over the
+      policy's and every probe's claims), iterative rounds are judged one by one and
+      combined by ``vote`` (Sec. 3.5). ``"joint"`` or ``"vote"`` forces one for both modes.
+    * ``filter_policy_claims=False``: the claim filter examines the evaluator's claims
+      (App. E.3 Stage 1); ``True`` (ours) also filters the policy's claims.
+    * the reasoner's expectation (Eq. 1) reaches the judge (Eq. 4) and revision (Eq. 5);
+      a probe plan's sub-goals are carried out one after another on one fork (Sec. 3.3).
+    * ``raw_judge`` (Table 4's ablation "without chain-of-claims"): no claims; the given
+      :class:`RawObservationJudge` judges from the policy's and the probes' traces.
+
     Args:
-        reasoner: Schedules probing goals.
+        reasoner: Schedules probing goals or plans.
         evaluator: Carries each goal out on a fork.
         claim_extractor: Claims from the policy trace and from each probe trace.
-        claim_filter: Drops claims their trace does not support.
+        claim_filter: Drops claims that are not evidence of the policy's outcome.
         judge: Chain-of-claims verdict.
         n_probes: Probes per episode (0: judge the policy's trace alone).
         mode: ``parallel`` or ``iterative`` (see :data:`PROBE_MODES`).
-        vote: How per-probe verdicts combine (see :data:`~gui_gym.rewards.probing.VOTE_RULES`).
+        vote: How per-probe verdicts combine under ``vote`` aggregation (see
+            :data:`~gui_gym.rewards.probing.VOTE_RULES`).
         probe_steps: Cap on each probe's step budget. The budget is
             ``max(probe_steps_min, min(probe_steps, policy length))``. ProRe's (Sec. 4.1:
             "no greater than the length of the policy trajectories") is the default,
             ``probe_steps=None, probe_steps_min=1``: the policy's length. Ours, as an option:
             ``probe_steps=15, probe_steps_min=8``, so that a very short policy episode still
-            leaves room to look and a long one does not make probing slow.
+            leaves room to look and a long one does not make probing slow. Sub-goals of one
+            probe share its budget.
         probe_steps_min: Floor of the budget (at least 1).
+        aggregation: ``joint``, ``vote``, or None for the paper's per mode.
+        filter_policy_claims: Also filter the policy's claims (ours; the paper filters the
+            evaluator's).
+        raw_judge: Judge from raw traces instead of claims (the Table 4 ablation); None
+            (the paper's method) uses claims and ``judge``.
 
     Raises:
-        ValueError: for a negative ``n_probes``, an unknown mode or vote rule, or a budget
-            below 1.
+        ValueError: for a negative ``n_probes``, an unknown mode, vote rule or aggregation,
+            or a budget below 1.
+        TypeError: when ``raw_judge`` has no ``judge_raw`` method.
     """
 
     def __init__(
@@ -647,6 +823,9 @@ class ProReJudge:
         vote: str = "majority",
         probe_steps: int | None = None,  # ProRe Sec. 4.1: the policy trajectory's length
         probe_steps_min: int = 1,
+        aggregation: str | None = None,  # ProRe Sec. 3.5: joint (parallel), vote (iterative)
+        filter_policy_claims: bool = False,  # ProRe App. E.3 Stage 1: evaluator claims only
+        raw_judge: RawObservationJudge | None = None,
     ):
         if isinstance(n_probes, bool) or not isinstance(n_probes, int) or n_probes < 0:
             raise ValueError(f"n_probes must be an int >= 0, got {n_probes!r}")
@@ -654,9 +833,19 @@ class ProReJudge:
             raise ValueError(f"mode must be one of {PROBE_MODES}, got {mode!r}")
         if vote not in VOTE_RULES:
             raise ValueError(f"vote must be one of {VOTE_RULES}, got {vote!r}")
+        if aggregation is not None and aggregation not in AGGREGATIONS:
+            raise ValueError(
+                f"aggregation must be one of {AGGREGATIONS} or None (the paper's per mode), "
+                f"got {aggregation!r}"
+            )
         if (probe_steps is not None and probe_steps < 1) or probe_steps_min < 1:
             raise ValueError(
                 f"probe_steps and probe_steps_min must be >= 1, got {probe_steps!r}, {probe_steps_min!r}"
+            )
+        if raw_judge is not None and not callable(getattr(raw_judge, "judge_raw", None)):
+            raise TypeError(
+                f"raw_judge must have judge_raw(instruction, policy, probes, expectation); "
+                f"got {type(raw_judge).__name__}"
             )
         self.reasoner = reasoner
         self.evaluator = evaluator
@@ -668,6 +857,16 @@ class ProReJudge:
         self.vote = vote
         self.probe_steps = None if probe_steps is None else int(probe_steps)
         self.probe_steps_min = int(probe_steps_min)
+        self.aggregation = aggregation
+        self.filter_policy_claims = bool(filter_policy_claims)
+        self.raw_judge = raw_judge
+
+    @property
+    def effective_aggregation(self) -> str:
+        """``joint`` or ``vote``: the option, or the paper's for the mode."""
+        if self.aggregation is not None:
+            return self.aggregation
+        return "joint" if self.mode == "parallel" else "vote"
 
     def probe_budget(self, policy: Trace) -> int:
         """Steps each probe may take for this policy trace."""
@@ -677,37 +876,52 @@ class ProReJudge:
     # -- one probe ----------------------------------------------------------------------
 
     def _run_probe(
-        self, env: GuiEnv, instruction: str, policy: Trace, goal: str, index: int
+        self, env: GuiEnv, instruction: str, policy: Trace, plan: ProbePlan, index: int
     ) -> ProbeRecord:
-        """Fork, probe, extract and filter claims. Any exception fails this probe only."""
-        record = ProbeRecord(index=index, goal=goal)
+        """Fork, carry the plan's sub-goals out in order, extract and filter claims. Any
+        exception fails this probe only."""
+        record = ProbeRecord(
+            index=index, goal=plan.goal, sub_goals=plan.goals, expectation=plan.expectation
+        )
         try:
             fork = env.fork()
-            session = ProbeSession(fork, goal, self.probe_budget(policy))
+            session = ProbeSession(fork, plan.goal, self.probe_budget(policy))
             record.trace = session.trace
-            # an evaluator that runs out of steps has simply finished
-            with contextlib.suppress(ProbeBudgetExhausted):
-                self.evaluator.probe(goal, session)
-            claims = self.claim_extractor.extract(instruction, session.trace)
-            record.claims = [_as_source(c, f"probe {index}") for c in claims[:MAX_CLAIMS]]
-            record.decisions = list(
-                self.claim_filter.filter(instruction, session.trace, record.claims)
-            )
+            for sub_goal in plan.goals:
+                if len(plan.goals) > 1:
+                    session.begin(sub_goal)
+                if session.steps_left <= 0:
+                    break  # the sub-goals share the probe's budget
+                # an evaluator that runs out of steps has simply finished
+                with contextlib.suppress(ProbeBudgetExhausted):
+                    self.evaluator.probe(sub_goal, session)
+            if self.raw_judge is None:
+                claims = self.claim_extractor.extract(instruction, session.trace)
+                record.claims = [_as_source(c, f"probe {index}") for c in claims[:MAX_CLAIMS]]
+                record.decisions = list(
+                    self.claim_filter.filter(instruction, session.trace, record.claims)
+                )
         except Exception as err:  # a probe's crash must not end the episode (issue #10)
             record.error = _describe_error(err)
             logger.warning("ProRe probe %d failed: %s", index, record.error)
         return record
 
-    def _judge_probe(
-        self, instruction: str, policy_kept: list[Claim], policy: Trace, record: ProbeRecord
-    ) -> None:
-        if record.error is not None:
-            return
-        try:
-            record.verdict = self.judge.judge(instruction, policy_kept, record.kept_claims, policy)
-        except Exception as err:  # recorded as this probe's failure; the vote goes on
-            record.error = f"judge failed: {_describe_error(err)}"
-            logger.warning("ProRe judge failed on probe %d: %s", record.index, record.error)
+    def _judgment(
+        self,
+        instruction: str,
+        policy: Trace,
+        policy_kept: list[Claim],
+        probes: Sequence[ProbeRecord],
+        expectation: str,
+    ) -> Verdict:
+        """One judgment over the policy and the given probes (none: the policy alone)."""
+        if self.raw_judge is not None:
+            traces = [p.trace for p in probes if p.trace is not None]
+            return self.raw_judge.judge_raw(instruction, policy, traces, expectation=expectation)
+        evaluator_claims = [c for p in probes for c in p.kept_claims]
+        return self.judge.judge(
+            instruction, policy_kept, evaluator_claims, policy, expectation=expectation
+        )
 
     # -- an episode ---------------------------------------------------------------------
 
@@ -715,8 +929,8 @@ class ProReJudge:
         """Judge the episode whose final state ``env`` holds and whose trace is ``policy``.
 
         ``env`` is only forked, never stepped. Failures of single probes are recorded in
-        their :class:`ProbeRecord` and the vote proceeds with the rest; when no probe
-        yields a vote, the verdict comes from the policy's claims alone and a note says so.
+        their :class:`ProbeRecord` and the judgment proceeds with the rest; when no probe
+        succeeds, the verdict comes from the policy's claims alone and a note says so.
 
         Args:
             env: The policy's env (``GuiEnv``, e.g. ``env.unwrapped``) at its final state.
@@ -728,40 +942,61 @@ class ProReJudge:
         instruction = policy.goal
         mode = self.mode if self.n_probes > 0 else "trajectory"
         report = JudgeReport(verdict="invalid", mode=mode)
-        try:
-            report.policy_claims = [
-                _as_source(c, "policy")
-                for c in self.claim_extractor.extract(instruction, policy)[:MAX_CLAIMS]
-            ]
-            report.policy_decisions = list(
-                self.claim_filter.filter(instruction, policy, report.policy_claims)
-            )
-        except Exception as err:  # nothing to judge with; say so rather than guess
-            report.notes.append(f"claims about the policy trace failed: {_describe_error(err)}")
-            logger.warning("ProRe policy claims failed: %s", report.notes[-1])
-            return report
+        if self.raw_judge is None:
+            try:
+                report.policy_claims = [
+                    _as_source(c, "policy")
+                    for c in self.claim_extractor.extract(instruction, policy)[:MAX_CLAIMS]
+                ]
+                if self.filter_policy_claims:
+                    report.policy_decisions = list(
+                        self.claim_filter.filter(instruction, policy, report.policy_claims)
+                    )
+                else:  # App. E.3 Stage 1 examines the evaluator's claims only
+                    report.policy_decisions = [
+                        FilterDecision(i, True, "policy claims are not filtered")
+                        for i in range(len(report.policy_claims))
+                    ]
+            except Exception as err:  # nothing to judge with; say so rather than guess
+                report.notes.append(f"claims about the policy trace failed: {_describe_error(err)}")
+                logger.warning("ProRe policy claims failed: %s", report.notes[-1])
+                return report
         policy_kept = _kept(report.policy_claims, report.policy_decisions)
 
         if self.n_probes > 0:
-            self._probe(env, instruction, policy, policy_kept, report)
-            votes = [p.vote for p in report.probes]
-            report.vote = combine_votes(votes, self.vote)
-            failed = [p for p in report.probes if p.vote == "invalid"]
-            if failed:
-                report.notes.append(
-                    f"{len(failed)} of {len(report.probes)} probes gave no vote ("
-                    + "; ".join(f"probe {p.index}: {p.error or 'no verdict'}" for p in failed)
-                    + "); the vote proceeded with the rest"
-                )
-            if report.vote.verdict != "invalid":
-                report.verdict = report.vote.verdict
-                decisive = [p for p in report.probes if p.vote == report.verdict]
-                report.final = decisive[0].verdict if decisive else None
-                return report
-            report.notes.append("no probe gave a vote; judged on the policy trace alone")
+            aggregation = self.effective_aggregation
+            report.aggregation = aggregation
+            self._probe(env, instruction, policy, report)
+            if aggregation == "vote":
+                self._vote(instruction, policy, policy_kept, report)
+                if report.verdict != "invalid":
+                    return report
+            else:
+                usable = [p for p in report.probes if p.error is None]
+                failed = [p for p in report.probes if p.error is not None]
+                if failed:
+                    report.notes.append(
+                        f"{len(failed)} of {len(report.probes)} probes failed ("
+                        + "; ".join(f"probe {p.index}: {p.error}" for p in failed)
+                        + ")"
+                        + ("; judged on the rest" if usable else "")
+                    )
+                if usable:
+                    try:
+                        final = self._judgment(
+                            instruction, policy, policy_kept, usable, report.expectation
+                        )
+                    except Exception as err:
+                        report.notes.append(f"judge failed: {_describe_error(err)}")
+                        logger.warning("ProRe judge failed: %s", report.notes[-1])
+                        return report
+                    report.final = final
+                    report.verdict = final.verdict
+                    return report
+            report.notes.append("no probe gave a usable result; judged on the policy trace alone")
 
         try:
-            final = self.judge.judge(instruction, policy_kept, [], policy)
+            final = self._judgment(instruction, policy, policy_kept, [], report.expectation)
         except Exception as err:
             report.notes.append(f"judge failed: {_describe_error(err)}")
             logger.warning("ProRe judge failed: %s", report.notes[-1])
@@ -770,17 +1005,44 @@ class ProReJudge:
         report.verdict = final.verdict
         return report
 
-    def _probe(
-        self,
-        env: GuiEnv,
-        instruction: str,
-        policy: Trace,
-        policy_kept: list[Claim],
-        report: JudgeReport,
+    def _vote(
+        self, instruction: str, policy: Trace, policy_kept: list[Claim], report: JudgeReport
     ) -> None:
+        """One judgment per probe, combined by ``self.vote`` (Sec. 3.5)."""
+        for record in report.probes:
+            if record.error is not None:
+                continue
+            try:
+                record.verdict = self._judgment(
+                    instruction,
+                    policy,
+                    policy_kept,
+                    [record],
+                    report.expectation,  # Eq. 4's Exp is Eq. 1's, not a revision's analysis
+                )
+            except Exception as err:  # recorded as this probe's failure; the vote goes on
+                record.error = f"judge failed: {_describe_error(err)}"
+                logger.warning("ProRe judge failed on probe %d: %s", record.index, record.error)
+        report.vote = combine_votes([p.vote for p in report.probes], self.vote)
+        failed = [p for p in report.probes if p.vote == "invalid"]
+        if failed:
+            report.notes.append(
+                f"{len(failed)} of {len(report.probes)} probes gave no vote ("
+                + "; ".join(f"probe {p.index}: {p.error or 'no verdict'}" for p in failed)
+                + "); the vote proceeded with the rest"
+            )
+        if report.vote.verdict != "invalid":
+            report.verdict = report.vote.verdict
+            decisive = [p for p in report.probes if p.vote == report.verdict]
+            report.final = decisive[0].verdict if decisive else None
+
+    def _probe(self, env: GuiEnv, instruction: str, policy: Trace, report: JudgeReport) -> None:
         if self.mode == "parallel":
             try:
-                goals = list(self.reasoner.schedule(instruction, policy, self.n_probes))
+                plans = [
+                    ProbePlan.of(g)
+                    for g in self.reasoner.schedule(instruction, policy, self.n_probes)
+                ]
             except Exception as err:
                 report.notes.append(f"goal scheduling failed: {_describe_error(err)}")
                 report.probes = [
@@ -788,39 +1050,46 @@ class ProReJudge:
                     for i in range(self.n_probes)
                 ]
                 return
-            goals = (goals + goals[-1:] * self.n_probes)[: self.n_probes] if goals else []
-            if not goals:
+            plans = (plans + plans[-1:] * self.n_probes)[: self.n_probes] if plans else []
+            if not plans:
                 report.notes.append("the reasoner scheduled no goal")
                 report.probes = [
                     ProbeRecord(i, "", error="no goal scheduled") for i in range(self.n_probes)
                 ]
                 return
-            report.goals = goals
-            for i, goal in enumerate(goals):
-                record = self._run_probe(env, instruction, policy, goal, i)
-                self._judge_probe(instruction, policy_kept, policy, record)
-                report.probes.append(record)
+            report.expectation = next((p.expectation for p in plans if p.expectation), "")
+            report.goals = [p.goal for p in plans]
+            for i, plan in enumerate(plans):
+                report.probes.append(self._run_probe(env, instruction, policy, plan, i))
             return
-        # iterative (Eq. 5): each round's goal is revised from the previous goal and claims
+        # iterative (Eq. 5): each round's goal is revised from the expectation, the previous
+        # goal and the claims that probe produced
         previous: ProbeRecord | None = None
         for i in range(self.n_probes):
             try:
                 if previous is None:
-                    scheduled = self.reasoner.schedule(instruction, policy, 1)
+                    scheduled = list(self.reasoner.schedule(instruction, policy, 1))
                     if not scheduled:
                         raise ComponentError("the reasoner scheduled no goal")
-                    goal = scheduled[0]
+                    plan = ProbePlan.of(scheduled[0])
+                    if not report.expectation:
+                        report.expectation = plan.expectation
                 else:
-                    goal = self.reasoner.revise(
-                        instruction, policy, previous.goal, previous.kept_claims
+                    plan = ProbePlan.of(
+                        self.reasoner.revise(
+                            instruction,
+                            policy,
+                            previous.goal,
+                            previous.kept_claims,
+                            expectation=report.expectation,
+                        )
                     )
             except Exception as err:
                 record = ProbeRecord(i, "", error=f"no goal: {_describe_error(err)}")
                 report.probes.append(record)
                 continue
-            report.goals.append(goal)
-            record = self._run_probe(env, instruction, policy, goal, i)
-            self._judge_probe(instruction, policy_kept, policy, record)
+            report.goals.append(plan.goal)
+            record = self._run_probe(env, instruction, policy, plan, i)
             report.probes.append(record)
             if record.error is None:
                 previous = record

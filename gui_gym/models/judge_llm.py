@@ -24,9 +24,12 @@ from gui_gym.core.actions import parse_action
 from gui_gym.core.untrusted_text import load_json
 from gui_gym.models.judge import (
     MAX_CLAIMS,
+    MAX_SUB_GOALS,
     Claim,
     ComponentError,
     FilterDecision,
+    JudgeReport,
+    ProbePlan,
     ProbeSession,
     Trace,
     Verdict,
@@ -39,14 +42,24 @@ __all__ = [
     "LLMClaimFilter",
     "LLMEvaluator",
     "LLMJudge",
+    "LLMRawJudge",
     "LLMReasoner",
+    "LLMTrajectoryJudge",
     "TextGenerator",
     "llm_components",
     "parse_claims",
     "parse_decisions",
     "parse_goal",
+    "parse_plan",
     "parse_status",
+    "parse_yes_no",
 ]
+
+FILTER_CRITERIA = ("paper", "grounded")
+"""What the claim filter checks. ``paper`` (App. E.3 Stage 1, Sec. 3.4): discard evaluator
+claims about what the evaluator itself caused and claims with no causal link to the task;
+keep those that are evidence of the policy's outcome. ``grounded`` (ours): also drop claims
+the cited screens do not show."""
 
 MAX_GOAL_WORDS = 20
 
@@ -184,6 +197,78 @@ def parse_goal(text: str) -> str:
     return goal
 
 
+def _goal_lines(text: str) -> list[tuple[int, str]]:
+    """``(line number, value)`` of every ``Goal:`` or ``Goal <n>:`` line (any case, ``**``)."""
+    found = []
+    for number, line in enumerate(text.splitlines()):
+        head = line.strip().lstrip("*")
+        if head[:4].lower() != "goal":
+            continue
+        rest = head[4:].lstrip("*").lstrip()
+        rest = rest.lstrip("0123456789").lstrip("*").lstrip()
+        if rest.startswith(":"):
+            found.append((number, rest[1:].lstrip("*").strip()))
+    return found
+
+
+def parse_plan(text: str) -> ProbePlan:
+    """A reasoner reply as a :class:`~gui_gym.models.judge.ProbePlan` (ProRe Eq. 1, App. E.1):
+    the ``Analysis:`` before the first goal is the expectation; every ``Goal:`` (or ``Goal
+    1:``, ``Goal 2:``) line is a sequential sub-goal, in order.
+
+    Raises:
+        ValueError: when there is no goal line, a goal is empty or longer than 20 words, or
+            there are more than :data:`~gui_gym.models.judge.MAX_SUB_GOALS` goals.
+    """
+    found = _goal_lines(text)
+    if not found:
+        raise ValueError("no line starting with 'Goal:'")
+    if len(found) > MAX_SUB_GOALS:
+        raise ValueError(
+            f"{len(found)} goals; at most {MAX_SUB_GOALS} sequential goals are allowed"
+        )
+    goals = []
+    for _, value in found:
+        goal = value.strip().strip('"').strip("'").strip()
+        if not goal:
+            raise ValueError("a 'Goal:' line is empty")
+        words = len(goal.split())
+        if words > MAX_GOAL_WORDS:
+            raise ValueError(f"a goal has {words} words; at most {MAX_GOAL_WORDS} are allowed")
+        goals.append(goal)
+    before = "\n".join(text.splitlines()[: found[0][0]])
+    return ProbePlan(tuple(goals), _strip_label(before.strip(), "analysis"))
+
+
+def _strip_label(text: str, label: str) -> str:
+    """``text`` without a leading ``Label:`` (any case, optional ``**``)."""
+    head = text.lstrip("*")
+    if head[: len(label)].lower() == label:
+        rest = head[len(label) :].lstrip("*").lstrip()
+        if rest.startswith(":"):
+            return rest[1:].strip()
+    return text.strip()
+
+
+def parse_yes_no(text: str) -> str:
+    """``success`` or ``failure`` from a reply whose last non-empty line is ``Answer: YES``
+    or ``Answer: NO`` (the WebRL-style outcome judge; any case, optional ``**``).
+
+    Raises:
+        ValueError: when there is no such line, or conflicting ones.
+    """
+    values = set()
+    for _, value in _labelled_lines(text, "answer"):
+        word = _status_word(value)
+        if word and word.lower() in ("yes", "no"):
+            values.add(word.lower())
+    if not values:
+        raise ValueError("no line 'Answer: YES' or 'Answer: NO'")
+    if len(values) > 1:
+        raise ValueError("conflicting Answer lines")
+    return "success" if values.pop() == "yes" else "failure"
+
+
 def parse_status(text: str) -> str:
     """``success`` or ``failure`` from a judge reply's single ``Status:`` line.
 
@@ -207,12 +292,7 @@ def _analysis(text: str) -> str:
     lines = text.splitlines()
     status = _labelled_lines(text, "status")
     analysis = "\n".join(lines[: status[0][0]] if status else lines).strip()
-    head = analysis.lstrip("*")
-    if head[:8].lower() == "analysis":
-        rest = head[8:].lstrip("*").lstrip()
-        if rest.startswith(":"):
-            analysis = rest[1:]
-    return analysis.strip()
+    return _strip_label(analysis, "analysis")
 
 
 def _fenced_blocks(text: str) -> list[str]:
@@ -310,9 +390,11 @@ Two agents are involved. The policy agent has already tried the task. An evaluat
 will now look around the same device, starting from the state the policy left, to find
 evidence; it does not redo the task, it only navigates and reads screens.
 
-Think about what the user expects and which screens, labels or values would prove that the
-task is done (or not done). Then write ONE short goal, at most 20 words, telling the
-evaluator exactly what to look for and where. Write it like these examples:
+First analyse what the user expects and which screens, labels or values would prove that
+the task is done (or not done). Then write ONE short goal, at most 20 words, telling the
+evaluator exactly what to look for and where. When the task has several key states on
+different screens or apps, you may instead write up to 3 goals, one per line, which the
+evaluator carries out one after another. Write goals like these examples:
 - What is the phone number for the contact Hugo Pereira?
 - Check the Notifications folder for the file q2a8_fancy_banana.mp3.
 - Confirm the timer is set to 16 minutes and 35 seconds and is not running.
@@ -324,8 +406,9 @@ What the policy agent did:
 {history}
 
 Reply in exactly this form and add nothing else:
-Analysis: <what evidence would settle it>
-Goal: <the goal, at most 20 words>"""
+Analysis: <what the user expects, and what evidence would settle it>
+Goal: <the goal, at most 20 words>
+(optionally a second and third line "Goal: ..." for later steps of the same check)"""
 
 REVISE_PROMPT = """You check whether a phone or web GUI task was really completed.
 
@@ -335,6 +418,8 @@ evidence is still missing or doubtful, and where the evaluator should look this 
 
 Task: {task}
 
+What the user expects: {expectation}
+
 Previous goal: {previous}
 
 What that probe found:
@@ -342,7 +427,8 @@ What that probe found:
 
 Reply in exactly this form and add nothing else:
 Analysis: <what is missing and why the previous probe fell short>
-Goal: <the revised goal, at most 20 words>"""
+Goal: <the revised goal, at most 20 words>
+(optionally up to two more "Goal: ..." lines, carried out one after another)"""
 
 EVALUATOR_PROMPT = """You are an evaluator agent on a phone or web screen. Your goal is to
 find evidence, not to change anything: navigate and read, but never save, send, delete,
@@ -392,6 +478,25 @@ your own actions (if you opened a dialog, that is not the policy's doing). Say w
 present and what is missing, and point out anything that contradicts the task (not saved,
 wrong name, wrong folder, setting unchanged)."""
 
+FILTER_PROMPT_PAPER = """You vet an evaluator agent's claims before they are used as evidence.
+
+The policy agent tried the task; the evaluator agent then looked around the device. Keep a
+claim only if it is evidence about the outcome the policy agent left. Discard claims about
+actions or outcomes the evaluator itself caused (its own taps, scrolls, stray edits or
+saves), and claims with no causal link to the task or the probing goal. When in doubt,
+discard.
+
+Task: {task}
+{goal_line}
+Trace (screens numbered from 0):
+{trace}
+
+Claims:
+{claims}
+
+Reply with JSON only, one decision per claim:
+{{"decisions": [{{"claim": <number>, "keep": true or false, "reason": "<why>"}}]}}"""
+
 FILTER_PROMPT = """You vet claims about a GUI agent's trace before they are used as evidence.
 
 Keep a claim only if the cited screens support it and it says something about the outcome of
@@ -424,6 +529,8 @@ right app, right value). For a question, the policy must have given the exact an
 for. {completion_rule}
 
 Task: {task}
+
+What the user expects (the reasoner's analysis): {expectation}
 
 Policy claims:
 {policy_claims}
@@ -476,11 +583,12 @@ class LLMReasoner(_LLMComponent):
         super().__init__(llm, max_new_tokens, retries)
         self.temperature = float(temperature)
 
-    def _goal(self, prompt: str) -> str:
-        return self._ask(prompt, parse_goal, "goal")
+    def _plan(self, prompt: str) -> ProbePlan:
+        return self._ask(prompt, parse_plan, "goal")
 
-    def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[str]:
-        """``n_goals`` goals, one LLM sample each.
+    def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[ProbePlan]:
+        """``n_goals`` plans, one LLM sample each: the reply's analysis is the expectation
+        (Eq. 1's ``Exp``), its goal lines the sequential sub-goals.
 
         Raises:
             ComponentError: when a goal stays unparseable after the retries.
@@ -489,15 +597,15 @@ class LLMReasoner(_LLMComponent):
         out = self.llm.generate(
             [prompt], max_new_tokens=self.max_new_tokens, temperature=self.temperature, n=n_goals
         )
-        goals = []
+        plans = []
         for text in out[0] if out else []:
             try:
-                goals.append(parse_goal(text))
+                plans.append(parse_plan(text))
             except ValueError:
-                goals.append(self._goal(prompt))
-        while len(goals) < n_goals:
-            goals.append(self._goal(prompt))
-        return goals[:n_goals]
+                plans.append(self._plan(prompt))
+        while len(plans) < n_goals:
+            plans.append(self._plan(prompt))
+        return plans[:n_goals]
 
     def revise(
         self,
@@ -505,16 +613,21 @@ class LLMReasoner(_LLMComponent):
         policy: Trace,
         previous_goal: str,
         previous_claims: Sequence[Claim],
-    ) -> str:
-        """The next iterative goal (Eq. 5).
+        expectation: str = "",
+    ) -> ProbePlan:
+        """The next iterative plan (Eq. 5), from the expectation, the previous goal and the
+        claims its probe produced.
 
         Raises:
             ComponentError: when the reply stays unparseable after the retries.
         """
         prompt = REVISE_PROMPT.format(
-            task=instruction, previous=previous_goal, claims=_claims_block(previous_claims)
+            task=instruction,
+            expectation=expectation or "[not analysed]",
+            previous=previous_goal,
+            claims=_claims_block(previous_claims),
         )
-        return self._goal(prompt)
+        return self._plan(prompt)
 
 
 class LLMEvaluator(_LLMComponent):
@@ -565,6 +678,9 @@ class LLMClaimExtractor(_LLMComponent):
         retries: Extra attempts when a reply does not parse.
         min_claims: Fewest claims asked for (the parser accepts 1 to 4).
         max_screen_chars: Longest screen text put in the prompt.
+        condense: Leave home screens, unchanged screens and loops out of the prompt
+            (ProRe Sec. 3.4; :meth:`~gui_gym.models.judge.Trace.render`). False shows every
+            screen.
 
     Raises:
         TypeError: when ``llm`` has no ``generate`` method.
@@ -577,10 +693,12 @@ class LLMClaimExtractor(_LLMComponent):
         retries: int = 2,
         min_claims: int = 1,
         max_screen_chars: int = 3000,
+        condense: bool = True,  # ProRe Sec. 3.4, "Minimizing Overhead"
     ):
         super().__init__(llm, max_new_tokens, retries)
         self.min_claims = int(min_claims)
         self.max_screen_chars = int(max_screen_chars)
+        self.condense = bool(condense)
 
     def extract(self, instruction: str, trace: Trace) -> list[Claim]:
         """1 to 4 claims about ``trace``.
@@ -597,7 +715,7 @@ class LLMClaimExtractor(_LLMComponent):
             max_claims=MAX_CLAIMS,
             task=instruction,
             goal_line="" if policy else f"Evaluator's probing goal: {trace.goal}",
-            trace=trace.render(self.max_screen_chars),
+            trace=trace.render(self.max_screen_chars, condense=self.condense),
             key=key,
         )
         source = "policy" if policy else "probe"
@@ -614,9 +732,14 @@ class LLMClaimFilter(_LLMComponent):
         max_new_tokens: Completion budget.
         retries: Extra attempts when a reply does not parse.
         max_screen_chars: Longest screen text put in the prompt.
+        criterion: ``paper`` (default: drop evaluator-caused and task-unrelated claims) or
+            ``grounded`` (ours: also drop claims the cited screens do not show); see
+            :data:`FILTER_CRITERIA`.
+        condense: Leave redundant screens out of the prompt (ProRe Sec. 3.4).
 
     Raises:
         TypeError: when ``llm`` has no ``generate`` method.
+        ValueError: for an unknown criterion.
     """
 
     def __init__(
@@ -625,9 +748,15 @@ class LLMClaimFilter(_LLMComponent):
         max_new_tokens: int = 384,
         retries: int = 2,
         max_screen_chars: int = 3000,
+        criterion: str = "paper",  # ProRe App. E.3 Stage 1
+        condense: bool = True,  # ProRe Sec. 3.4
     ):
         super().__init__(llm, max_new_tokens, retries)
+        if criterion not in FILTER_CRITERIA:
+            raise ValueError(f"criterion must be one of {FILTER_CRITERIA}, got {criterion!r}")
         self.max_screen_chars = int(max_screen_chars)
+        self.criterion = criterion
+        self.condense = bool(condense)
 
     def filter(
         self, instruction: str, trace: Trace, claims: Sequence[Claim]
@@ -639,10 +768,11 @@ class LLMClaimFilter(_LLMComponent):
         """
         if not claims:
             return []
-        prompt = FILTER_PROMPT.format(
+        template = FILTER_PROMPT_PAPER if self.criterion == "paper" else FILTER_PROMPT
+        prompt = template.format(
             task=instruction,
             goal_line="" if trace.role == "policy" else f"Evaluator's probing goal: {trace.goal}",
-            trace=trace.render(self.max_screen_chars),
+            trace=trace.render(self.max_screen_chars, condense=self.condense),
             claims=_claims_block(claims),
         )
         return self._ask(
@@ -671,28 +801,213 @@ class LLMJudge(_LLMComponent):
         policy_claims: Sequence[Claim],
         evaluator_claims: Sequence[Claim],
         policy: Trace,
+        expectation: str = "",
     ) -> Verdict:
-        """The verdict; ``invalid`` (with the reason and the last raw reply) when the model's
-        replies stay unparseable after the retries."""
+        """The verdict (Eq. 4: from the task, the expectation and the claims; every probe's
+        claims at once in a joint judgment); ``invalid`` (with the reason and the last raw
+        reply) when the model's replies stay unparseable after the retries."""
         prompt = JUDGE_PROMPT.format(
             completion_rule=COMPLETION_RULE if policy.completion_required else "",
             task=instruction,
+            expectation=expectation or "[not analysed]",
             policy_claims=_claims_block(policy_claims),
             evaluator_claims=_claims_block(evaluator_claims),
         )
+        return _verdict_or_invalid(self, prompt, parse_status)
 
-        def verdict(text: str) -> Verdict:
-            return Verdict(parse_status(text), _analysis(text), raw=text)
 
-        try:
-            return self._ask(prompt, verdict, "verdict")
-        except _Unparsed as err:
-            reason = str(err).split(": ", 1)[-1]
-            return Verdict(
-                "invalid",
-                f"the judge's reply stayed unparseable after {self.retries + 1} attempts: {reason}",
-                raw=err.last,
+def _verdict_or_invalid(
+    component: _LLMComponent, prompt: str, parse: Callable[[str], str]
+) -> Verdict:
+    """Ask until a reply parses to a verdict; ``invalid`` (saying why, with the last raw
+    reply) when none does after the retries."""
+
+    def verdict(text: str) -> Verdict:
+        return Verdict(parse(text), _analysis(text), raw=text)
+
+    try:
+        return component._ask(prompt, verdict, "verdict")
+    except _Unparsed as err:
+        reason = str(err).split(": ", 1)[-1]
+        return Verdict(
+            "invalid",
+            f"the judge's reply stayed unparseable after {component.retries + 1} attempts: {reason}",
+            raw=err.last,
+        )
+
+
+RAW_JUDGE_PROMPT = """You decide whether a GUI agent (the policy agent) completed the user's task.
+
+Below are the raw observations: the policy agent's trace, then the traces of evaluator
+agents that looked around the device afterwards, starting from the state the policy left
+(their own actions are not part of the task). {completion_rule}
+
+Task: {task}
+
+What the user expects (the reasoner's analysis): {expectation}
+
+Policy agent's trace (screens numbered from 0):
+{policy}
+
+{probes}
+
+Reply in exactly this form:
+Analysis: <what the observations show>
+Status: success or failure"""
+
+
+class LLMRawJudge(_LLMComponent):
+    """ProRe's ablation "without chain-of-claims" (Table 4): the reasoner receives the raw
+    observations of the policy and evaluator agents, with no claims and no structured
+    analysis. A :class:`~gui_gym.models.judge.RawObservationJudge` for
+    ``ProReJudge(raw_judge=...)``.
+
+    Args:
+        llm: Any object with the ``models.llm`` ``generate`` method.
+        max_new_tokens: Completion budget.
+        retries: Extra attempts when a reply has no single valid ``Status:`` line.
+        max_screen_chars: Longest screen text put in the prompt.
+
+    Raises:
+        TypeError: when ``llm`` has no ``generate`` method.
+    """
+
+    def __init__(
+        self,
+        llm: TextGenerator,
+        max_new_tokens: int = 512,
+        retries: int = 2,
+        max_screen_chars: int = 2000,
+    ):
+        super().__init__(llm, max_new_tokens, retries)
+        self.max_screen_chars = int(max_screen_chars)
+
+    def judge_raw(
+        self,
+        instruction: str,
+        policy: Trace,
+        probes: Sequence[Trace],
+        expectation: str = "",
+    ) -> Verdict:
+        """The verdict from the traces; ``invalid`` when the replies stay unparseable."""
+        blocks = [
+            f"Evaluator trace {i} (goal: {t.goal}):\n{t.render(self.max_screen_chars)}"
+            for i, t in enumerate(probes)
+        ]
+        prompt = RAW_JUDGE_PROMPT.format(
+            completion_rule=COMPLETION_RULE if policy.completion_required else "",
+            task=instruction,
+            expectation=expectation or "[not analysed]",
+            policy=policy.render(self.max_screen_chars),
+            probes="\n\n".join(blocks) or "[no evaluator traces]",
+        )
+        return _verdict_or_invalid(self, prompt, parse_status)
+
+
+# ------------------------------------------------------ trajectory-only baselines (Table 2)
+
+TRAJECTORY_STYLES = ("digirl", "webrl")
+"""ProRe Table 2's trajectory-only baselines, prompts written by us after their structure:
+``digirl`` (DigiRL's evaluator: the task and the last screens, a short reasoning, then
+``Status: success|failure``), ``webrl`` (WebRL's outcome reward model: the task, the action
+history and the final screen(s), answered ``YES`` or ``NO``)."""
+
+DIGIRL_PROMPT = """You are an expert in evaluating the performance of an agent on a phone or
+web screen. The agent is designed to help a human user complete a task. Given the user's
+task and the agent's final state of the screen, decide whether the task has been
+completed. The screens are given as text; later screens are more recent.
+
+Task: {task}
+
+{screens}
+
+First describe briefly what the final screen shows and whether it satisfies the task, then
+give your verdict on the last line in exactly this form:
+Status: success or failure"""
+
+WEBRL_PROMPT = """You are checking whether a GUI agent completed a user's instruction.
+
+You are given the instruction, the agent's action history, and the screen(s) the agent
+ended on. Judge only from this evidence. {completion_rule}
+
+Instruction: {task}
+
+Action history:
+{history}
+
+{screens}
+
+Think step by step, then end with exactly one line:
+Answer: YES (the instruction was completed) or Answer: NO"""
+
+
+class LLMTrajectoryJudge(_LLMComponent):
+    """A trajectory-only LLM judge in the style of ProRe Table 2's baselines (DigiRL,
+    WebRL), judging the policy's trace with no probing (an
+    :class:`~gui_gym.models.judge.EpisodeJudge`).
+
+    Args:
+        llm: Any object with the ``models.llm`` ``generate`` method.
+        style: ``digirl`` or ``webrl`` (see :data:`TRAJECTORY_STYLES`).
+        last_states: How many final screens it sees: 1 (Table 2's "Last N States = 1") or
+            None for the full trajectory ("Full").
+        max_new_tokens: Completion budget.
+        retries: Extra attempts when a reply does not parse.
+        max_screen_chars: Longest screen text put in the prompt.
+
+    Raises:
+        TypeError: when ``llm`` has no ``generate`` method.
+        ValueError: for an unknown style or ``last_states`` below 1.
+    """
+
+    def __init__(
+        self,
+        llm: TextGenerator,
+        style: str = "digirl",
+        last_states: int | None = 1,
+        max_new_tokens: int = 384,
+        retries: int = 2,
+        max_screen_chars: int = 2000,
+    ):
+        super().__init__(llm, max_new_tokens, retries)
+        if style not in TRAJECTORY_STYLES:
+            raise ValueError(f"style must be one of {TRAJECTORY_STYLES}, got {style!r}")
+        if last_states is not None and (isinstance(last_states, bool) or last_states < 1):
+            raise ValueError(f"last_states must be >= 1 or None (full), got {last_states!r}")
+        self.style = style
+        self.last_states = last_states
+        self.max_screen_chars = int(max_screen_chars)
+
+    def _screens(self, trace: Trace) -> str:
+        first = 0 if self.last_states is None else max(0, len(trace.screens) - self.last_states)
+        out = []
+        for i in range(first, len(trace.screens)):
+            text = trace.screens[i].text
+            if len(text) > self.max_screen_chars:
+                text = text[: self.max_screen_chars] + "\n<!-- screen cut -->"
+            label = "Final screen" if i == len(trace.screens) - 1 else f"Screen {i}"
+            out.append(f"--- {label} ---\n{text}")
+        if trace.answer is not None:
+            out.append(f"The agent answered: {trace.answer}")
+        return "\n".join(out)
+
+    def judge_episode(self, env: object, policy: Trace) -> JudgeReport:
+        """The verdict on ``policy`` (``env`` is not looked at: no probing)."""
+        if self.style == "digirl":
+            prompt = DIGIRL_PROMPT.format(task=policy.goal, screens=self._screens(policy))
+            final = _verdict_or_invalid(self, prompt, parse_status)
+        else:
+            prompt = WEBRL_PROMPT.format(
+                completion_rule=COMPLETION_RULE if policy.completion_required else "",
+                task=policy.goal,
+                history=_history(policy),
+                screens=self._screens(policy),
             )
+            final = _verdict_or_invalid(self, prompt, parse_yes_no)
+        report = JudgeReport(verdict=final.verdict, mode="trajectory", final=final)
+        if final.verdict == "invalid":
+            report.notes.append(final.reasoning)
+        return report
 
 
 def llm_components(llm: TextGenerator, **overrides: Any) -> dict[str, object]:

@@ -34,23 +34,31 @@ from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.ui import UIElement, UITree
 from gui_gym.models.judge import (
     MAX_CLAIMS,
+    MAX_SUB_GOALS,
     Claim,
     ClaimRelation,
     FilterDecision,
+    JudgeReport,
+    ProbePlan,
     ProbeSession,
     Trace,
     Verdict,
 )
 
 __all__ = [
+    "RULE_PROMPT_GOAL",
     "RuleClaimExtractor",
     "RuleClaimFilter",
     "RuleJudge",
+    "RulePromptReasoner",
+    "RuleRawJudge",
+    "RuleTrajectoryJudge",
     "ScriptedEvaluator",
     "ScriptedReasoner",
     "TaskAnalysis",
     "analyse_task",
     "normalize",
+    "rule_expectation",
     "scripted_components",
     "text_contains",
 ]
@@ -661,6 +669,28 @@ def _quote(t: str) -> str:
     return f'"{_short(t)}"'
 
 
+def rule_expectation(instruction: str, policy: Trace) -> str:
+    """What success looks like, read from the instruction by rules (ProRe Eq. 1's ``Exp``)."""
+    a = analyse_task(instruction)
+    apps, _ = policy_apps(instruction, policy)
+    place = f" in {' and '.join(apps)}" if apps else ""
+    targets = ", ".join(_quote(t) for t in a.targets[:4])
+    if a.intent == "answer":
+        return f"The policy answers {_quote(a.question or instruction)} exactly as asked."
+    if a.intent == "toggle":
+        return "Settings show " + " and ".join(f"{n} {s}" for n, s in a.toggles) + "."
+    if not targets:
+        return f"The device shows the state the task asks for: {_last_clause(instruction)}"
+    if a.intent == "delete":
+        return f"Gone{place}: {targets}."
+    if a.intent == "move" and a.destination:
+        return f"In the {a.destination} folder, and no longer where they were: {targets}."
+    if a.intent == "draft":
+        return f"Filled in, but nothing saved or sent: {targets}."
+    day = _policy_date(a, policy)
+    return f"Stored{place}" + (f" on {day}" if day else "") + f": {targets}."
+
+
 class ScriptedReasoner:
     """Rule-based probing-goal scheduler (ProRe Eq. 1 and Eq. 5) in the style of Table 7.
 
@@ -668,32 +698,51 @@ class ScriptedReasoner:
     apps it worked in, what it typed where, which day it scheduled for): creation tasks ask
     to find the created item in the app, at the day or in the folder the task names;
     deletion tasks whether the item still exists there; moves whether the item is in the
-    destination; settings tasks for the switch; questions are asked again. A task spanning
-    two apps gets one goal per app, each naming what belongs there. Parallel probes get
-    different phrasings (so scripted probes differ); iterative rounds put the targets the
-    previous probe did not confirm first.
+    destination; settings tasks for the switch; questions are asked again. Each plan
+    carries :func:`rule_expectation` (Eq. 1's ``Exp``). A task spanning several apps gets one
+    sub-goal per app, carried out one after another on one fork (Sec. 3.3; with
+    ``sub_goals=False``, ours before: one app per probe, the apps alternating across
+    probes). Parallel probes get different phrasings (so scripted probes differ);
+    iterative rounds put the targets the previous probe did not confirm first.
+
+    Args:
+        sub_goals: Split a several-app verification into sequential sub-goals (the paper's).
     """
 
-    def _variants(self, instruction: str, policy: Trace) -> list[str]:
+    def __init__(self, sub_goals: bool = True):  # ProRe Sec. 3.3, App. E.1 item 3
+        self.sub_goals = bool(sub_goals)
+
+    def _plans(self, instruction: str, policy: Trace) -> list[ProbePlan]:
+        exp = rule_expectation(instruction, policy)
+        groups = self._variant_groups(instruction, policy)
+        if self.sub_goals and len(groups) > 1:
+            groups = groups[:MAX_SUB_GOALS]
+            width = min(len(g) for g in groups)
+            return [ProbePlan(tuple(_limit(g[k]) for g in groups), exp) for k in range(width)]
+        flat = _interleave([g for group in groups for g in group], len(groups))
+        return [ProbePlan((_limit(g),), exp) for g in flat]
+
+    def _variant_groups(self, instruction: str, policy: Trace) -> list[list[str]]:
+        """Goal phrasings, one list per app the verification visits."""
         a = analyse_task(instruction)
         apps, typed = policy_apps(instruction, policy)
         if a.intent == "answer":
             question = a.question or instruction
             app = apps[0] if apps else ""
             where = f"In {app}, " if app and not text_contains(question, app) else ""
-            return [question, f"{where}find the screen that answers: {question}"]
+            return [[question, f"{where}find the screen that answers: {question}"]]
         if a.intent == "toggle":
             out = []
             for name, state in a.toggles:
                 out.append(f"Open Settings and check whether {name} is {state}.")
             out.append(f"In Settings, find the {a.toggles[0][0]} switch and read its state.")
-            return out
+            return [out]
         day = _policy_date(a, policy)
-        out: list[str] = []
+        groups: list[list[str]] = []
         for app in apps or [""]:
             t = _targets_for(app, a.targets, typed) if app else list(a.targets)
-            out.extend(self._app_variants(a, instruction, app, t, day))
-        return _interleave(out, max(1, len(apps)))
+            groups.append(self._app_variants(a, instruction, app, t, day))
+        return groups
 
     @staticmethod
     def _app_variants(
@@ -748,10 +797,10 @@ class ScriptedReasoner:
             f"Look{at} for {head}{place}.",
         ]
 
-    def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[str]:
-        """``n_goals`` goals (cycling through the phrasings when more are asked)."""
-        variants = [_limit(g) for g in self._variants(instruction, policy)]
-        return [variants[i % len(variants)] for i in range(n_goals)]
+    def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[ProbePlan]:
+        """``n_goals`` plans (cycling through the phrasings when more are asked)."""
+        plans = self._plans(instruction, policy)
+        return [plans[i % len(plans)] for i in range(n_goals)]
 
     def revise(
         self,
@@ -759,14 +808,18 @@ class ScriptedReasoner:
         policy: Trace,
         previous_goal: str,
         previous_claims: Sequence[Claim],
-    ) -> str:
-        """The next round's goal (Eq. 5): a different phrasing, or the same place asked
-        about the targets the previous probe did not confirm."""
+        expectation: str = "",
+    ) -> ProbePlan:
+        """The next round's plan (Eq. 5): a different phrasing, or the same place asked
+        about the targets the previous probe did not confirm. The expectation is the
+        rules' own (:func:`rule_expectation`), so the one passed in is only carried along."""
         a = analyse_task(instruction)
         confirmed = {
             normalize(v) for c in previous_claims if c.kind in ("shown", "seen") for v in c.values
         }
-        variants = [_limit(g) for g in self._variants(instruction, policy)]
+        plans = self._plans(instruction, policy)
+        exp = expectation or plans[0].expectation
+        goals = [p.goal for p in plans]
         goal_targets = analyse_task(previous_goal).targets
         missing = [
             t
@@ -777,10 +830,36 @@ class ScriptedReasoner:
         if missing and a.intent in ("create", "move") and len(missing) < len(goal_targets):
             apps, _ = policy_apps(instruction, policy)
             where = f"In {apps[0]}, " if apps else ""
-            return _limit(f"{where}find {_quote(missing[0])}.")
-        if previous_goal in variants:
-            return variants[(variants.index(previous_goal) + 1) % len(variants)]
-        return variants[0]
+            return ProbePlan((_limit(f"{where}find {_quote(missing[0])}."),), exp)
+        if previous_goal in goals:
+            return plans[(goals.index(previous_goal) + 1) % len(plans)]
+        return plans[0]
+
+
+RULE_PROMPT_GOAL = "What are the key states to verify whether the task {task} is completed?"
+"""ProRe Sec. 4.3: the probing goal that replaces the reasoner's scheduling in the Table 4
+ablation ("a simple rule-based strategy by prompting")."""
+
+
+class RulePromptReasoner:
+    """ProRe's ablation without probing-task scheduling (Table 4, Sec. 4.3): every probe's
+    goal is :data:`RULE_PROMPT_GOAL` filled with the task, with no analysis (no
+    expectation) and no revision beyond repeating it."""
+
+    def schedule(self, instruction: str, policy: Trace, n_goals: int) -> list[str]:
+        """``n_goals`` copies of the rule prompt's goal."""
+        return [RULE_PROMPT_GOAL.format(task=instruction)] * n_goals
+
+    def revise(
+        self,
+        instruction: str,
+        policy: Trace,
+        previous_goal: str,
+        previous_claims: Sequence[Claim],
+        expectation: str = "",
+    ) -> str:
+        """The same goal again: the rule has nothing to revise with."""
+        return RULE_PROMPT_GOAL.format(task=instruction)
 
 
 def _interleave(goals: list[str], groups: int) -> list[str]:
@@ -1369,7 +1448,21 @@ class RuleClaimFilter:
     on a cited screen or action. Evaluator claims citing screens after the probe changed
     data itself (typed outside a search field) are dropped, as ProRe's Stage 1 discards
     evaluator-caused outcomes.
+
+    Args:
+        criterion: ``paper`` (default, App. E.3 Stage 1): drop what the evaluator caused
+            and what is misleading as evidence (an absence the probe never looked for, a
+            claim citing no screen of the trace); ``grounded`` (ours): also check that the
+            cited screens or actions show each claimed value.
+
+    Raises:
+        ValueError: for an unknown criterion.
     """
+
+    def __init__(self, criterion: str = "paper"):  # ProRe App. E.3 Stage 1
+        if criterion not in ("paper", "grounded"):
+            raise ValueError(f"criterion must be 'paper' or 'grounded', got {criterion!r}")
+        self.criterion = criterion
 
     def filter(
         self, instruction: str, trace: Trace, claims: Sequence[Claim]
@@ -1403,6 +1496,8 @@ class RuleClaimFilter:
             )
         screens = [trace.screens[s] for s in claim.steps]
         kind = claim.kind
+        if self.criterion == "paper" and kind != "absent":
+            return FilterDecision(index, True, "evidence about the outcome the policy left")
         if kind in ("shown", "seen", "final_shown"):
             if trace.role == "evaluator":
                 missing = [
@@ -1532,7 +1627,11 @@ class RuleJudge:
         policy_claims: Sequence[Claim],
         evaluator_claims: Sequence[Claim],
         policy: Trace,
+        expectation: str = "",
     ) -> Verdict:
+        """The verdict. ``expectation`` is accepted for the protocol (Eq. 4) and not read:
+        the rules derive the same expectations from the instruction (:func:`analyse_task`,
+        :func:`rule_expectation`)."""
         a = analyse_task(instruction)
         relations: list[ClaimRelation] = []
         notes: list[str] = []
@@ -1807,6 +1906,110 @@ def _policy_claim_index(claims: Sequence[Claim], target: str) -> int | None:
         if any(text_contains(v, target) or text_contains(target, v) for v in c.values):
             return i
     return None
+
+
+# ------------------------------------------------ raw-observation and trajectory judges
+
+
+def _outcome_from_screens(
+    instruction: str,
+    screens: Sequence[UITree],
+    answer: str | None,
+    typed: str = "",
+) -> tuple[bool, str]:
+    """Success by reading screens as they are, without claims: the task's strings shown
+    (gone, for deletions), the switches in the asked state, a question's answer on some
+    screen. ``typed``: text the agent typed, counted as covering a string (WebRL's judge
+    reads the action history). Later screens override earlier ones for switches."""
+    a = analyse_task(instruction)
+    text = " | ".join(e.label for s in screens for e in s.elements if e.label and not e.editable)
+    if a.intent == "answer":
+        if answer is None:
+            return False, "no answer was given"
+        items = _answer_items(answer)
+        ok = bool(items) and all(text_contains(text, item) for item in items)
+        return ok, f"the answer {'is' if ok else 'is not'} on the screens"
+    if a.intent == "toggle":
+        notes, ok = [], True
+        for name, state in a.toggles:
+            read = next((r for s in reversed(screens) if (r := read_toggle(s, name))), None)
+            ok = ok and read == state
+            notes.append(f"{name}: {read or 'not shown'}")
+        return ok, "; ".join(notes)
+    if not a.targets:
+        keywords = set(a.keywords)
+        found = keywords & _stems(screens[-1].all_text if screens else "")
+        ok = not keywords or 2 * len(found) >= len(keywords)
+        return ok, f"last-clause words on the last screen: {sorted(found)} of {sorted(keywords)}"
+    if a.intent == "delete":
+        still = [t for t in a.targets if text_contains(text, t)]
+        return not still, f"still shown: {_fmt(still)}" if still else "none of them shown"
+    missing = [t for t in a.targets if not (text_contains(text, t) or text_contains(typed, t))]
+    return not missing, f"not shown: {_fmt(missing)}" if missing else "every string shown"
+
+
+class RuleRawJudge:
+    """ProRe's ablation without chain-of-claims (Table 4), by rules: the verdict from the
+    raw screens of the policy's last state and of every probe, with none of the claims'
+    care (which screens count as stored state, what the evaluator changed itself). A
+    :class:`~gui_gym.models.judge.RawObservationJudge` for ``ProReJudge(raw_judge=...)``.
+    """
+
+    def judge_raw(
+        self,
+        instruction: str,
+        policy: Trace,
+        probes: Sequence[Trace],
+        expectation: str = "",
+    ) -> Verdict:
+        """The verdict; ``expectation`` is not read (see :class:`RuleJudge`)."""
+        if policy.completion_required and not policy.declared_done:
+            return Verdict("failure", "the policy did not declare completion")
+        screens = [s for s in policy.screens[-1:]] + [s for t in probes for s in t.screens[1:]]
+        ok, why = _outcome_from_screens(instruction, screens, policy.answer)
+        return Verdict("success" if ok else "failure", why)
+
+
+class RuleTrajectoryJudge:
+    """Trajectory-only judges after ProRe Table 2's baselines, by rules (their LLM forms
+    are :class:`~gui_gym.models.judge_llm.LLMTrajectoryJudge`): ``digirl`` reads the last
+    ``last_states`` screens only; ``webrl`` also reads the action history (what was typed,
+    whether the agent declared completion). An :class:`~gui_gym.models.judge.EpisodeJudge`.
+
+    Args:
+        style: ``digirl`` or ``webrl``.
+        last_states: Screens read from the end: 1 ("Last N States = 1") or None ("Full").
+
+    Raises:
+        ValueError: for an unknown style or ``last_states`` below 1.
+    """
+
+    def __init__(self, style: str = "digirl", last_states: int | None = 1):
+        if style not in ("digirl", "webrl"):
+            raise ValueError(f"style must be 'digirl' or 'webrl', got {style!r}")
+        if last_states is not None and (isinstance(last_states, bool) or last_states < 1):
+            raise ValueError(f"last_states must be >= 1 or None (full), got {last_states!r}")
+        self.style = style
+        self.last_states = last_states
+
+    def judge_episode(self, env: object, policy: Trace) -> JudgeReport:
+        """The verdict on ``policy`` (``env`` is not looked at: no probing)."""
+        screens = (
+            policy.screens if self.last_states is None else policy.screens[-self.last_states :]
+        )
+        typed = ""
+        if self.style == "webrl":
+            if policy.completion_required and not policy.declared_done:
+                final = Verdict("failure", "the action history shows no declared completion")
+                return JudgeReport(verdict=final.verdict, mode="trajectory", final=final)
+            typed = " | ".join(
+                p.text or ""
+                for s in policy.steps
+                if s.valid and (p := s.parsed) is not None and p.type is ActionType.INPUT
+            )
+        ok, why = _outcome_from_screens(policy.goal, screens, policy.answer, typed)
+        final = Verdict("success" if ok else "failure", why)
+        return JudgeReport(verdict=final.verdict, mode="trajectory", final=final)
 
 
 def scripted_components() -> dict[str, object]:

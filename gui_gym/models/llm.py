@@ -17,17 +17,29 @@ as one user message) or a list of chat messages (``{"role": ..., "content": ...}
 
 ``temperature=0`` means greedy decoding everywhere; ``n > 1`` then returns ``n`` copies of
 the same completion from the local backends (a server may or may not vary them).
+
+Token-exact generation (what trainers need): ``generate_with_tokens`` (and, for servers,
+the coroutine ``agenerate_with_tokens``) takes the same arguments and returns one list of
+:class:`Generation` per prompt: the text plus, when the backend can give them, the prompt's
+token ids, the sampled completion ids and each completion token's log-probability under the
+distribution it was sampled from (``log_softmax(logits / temperature)``; temperature 1 for
+greedy decoding). :class:`TransformersLLM` always gives all three; :class:`OpenAICompatLLM`
+gives them when the server returns them (vLLM does with ``request_tokens=True``);
+:class:`ScriptedLLM` gives text only.
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import json
 import logging
 import os
 import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -36,19 +48,24 @@ from gui_gym.core.untrusted_text import load_json, without_lone_surrogates
 __all__ = [
     "LLM",
     "ChatMessage",
+    "Generation",
     "LLMError",
     "OpenAICompatLLM",
     "Prompt",
     "ScriptedLLM",
     "TransformersLLM",
+    "content_text",
+    "openai_messages",
+    "prompt_images",
     "prompt_text",
     "to_messages",
 ]
 
 logger = logging.getLogger(__name__)
 
-ChatMessage: TypeAlias = Mapping[str, str]
-"""One chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``."""
+ChatMessage: TypeAlias = Mapping[str, Any]
+"""One chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}`` (content
+may be a list of text and image parts, see :func:`to_messages`)."""
 Prompt: TypeAlias = str | Sequence[ChatMessage]
 """A plain string (one user message) or a whole conversation."""
 
@@ -56,6 +73,27 @@ Prompt: TypeAlias = str | Sequence[ChatMessage]
 class LLMError(RuntimeError):
     """A backend could not produce completions (server unreachable after retries, a request
     the server rejected, a scripted LLM with no rule for a prompt)."""
+
+
+@dataclass
+class Generation:
+    """One completion with, when the backend gives them, its exact tokens.
+
+    Attributes:
+        text: The decoded completion (special tokens removed).
+        prompt_ids: The token ids the model was conditioned on (no padding).
+        completion_ids: The sampled token ids, up to and including the end token when the
+            model emitted one (no padding after it).
+        logprobs: Log-probability of each completion id under the sampling distribution.
+        finish_reason: ``"stop"`` (the model ended), ``"length"`` (``max_new_tokens`` hit),
+            or None when unknown.
+    """
+
+    text: str
+    prompt_ids: list[int] | None = None
+    completion_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+    finish_reason: str | None = None
 
 
 @runtime_checkable
@@ -71,16 +109,44 @@ class LLM(Protocol):
     ) -> list[list[str]]: ...
 
 
-def to_messages(prompt: Prompt, system_prompt: str | None = None) -> list[dict[str, str]]:
+def _check_content(i: int, content: Any) -> str | list[dict[str, Any]]:
+    """A message's content: a string, or a list of text and image parts (checked)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence) and not isinstance(content, bytes):
+        parts = []
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                parts.append({"type": "text", "text": part["text"]})
+            elif kind == "image" and part.get("image") is not None:
+                parts.append({"type": "image", "image": part["image"]})
+            else:
+                raise ValueError(
+                    f"prompt message {i}, part {j}: expected {{'type': 'text', 'text': str}} or "
+                    f"{{'type': 'image', 'image': array}}, got {part!r:.120}"
+                )
+        return parts
+    raise ValueError(
+        f"prompt message {i} needs string 'content' or a list of text/image parts, "
+        f"got {type(content).__name__}"
+    )
+
+
+def to_messages(prompt: Prompt, system_prompt: str | None = None) -> list[dict[str, Any]]:
     """A prompt as a list of chat messages (a string becomes one user message), with
     ``system_prompt`` prepended when given and the conversation has no system message.
 
+    A message's ``content`` is a string or, for vision-language models, a list of parts:
+    ``{"type": "text", "text": str}`` and ``{"type": "image", "image": img}`` (an HxWx3
+    uint8 array or a PIL image).
+
     Raises:
         TypeError: for a prompt that is neither a string nor a list of messages.
-        ValueError: for a message without a string ``role`` and ``content``.
+        ValueError: for a message without a string ``role`` and valid ``content``.
     """
     if isinstance(prompt, str):
-        messages = [{"role": "user", "content": prompt}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     elif isinstance(prompt, Sequence):
         messages = []
         for i, message in enumerate(prompt):
@@ -90,11 +156,11 @@ def to_messages(prompt: Prompt, system_prompt: str | None = None) -> list[dict[s
                     f"got {type(message).__name__}"
                 )
             role, content = message.get("role"), message.get("content")
-            if not isinstance(role, str) or not isinstance(content, str):
+            if not isinstance(role, str) or content is None:
                 raise ValueError(
                     f"prompt message {i} needs string 'role' and 'content', got {dict(message)!r}"
                 )
-            messages.append({"role": role, "content": content})
+            messages.append({"role": role, "content": _check_content(i, content)})
     else:
         raise TypeError(f"a prompt is a str or a list of messages, got {type(prompt).__name__}")
     if system_prompt and not any(m["role"] == "system" for m in messages):
@@ -102,12 +168,66 @@ def to_messages(prompt: Prompt, system_prompt: str | None = None) -> list[dict[s
     return messages
 
 
+def content_text(content: str | Sequence[Mapping[str, Any]]) -> str:
+    """A message content as text: a string unchanged, parts joined with images as
+    ``<image>``."""
+    if isinstance(content, str):
+        return content
+    return "".join(p["text"] if p["type"] == "text" else "<image>" for p in content)
+
+
+def prompt_images(prompt: Prompt) -> list[Any]:
+    """The images of a prompt, in order of appearance."""
+    if isinstance(prompt, str):
+        return []
+    return [
+        part["image"]
+        for m in to_messages(prompt)
+        if not isinstance(m["content"], str)
+        for part in m["content"]
+        if part["type"] == "image"
+    ]
+
+
 def prompt_text(prompt: Prompt) -> str:
     """The prompt as plain text: a string unchanged, a conversation as ``role: content``
-    lines (what :class:`ScriptedLLM` rules and tokenizers without a chat template see)."""
+    lines (what :class:`ScriptedLLM` rules and tokenizers without a chat template see;
+    images appear as ``<image>``)."""
     if isinstance(prompt, str):
         return prompt
-    return "\n".join(f"{m['role']}: {m['content']}" for m in to_messages(prompt))
+    return "\n".join(f"{m['role']}: {content_text(m['content'])}" for m in to_messages(prompt))
+
+
+def _image_data_url(image: Any) -> str:
+    """An image (HxWx3 uint8 array or PIL image) as a ``data:image/png;base64,...`` URL."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    if not isinstance(image, Image.Image):
+        image = Image.fromarray(np.asarray(image, dtype=np.uint8))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Chat messages in the OpenAI wire format: image parts become ``image_url`` parts with
+    base64 PNG data URLs (what vLLM and OpenAI accept for vision models)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        content = m["content"]
+        if not isinstance(content, str):
+            content = [
+                {"type": "text", "text": p["text"]}
+                if p["type"] == "text"
+                else {"type": "image_url", "image_url": {"url": _image_data_url(p["image"])}}
+                for p in content
+            ]
+        out.append({"role": m["role"], "content": content})
+    return out
 
 
 def _check_generate_args(
@@ -201,22 +321,43 @@ class ScriptedLLM:
             out.append([text] * n)
         return out
 
+    def generate_with_tokens(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[Generation]]:
+        """As :meth:`generate`, as :class:`Generation` records with text only (no tokens)."""
+        texts = self.generate(prompts, max_new_tokens, temperature, n)
+        return [[Generation(t, finish_reason="stop") for t in row] for row in texts]
+
 
 # ----------------------------------------------------------------------------- transformers
 
 
 class TransformersLLM:
-    """A local Hugging Face causal language model.
+    """A local Hugging Face causal language model, or a vision-language model.
 
     Prompts are rendered with the tokenizer's chat template when it has one (and
     ``use_chat_template`` is not False), else as :func:`prompt_text`; they are left-padded
     and generated in batches of ``batch_size``. Only the new tokens are decoded.
 
+    Vision-language models: a folder with a processor (``preprocessor_config.json`` or
+    ``processor_config.json``) is loaded with ``AutoProcessor`` and
+    ``AutoModelForImageTextToText`` (or pass ``processor=`` with a model object). Prompts
+    then may hold image parts (see :func:`to_messages`); the processor's chat template
+    renders them and the processor turns text and images into the model's inputs (image
+    tokens, pixel values). ``prompt_ids`` of a :class:`Generation` are then the ids the
+    processor made, image tokens included.
+
     Args:
         model: A local folder (or a hub id, if your machine can download) for
-            ``AutoModelForCausalLM``, or a model object.
+            ``AutoModelForCausalLM`` (or ``AutoModelForImageTextToText`` when the folder has
+            a processor), or a model object.
         tokenizer: A tokenizer object; None loads it from ``model`` (which must then be a
-            path or id).
+            path or id), or takes the processor's.
+        processor: A processor object for a vision-language model object.
         device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``...; None picks CUDA when available.
         dtype: A torch dtype for loading from a path (e.g. ``torch.bfloat16``); None keeps the
             checkpoint's.
@@ -244,6 +385,7 @@ class TransformersLLM:
         system_prompt: str | None = None,
         batch_size: int = 8,
         use_chat_template: bool | None = None,
+        processor: Any | None = None,
     ):
         try:
             import torch
@@ -263,17 +405,32 @@ class TransformersLLM:
             kwargs: dict[str, Any] = {}
             if dtype is not None:
                 kwargs["dtype"] = dtype
-            model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
+            folder = Path(source)
+            if processor is None and any(
+                (folder / name).is_file()
+                for name in ("preprocessor_config.json", "processor_config.json")
+            ):
+                processor = transformers.AutoProcessor.from_pretrained(source)
+                model = transformers.AutoModelForImageTextToText.from_pretrained(source, **kwargs)
+            else:
+                model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
+            if tokenizer is None:
+                tokenizer = getattr(processor, "tokenizer", None)
             if tokenizer is None:
                 tokenizer = transformers.AutoTokenizer.from_pretrained(source)
         elif tokenizer is None:
-            raise ValueError("pass tokenizer= with a model object (or give a model path)")
+            tokenizer = getattr(processor, "tokenizer", None)
+            if tokenizer is None:
+                raise ValueError("pass tokenizer= with a model object (or give a model path)")
+        self.processor = processor
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.device = device
         self.system_prompt = system_prompt
         self.batch_size = batch_size
-        has_template = bool(getattr(tokenizer, "chat_template", None))
+        has_template = bool(
+            getattr(processor, "chat_template", None) or getattr(tokenizer, "chat_template", None)
+        )
         if use_chat_template and not has_template:
             raise ValueError("use_chat_template=True but the tokenizer has no chat_template")
         self.use_chat_template = has_template if use_chat_template is None else use_chat_template
@@ -290,6 +447,25 @@ class TransformersLLM:
         if isinstance(prompt, str) and not self.system_prompt and not self.use_chat_template:
             return prompt
         messages = to_messages(prompt, self.system_prompt)
+        if self.processor is not None and self.use_chat_template:
+            # the template sees where images go, not the pixels (the processor gets those)
+            shown = [
+                {
+                    "role": m["role"],
+                    "content": m["content"]
+                    if isinstance(m["content"], str)
+                    else [p if p["type"] == "text" else {"type": "image"} for p in m["content"]],
+                }
+                for m in messages
+            ]
+            return self.processor.apply_chat_template(
+                shown, tokenize=False, add_generation_prompt=True
+            )
+        if prompt_images(messages):
+            raise ValueError(
+                "this prompt has images but the model has no processor: use a vision-language "
+                "model folder (with preprocessor_config.json), or an agent without screenshots"
+            )
         if self.use_chat_template:
             return self.tokenizer.apply_chat_template(
                 messages, tokenize=False, add_generation_prompt=True
@@ -304,21 +480,90 @@ class TransformersLLM:
         n: int = 1,
     ) -> list[list[str]]:
         """Complete each prompt ``n`` times (greedy when ``temperature == 0``)."""
+        rows = self.generate_with_tokens(prompts, max_new_tokens, temperature, n)
+        return [[g.text for g in row] for row in rows]
+
+    def generate_with_tokens(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[Generation]]:
+        """Complete each prompt ``n`` times and return the exact tokens with the text.
+
+        Each :class:`Generation` holds the prompt's ids (its row of the left-padded batch
+        without the padding), the sampled ids up to and including the first end token, and
+        each sampled id's log-probability under the distribution it was drawn from:
+        ``log_softmax(logits / temperature)`` with no top-k/top-p truncation (the model's
+        generation-config defaults for those are overridden), ``log_softmax(logits)`` for
+        greedy decoding. The log-probs are read from the logits ``generate`` computed while
+        sampling, so they are the behaviour policy's, not a second forward pass.
+        """
         _check_generate_args(prompts, max_new_tokens, temperature, n)
         texts = [self.format_prompt(p) for p in prompts]
-        out: list[list[str]] = []
+        images = [prompt_images(p) for p in prompts]
+        out: list[list[Generation]] = []
         for start in range(0, len(texts), self.batch_size):
-            out.extend(
-                self._generate_batch(
-                    texts[start : start + self.batch_size], max_new_tokens, temperature, n
+            end = start + self.batch_size
+            if self.processor is not None:
+                out.extend(
+                    self._generate_vision_batch(
+                        texts[start:end], images[start:end], max_new_tokens, temperature, n
+                    )
                 )
-            )
+            else:
+                out.extend(self._generate_batch(texts[start:end], max_new_tokens, temperature, n))
         return out
+
+    def _generate_vision_batch(
+        self,
+        texts: list[str],
+        images: list[list[Any]],
+        max_new_tokens: int,
+        temperature: float,
+        n: int,
+    ) -> list[list[Generation]]:
+        """A batch through the processor: the images of every prompt, in order, go with the
+        rendered texts (whose image placeholders the processor expands)."""
+        import numpy as np
+        from PIL import Image
+
+        tok = self.tokenizer
+        flat = [
+            image
+            if isinstance(image, Image.Image)
+            else Image.fromarray(np.asarray(image, np.uint8))
+            for row in images
+            for image in row
+        ]
+        side = tok.padding_side
+        tok.padding_side = "left"
+        try:
+            enc = self.processor(text=texts, images=flat or None, return_tensors="pt", padding=True)
+        finally:
+            tok.padding_side = side
+        enc = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in enc.items()}
+        self._check_context(enc["input_ids"].shape[1], max_new_tokens)
+        return self._run_generate(enc, len(texts), max_new_tokens, temperature, n)
+
+    def _end_ids(self) -> set[int]:
+        """Token ids that end a completion: the generation config's eos ids (one or a list)
+        and the tokenizer's eos."""
+        ids: set[int] = set()
+        config = getattr(self.model, "generation_config", None)
+        eos = getattr(config, "eos_token_id", None)
+        if isinstance(eos, int):
+            ids.add(eos)
+        elif isinstance(eos, list | tuple):
+            ids.update(int(e) for e in eos)
+        if self.tokenizer.eos_token_id is not None:
+            ids.add(int(self.tokenizer.eos_token_id))
+        return ids
 
     def _generate_batch(
         self, texts: list[str], max_new_tokens: int, temperature: float, n: int
-    ) -> list[list[str]]:
-        torch = self._torch
+    ) -> list[list[Generation]]:
         tok = self.tokenizer
         side = tok.padding_side
         tok.padding_side = "left"  # generation continues from the right end of every row
@@ -333,26 +578,122 @@ class TransformersLLM:
         finally:
             tok.padding_side = side
         enc = {k: v.to(self.device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+        self._check_context(enc["input_ids"].shape[1], max_new_tokens)
+        return self._run_generate(enc, len(texts), max_new_tokens, temperature, n)
+
+    def _check_context(self, prompt_tokens: int, max_new_tokens: int) -> None:
+        """Raise a clear error before a prompt overflows the model's context (an embedding
+        index error deep inside ``generate`` otherwise)."""
+        config = getattr(self.model, "config", None)
+        limit = None
+        # a vision-language model keeps its context length in the text config
+        for source in (config, getattr(config, "text_config", None)):
+            for key in ("max_position_embeddings", "n_positions"):
+                value = getattr(source, key, None)
+                if isinstance(value, int) and limit is None:
+                    limit = value
+        if limit is not None and prompt_tokens + max_new_tokens > limit:
+            raise ValueError(
+                f"a prompt of {prompt_tokens} tokens plus max_new_tokens={max_new_tokens} "
+                f"exceeds the model's context of {limit} tokens; shorten the prompt (fewer "
+                "history turns) or use a model with a longer context"
+            )
+
+    def _run_generate(
+        self,
+        enc: dict[str, Any],
+        prompts: int,
+        max_new_tokens: int,
+        temperature: float,
+        n: int,
+    ) -> list[list[Generation]]:
+        """``model.generate`` on an encoded, left-padded batch, with the sampled ids' log-probs
+        recorded on the way (see :class:`_SampledLogprobs`)."""
+        torch = self._torch
+        tok = self.tokenizer
         sample = temperature > 0.0
+        recorder = _SampledLogprobs(torch, temperature if sample else 1.0)
         kwargs: dict[str, Any] = {
             "max_new_tokens": max_new_tokens,
             "do_sample": sample,
             "pad_token_id": tok.pad_token_id,
             "num_return_sequences": n if sample else 1,
+            "logits_processor": [recorder],
         }
         if sample:
-            kwargs["temperature"] = float(temperature)
-            kwargs["top_k"] = 0  # plain temperature sampling over the whole vocabulary
+            # plain temperature sampling over the whole vocabulary: the behaviour policy is
+            # exactly softmax(logits / T), which a trainer can recompute
+            kwargs.update(temperature=float(temperature), top_k=0, top_p=1.0)
         with torch.inference_mode():
             generated = self.model.generate(**enc, **kwargs)
-        new_tokens = generated[:, enc["input_ids"].shape[1] :]
-        decoded = tok.batch_decode(new_tokens, skip_special_tokens=True)
+        width = enc["input_ids"].shape[1]
+        new_tokens = generated[:, width:]
+        logprobs = recorder.finish(new_tokens)
+        end_ids = self._end_ids()
         per_prompt = n if sample else 1
-        out = []
-        for i in range(len(texts)):
-            completions = decoded[i * per_prompt : (i + 1) * per_prompt]
-            out.append(completions if sample else completions * n)
+        mask = enc["attention_mask"].bool()
+        out: list[list[Generation]] = []
+        for i in range(prompts):
+            prompt_ids = enc["input_ids"][i][mask[i]].tolist()
+            row: list[Generation] = []
+            for r in range(i * per_prompt, (i + 1) * per_prompt):
+                ids = new_tokens[r].tolist()
+                finish = "length"
+                for k, token in enumerate(ids):
+                    if token in end_ids:
+                        ids = ids[: k + 1]
+                        finish = "stop"
+                        break
+                row.append(
+                    Generation(
+                        text=tok.decode(ids, skip_special_tokens=True),
+                        prompt_ids=list(prompt_ids),
+                        completion_ids=ids,
+                        logprobs=logprobs[r, : len(ids)].tolist(),
+                        finish_reason=finish,
+                    )
+                )
+            out.append(row if sample else row * n)
         return out
+
+
+class _SampledLogprobs:
+    """A logits processor that keeps the log-probability of each sampled token without
+    holding every step's logits.
+
+    ``generate`` runs custom processors after its own processors (repetition penalty and
+    the like) and before its warpers (temperature, top-k, top-p), so this one divides by the
+    temperature itself; top-k and top-p are switched off by the caller, so the result is
+    the distribution sampled from. At step ``t`` it sees the ids so far, whose last column
+    is the token sampled at step ``t - 1``: it gathers that token's log-prob from the
+    previous step's log-softmax (one ``batch x vocab`` array kept). :meth:`finish` gathers
+    the last step's from the returned ids.
+    """
+
+    def __init__(self, torch: Any, temperature: float):
+        self._torch = torch
+        self._temperature = float(temperature)
+        self._previous: Any = None
+        self._columns: list[Any] = []
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self._previous is not None:
+            token = input_ids[:, -1:]
+            self._columns.append(self._previous.gather(-1, token).squeeze(-1))
+        self._previous = self._torch.log_softmax(scores.float() / self._temperature, dim=-1)
+        return scores
+
+    def finish(self, new_tokens: Any) -> Any:
+        """A ``rows x new_tokens`` float tensor of the sampled tokens' log-probs (on CPU)."""
+        torch = self._torch
+        columns = list(self._columns)
+        if self._previous is not None and len(columns) < new_tokens.shape[1]:
+            token = new_tokens[:, len(columns) : len(columns) + 1]
+            columns.append(self._previous.gather(-1, token).squeeze(-1))
+        self._previous = None
+        if not columns:
+            return torch.zeros(new_tokens.shape, dtype=torch.float32)
+        return torch.stack(columns, dim=1).cpu()
 
 
 # ---------------------------------------------------------------------------- OpenAI-compat
@@ -388,11 +729,20 @@ class OpenAICompatLLM:
         backoff: First backoff in seconds.
         max_backoff: Longest single wait.
         timeout: Seconds one attempt may take in all (connecting, waiting, reading the body).
-        max_concurrency: Requests in flight at once.
+        max_concurrency: Requests in flight at once (per event loop for the async methods).
         extra_body: Extra JSON fields for every request (e.g. vLLM's ``top_k``).
         max_response_bytes: Largest response body read; None allows 1 MiB plus 64 bytes per
             requested token (``n * max_new_tokens``), far above what a server honouring
             ``max_tokens`` sends.
+        request_tokens: Ask the server for token ids and log-probs (``logprobs: true`` and
+            vLLM's ``return_token_ids: true``) so ``agenerate_with_tokens`` can fill them;
+            a server that ignores the request gives text only.
+
+    Async: :meth:`agenerate` and :meth:`agenerate_with_tokens` are coroutines for one event
+    loop with many requests in flight (the rollout engine keeps one per env); at most
+    ``max_concurrency`` run at once, the rest wait on a semaphore. They keep the same
+    retries, deadline, size cap and body checks, over a small asyncio HTTP client
+    (:mod:`gui_gym.models.chat_http`).
 
     Raises:
         gymnasium.error.DependencyNotInstalled: without the ``openai`` package.
@@ -412,6 +762,7 @@ class OpenAICompatLLM:
         max_concurrency: int = 8,
         extra_body: Mapping[str, Any] | None = None,
         max_response_bytes: int | None = None,
+        request_tokens: bool = False,
     ):
         try:
             import openai
@@ -447,7 +798,10 @@ class OpenAICompatLLM:
         self.max_backoff = float(max_backoff)
         self.max_concurrency = max_concurrency
         self.extra_body = dict(extra_body or {})
+        self.request_tokens = bool(request_tokens)
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
         self._openai = openai
+        self._async: tuple[Any, Any, Any] | None = None  # (loop, client, semaphore)
         # retries are ours (so they are logged and tested); the client makes one attempt
         self._client = openai.OpenAI(
             base_url=base_url,
@@ -588,7 +942,7 @@ class OpenAICompatLLM:
     def _complete(
         self, prompt: Prompt, max_new_tokens: int, temperature: float, n: int
     ) -> list[str]:
-        messages = to_messages(prompt, self.system_prompt)
+        messages = openai_messages(to_messages(prompt, self.system_prompt))
         out: list[str] = []
         while len(out) < n:  # some servers ignore n and answer once
             out.extend(self._request(messages, max_new_tokens, temperature, n - len(out)))
@@ -616,3 +970,173 @@ class OpenAICompatLLM:
                 pool.submit(self._complete, p, max_new_tokens, temperature, n) for p in prompts
             ]
             return [f.result() for f in futures]
+
+    # ------------------------------------------------------------------------------ async
+
+    def _async_client(self) -> tuple[Any, asyncio.Semaphore]:
+        """The async HTTP client and semaphore of the running event loop (connections and an
+        asyncio semaphore belong to one loop, so a new loop gets new ones)."""
+        from gui_gym.models.chat_http import AsyncJSONClient
+
+        loop = asyncio.get_running_loop()
+        if self._async is None or self._async[0] is not loop:
+            client = AsyncJSONClient(self.base_url, self._api_key, self.timeout)
+            self._async = (loop, client, asyncio.Semaphore(self.max_concurrency))
+        return self._async[1], self._async[2]
+
+    async def _arequest(
+        self, messages: list[dict[str, Any]], max_new_tokens: int, temperature: float, n: int
+    ) -> list[Generation]:
+        from gui_gym.models.chat_http import ResponseTooLarge, TransportError
+
+        client, semaphore = self._async_client()
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_new_tokens,
+            "temperature": temperature,
+            "n": n,
+            **self.extra_body,
+        }
+        if self.request_tokens:
+            payload.update(logprobs=True, return_token_ids=True)
+        last = ""
+        for attempt in range(self.max_retries + 1):
+            try:
+                async with semaphore:
+                    status, body = await client.post(
+                        "/chat/completions", payload, self._body_limit(max_new_tokens, n)
+                    )
+            except TransportError as err:
+                last = str(err)
+            except ResponseTooLarge as err:
+                raise LLMError(
+                    f"{self.base_url} sent a response body over {err} bytes for "
+                    f"max_tokens={max_new_tokens}, n={n} (max_response_bytes)"
+                ) from None
+            else:
+                if status == 200:
+                    return self._generations(body)
+                message = _error_message(body)
+                if not (status in (408, 409, 429) or status >= 500):
+                    raise LLMError(
+                        f"{self.base_url} rejected the request for model {self.model!r}: "
+                        f"HTTP {status}: {message}"
+                    )
+                last = f"HTTP {status}: {message}"
+            if attempt < self.max_retries:
+                wait = min(self.backoff * 2**attempt, self.max_backoff)
+                logger.warning(
+                    "%s: %s (attempt %d of %d); retrying in %.2fs",
+                    self.base_url,
+                    last,
+                    attempt + 1,
+                    self.max_retries + 1,
+                    wait,
+                )
+                await asyncio.sleep(wait)
+        raise LLMError(
+            f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
+            f"last error: {last}"
+        )
+
+    def _generations(self, body: bytes) -> list[Generation]:
+        """The choices of a chat-completions body (checked as :meth:`_texts` checks them), in
+        index order, with vLLM's token fields when present: ``prompt_token_ids`` and each
+        choice's ``token_ids`` and ``logprobs.content``. Log-probs are kept only when they
+        pair one to one with the ids."""
+        texts = self._texts(body)
+        data = load_json(body)
+        choices = sorted(enumerate(data["choices"]), key=lambda pair: pair[1].get("index", pair[0]))
+        prompt_ids = _int_list(data.get("prompt_token_ids"))
+        out = []
+        for text, (_, choice) in zip(texts, choices, strict=True):
+            ids = _int_list(choice.get("token_ids"))
+            logprobs = None
+            entries = (choice.get("logprobs") or {}).get("content")
+            if isinstance(entries, list) and entries:
+                try:
+                    logprobs = [float(e["logprob"]) for e in entries]
+                except (KeyError, TypeError, ValueError):
+                    logprobs = None
+            if ids is None or logprobs is None or len(ids) != len(logprobs):
+                logprobs = None  # never store log-probs that do not pair with the ids
+            finish = choice.get("finish_reason")
+            out.append(
+                Generation(
+                    text=text,
+                    prompt_ids=prompt_ids,
+                    completion_ids=ids,
+                    logprobs=logprobs,
+                    finish_reason=finish if isinstance(finish, str) else None,
+                )
+            )
+        return out
+
+    async def _acomplete(
+        self, prompt: Prompt, max_new_tokens: int, temperature: float, n: int
+    ) -> list[Generation]:
+        messages = openai_messages(to_messages(prompt, self.system_prompt))
+        out: list[Generation] = []
+        while len(out) < n:  # some servers ignore n and answer once
+            out.extend(await self._arequest(messages, max_new_tokens, temperature, n - len(out)))
+        return out[:n]
+
+    async def agenerate_with_tokens(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[Generation]]:
+        """``n`` :class:`Generation` s per prompt, all requests in flight together (bounded
+        by ``max_concurrency``). Token ids and log-probs are filled when the server returns
+        them (``request_tokens=True`` with vLLM), else None.
+
+        Raises:
+            LLMError: when a request is rejected, still fails after the retries, or the
+                server's answer is not a chat completion.
+        """
+        _check_generate_args(prompts, max_new_tokens, temperature, n)
+        return list(
+            await asyncio.gather(
+                *(self._acomplete(p, max_new_tokens, temperature, n) for p in prompts)
+            )
+        )
+
+    async def agenerate(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[str]]:
+        """The coroutine form of :meth:`generate` (see :meth:`agenerate_with_tokens`)."""
+        rows = await self.agenerate_with_tokens(prompts, max_new_tokens, temperature, n)
+        return [[g.text for g in row] for row in rows]
+
+    def generate_with_tokens(
+        self,
+        prompts: Sequence[Prompt],
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        n: int = 1,
+    ) -> list[list[Generation]]:
+        """The blocking form of :meth:`agenerate_with_tokens` (runs its own event loop; call
+        the coroutine instead from inside one)."""
+        return asyncio.run(self.agenerate_with_tokens(prompts, max_new_tokens, temperature, n))
+
+
+def _error_message(body: bytes) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else its first bytes."""
+    try:
+        data = json.loads(body)
+        return str(data["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return body[:200].decode("utf-8", "replace")
+
+
+def _int_list(value: Any) -> list[int] | None:
+    if isinstance(value, list) and all(isinstance(t, int) for t in value):
+        return list(value)
+    return None

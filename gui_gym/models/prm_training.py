@@ -214,7 +214,7 @@ def collect_task_steps(
         done = False
         while not done:
             expert = base.oracle_action()
-            candidates = base.candidate_actions()
+            candidates = base.screen_candidate_actions()
             action = candidates[int(rng.integers(len(candidates)))]
             expert_q = query(observation, expert, history, step)
             q = query(observation, action, history, step)
@@ -304,7 +304,7 @@ def _proposals(base: Any) -> list[Action]:
     expert = base.oracle_action()
     out = [expert]
     seen = {str(expert)}
-    for action in base.candidate_actions():
+    for action in base.screen_candidate_actions():
         if str(action) not in seen:
             seen.add(str(action))
             out.append(action)
@@ -323,7 +323,7 @@ def _noisy_choice(rng: np.random.Generator, p: float, base: Any) -> Action:
     else one of ``candidate_actions()`` uniformly (which may be the expert's too)."""
     if rng.random() < p:
         return base.oracle_action()
-    candidates = base.candidate_actions()
+    candidates = base.screen_candidate_actions()
     return candidates[int(rng.integers(len(candidates)))]
 
 

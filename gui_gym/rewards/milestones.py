@@ -181,6 +181,9 @@ def milestone_step_rewards(
     num_milestones: int,
     success: bool,
     zeta: float = 0.5,
+    *,
+    base_on_success: bool = False,
+    base_on_failure: bool = True,
 ) -> list[float]:
     """ADMIRE's asymmetric milestone reward ``R_mil(t)`` for every step (Eq. 10 and 11).
 
@@ -189,7 +192,12 @@ def milestone_step_rewards(
       hits up to and including step ``t`` (Algorithm 1 line 33), plus ``zeta * r_mil(t)`` at
       hit steps.
 
-    With no milestones (K = 0) every step gets 0.
+    With no milestones (K = 0) every step gets 0. The two switches are the ablations of
+    App. B.3 (defaults: the paper's design): ``base_on_success=True`` adds the base
+    progress ``k_t / K`` to successful trajectories too ("w/ Base Reward for Successful
+    Traj."); ``base_on_failure=False`` leaves failed ones the hit bonus alone ("w/o Base
+    Reward for Fail Traj."). The third ablation, "w/o Reward Decay", is ``decay=1`` in
+    :func:`milestone_weight`.
 
     Args:
         hits: Per step, whether it hit a milestone.
@@ -197,6 +205,8 @@ def milestone_step_rewards(
         num_milestones: K.
         success: The trajectory's outcome ``O(tau)``.
         zeta: Weight of the hit bonus on failed trajectories.
+        base_on_success: Add ``k_t / K`` on successful trajectories (ablation).
+        base_on_failure: Add ``k_t / K`` on failed trajectories (Eq. 11; False: ablation).
 
     Returns:
         ``R_mil(t)`` per step.
@@ -217,11 +227,13 @@ def milestone_step_rewards(
     k = 0
     for hit, r in zip(hits, r_mil):
         bonus = float(r) if hit else 0.0
+        k += bool(hit)
         if success:
-            out.append(bonus)  # Eq. 10
+            base = k / num_milestones if base_on_success else 0.0
+            out.append(base + bonus)  # Eq. 10
         else:
-            k += bool(hit)
-            out.append(k / num_milestones + zeta * bonus)  # Eq. 11
+            base = k / num_milestones if base_on_failure else 0.0
+            out.append(base + zeta * bonus)  # Eq. 11
     return out
 
 

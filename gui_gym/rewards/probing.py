@@ -37,7 +37,7 @@ Monte Carlo simulator :func:`simulate_test_time_scaling` of the same procedure);
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +53,7 @@ __all__ = [
     "judge_metrics",
     "lemma1_paper_form",
     "positive_rate",
+    "redundant_states",
     "select_submitted_trial",
     "simulate_test_time_scaling",
     "test_time_scaling_success",
@@ -149,6 +150,71 @@ def verdict_reward(verdict: str, reward_map: Mapping[str, float] | None = None) 
     if reward_map is not None and verdict in reward_map:
         return float(reward_map[verdict])
     return float(DEFAULT_REWARD_MAP[verdict])
+
+
+# ------------------------------------------------------------------------ trace condensing
+
+REDUNDANT_REASONS = ("home", "duplicate", "loop")
+"""Why a state is left out of a trace before claims (ProRe Sec. 3.4, "Minimizing Overhead")."""
+
+
+def redundant_states(
+    keys: Sequence[Hashable], home: Sequence[bool], protected: Sequence[bool] | None = None
+) -> dict[int, tuple[str, int | None]]:
+    """The states of a trace ProRe leaves out before claims (Sec. 3.4): home-screen states,
+    consecutive identical states (an action that changed nothing), and the states of a loop
+    (the trace comes back to a state it already showed; the states in between and the
+    return are a loop). The first and the last state are always kept: the last is the
+    outcome.
+
+    Linear time: each state is pushed on and popped off the path of kept states once.
+
+    Args:
+        keys: One hashable per state; equal keys mean identical screens.
+        home: Whether each state is the home screen (launcher).
+        protected: States that must not be dropped as part of a loop (a loop that entered
+            text may have changed data the repeated screen does not show; the paper leaves
+            such loops to the reasoner's judgment, we keep them). None protects none.
+
+    Returns:
+        ``{state index: (reason, the earlier state it repeats or None)}`` for every state
+        left out; reasons are in :data:`REDUNDANT_REASONS`.
+
+    Raises:
+        ValueError: when the sequences differ in length.
+    """
+    n = len(keys)
+    if len(home) != n or (protected is not None and len(protected) != n):
+        raise ValueError(f"{n} state keys, {len(home)} home flags, protected: {protected!r}")
+    guard = list(protected) if protected is not None else [False] * n
+    dropped: dict[int, tuple[str, int | None]] = {}
+    path: list[int] = []  # kept, non-home states in order
+    where: dict[Hashable, int] = {}  # key -> position in path
+    guarded: list[int] = []  # positions in path of protected states, increasing
+    for i in range(n):
+        last = i == n - 1
+        if home[i] and i > 0 and not last:
+            dropped[i] = ("home", None)
+            continue
+        if path and keys[path[-1]] == keys[i] and not last:
+            dropped[i] = ("duplicate", path[-1])
+            continue
+        back = where.get(keys[i])
+        if back is not None and not guard[i] and (not guarded or guarded[-1] <= back):
+            anchor = path[back]
+            for j in path[back + 1 :]:
+                dropped[j] = ("loop", anchor)
+                del where[keys[j]]
+            del path[back + 1 :]
+            if not last:
+                dropped[i] = ("loop", anchor)
+                continue
+        if not home[i]:
+            where[keys[i]] = len(path)
+            if guard[i]:
+                guarded.append(len(path))
+            path.append(i)
+    return dropped
 
 
 # ---------------------------------------------------------------------------------- metrics

@@ -6,6 +6,7 @@ from gui_gym.wrappers.probing import ProbingJudgeWrapper
 from gui_gym.wrappers.progress import ProgressRewardVectorWrapper, ProgressRewardWrapper
 from gui_gym.wrappers.record import RecordTrajectories
 from gui_gym.wrappers.sb3 import CandidateActions, FeaturizedObservation, make_sb3_env
+from gui_gym.wrappers.semi_online import SemiOnlineReplayEnv
 from gui_gym.wrappers.task_subset import TaskSubset
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "ProgressRewardVectorWrapper",
     "ProgressRewardWrapper",
     "RecordTrajectories",
+    "SemiOnlineReplayEnv",
     "TaskSubset",
     "make_sb3_env",
 ]

@@ -5,7 +5,7 @@ env: :class:`MilestoneWrapper` for one env, :class:`MilestoneVectorWrapper` for 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,6 +87,8 @@ class _MilestoneReward:
         key: str,
         epoch: int,
         format_penalty: str,
+        base_on_success: bool,
+        base_on_failure: bool,
     ) -> None:
         if format_penalty not in FORMAT_PENALTIES:
             raise ValueError(
@@ -120,6 +122,8 @@ class _MilestoneReward:
         self.key = key
         self.epoch = int(epoch)
         self.format_penalty = format_penalty
+        self.base_on_success = bool(base_on_success)
+        self.base_on_failure = bool(base_on_failure)
 
     # ------------------------------------------------------------------------------ public
 
@@ -312,9 +316,23 @@ class _MilestoneReward:
                 "reason": "not adaptive" if success else "episode failed",
                 "version": episode.version,
             }
+        return {**self._episode_rewards(episode), "update": update}
+
+    def _episode_rewards(self, episode: _Episode) -> dict[str, Any]:
+        """The end-of-episode credit of a matched episode (Eq. 10/11 and the total)."""
+        trajectory = episode.trajectory
+        success = bool(trajectory.success)
         hits = [bool(s.info["milestone_hit"]) for s in trajectory.steps]
         r_mil = [float(s.info["r_mil"]) for s in trajectory.steps]
-        rewards = milestone_step_rewards(hits, r_mil, len(episode.milestones), success, self.zeta)
+        rewards = milestone_step_rewards(
+            hits,
+            r_mil,
+            len(episode.milestones),
+            success,
+            self.zeta,
+            base_on_success=self.base_on_success,
+            base_on_failure=self.base_on_failure,
+        )
         total = total_step_rewards(
             rewards,
             outcome=1.0 if success else 0.0,
@@ -334,8 +352,48 @@ class _MilestoneReward:
             "hits": [t for t, h in enumerate(hits) if h],
             "episode_rewards": rewards,
             "episode_total_rewards": total,
-            "update": update,
         }
+
+    # -------------------------------------------------------------- batch-level refinement
+
+    def _episode_of(self, trajectory: Trajectory) -> _Episode:
+        """A finished trajectory as an episode of this wrapper (its steps copied, so matching
+        never touches the caller's records)."""
+        task_key = trajectory.instruction if self.key == "instruction" else trajectory.task_id
+        if not task_key:
+            raise ValueError(f"the trajectory has no {self.key} to key the milestones by")
+        copied = replace(trajectory, steps=[replace(s, info={}) for s in trajectory.steps])
+        well_formed = [
+            s.action_valid if self.format_penalty == "rejected" else _parses(s.action)
+            for s in trajectory.steps
+        ]
+        return _Episode(task_key, copied, trajectory.seed, "", [], 0, well_formed=well_formed)
+
+    def refine_from_success(self, trajectory: Trajectory) -> dict[str, Any]:
+        """Initialise (Eq. 6) or refine (Eq. 7) the task's milestones from one successful
+        trajectory and commit them to the store; returns the update (``status``,
+        ``version``).
+
+        A trainer that refines once per batch, as ADMIRE's Algorithm 1 does, runs the wrapper
+        with ``adaptive=False``, calls this with the batch's best success, then scores every
+        trajectory of the batch with :meth:`score_trajectory`, so one group never mixes
+        milestone versions.
+
+        Raises:
+            ValueError: for a trajectory that did not succeed.
+        """
+        if not trajectory.success:
+            raise ValueError("milestones are learned from successful trajectories only")
+        return self._update_store(self._episode_of(trajectory))
+
+    def score_trajectory(self, trajectory: Trajectory) -> dict[str, Any]:
+        """The end-of-episode ``info["milestone"]`` entries (``episode_rewards``,
+        ``episode_total_rewards``, ``hits``, ``version``, ...) of a finished trajectory
+        matched against the task's current milestones; the store is not changed."""
+        episode = self._episode_of(trajectory)
+        self._load_milestones(episode)
+        self._rematch(episode)
+        return self._episode_rewards(episode)
 
     def _update_store(self, episode: _Episode) -> dict[str, Any]:
         """Initialise or refine the task's milestones from a success (Eq. 6 / Eq. 7)."""
@@ -459,6 +517,11 @@ class MilestoneWrapper(
             paper's "the action syntax is invalid": output that does not parse as an action)
             or ``"rejected"`` (ours: also well-formed actions the env refuses, such as
             ``CLICK(999)`` on a screen without element 999).
+        base_on_success: Give successful trajectories the base progress ``k/K`` too
+            (App. B.3 ablation "w/ Base Reward for Successful Traj."; default False, Eq. 10).
+        base_on_failure: Give failed trajectories the base progress ``k/K`` (default True,
+            Eq. 11; False is the ablation "w/o Base Reward for Fail Traj."). The third
+            ablation, "w/o Reward Decay", is ``decay=1.0``.
 
     Raises:
         ValueError: for an argument out of range.
@@ -480,6 +543,8 @@ class MilestoneWrapper(
         key: Literal["task_id", "instruction"] = "task_id",
         epoch: int = 0,
         format_penalty: Literal["malformed", "rejected"] = "malformed",  # ADMIRE Eq. 12
+        base_on_success: bool = False,  # ADMIRE Eq. 10; True: App. B.3 ablation
+        base_on_failure: bool = True,  # ADMIRE Eq. 11; False: App. B.3 ablation
     ):
         settings = dict(
             generator=generator,
@@ -494,6 +559,8 @@ class MilestoneWrapper(
             key=key,
             epoch=epoch,
             format_penalty=format_penalty,
+            base_on_success=base_on_success,
+            base_on_failure=base_on_failure,
         )
         self._configure(store, **settings)
         gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))
@@ -567,7 +634,8 @@ class MilestoneVectorWrapper(
     Args:
         env: A vector env of gui-gym envs.
         store, generator, matcher, delta, zeta, lambda0, decay, eta, credit, adaptive, key,
-            epoch, format_penalty: As in :class:`MilestoneWrapper`.
+            epoch, format_penalty, base_on_success, base_on_failure: As in
+            :class:`MilestoneWrapper`.
 
     Raises:
         ValueError: for an argument out of range, or a vector env with autoreset disabled.
@@ -589,6 +657,8 @@ class MilestoneVectorWrapper(
         key: Literal["task_id", "instruction"] = "task_id",
         epoch: int = 0,
         format_penalty: Literal["malformed", "rejected"] = "malformed",  # ADMIRE Eq. 12
+        base_on_success: bool = False,  # ADMIRE Eq. 10; True: App. B.3 ablation
+        base_on_failure: bool = True,  # ADMIRE Eq. 11; False: App. B.3 ablation
     ):
         settings = dict(
             generator=generator,
@@ -603,6 +673,8 @@ class MilestoneVectorWrapper(
             key=key,
             epoch=epoch,
             format_penalty=format_penalty,
+            base_on_success=base_on_success,
+            base_on_failure=base_on_failure,
         )
         self._configure(store, **settings)
         gym.utils.RecordConstructorArgs.__init__(self, **_recorded_args(store, **settings))

@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from gui_gym.models.judge import (
+    AGGREGATIONS,
     PROBE_MODES,
     ClaimExtractor,
     ClaimFilter,
@@ -16,6 +17,7 @@ from gui_gym.models.judge import (
     ProbeEvaluator,
     ProbeReasoner,
     ProReJudge,
+    RawObservationJudge,
 )
 from gui_gym.rewards.probing import VERDICTS, VOTE_RULES, verdict_reward
 
@@ -32,7 +34,9 @@ class ProbingJudgeWrapper(
     the final state (``parallel``: one fork per probe, goals scheduled up front;
     ``iterative``: one probe after another, each goal revised from the previous claims,
     Eq. 5); claims are extracted from the policy's trace and each probe trace and filtered;
-    a judge reasons over them (chain of claims); per-probe verdicts are combined by ``vote``.
+    a judge reasons over them (chain of claims): over every probe's claims at once for
+    parallel probes, one verdict per round combined by ``vote`` for iterative ones (the
+    paper's, Sec. 3.5; ``aggregation`` picks either for both modes).
     The verdict, mapped through ``reward_map``, becomes the reward of the final step. The
     policy's env is only forked, never stepped by a probe.
 
@@ -61,6 +65,11 @@ class ProbingJudgeWrapper(
             gives each probe as many steps as the policy's episode took. See
             :class:`~gui_gym.models.judge.ProbingJudge`.
         probe_steps_min: Floor of the budget (1 by default; ours: 8).
+        aggregation: ``joint``, ``vote``, or None (the paper's: joint for parallel, vote
+            for iterative); see :data:`~gui_gym.models.judge.AGGREGATIONS`.
+        filter_policy_claims: Also filter the policy's claims (ours; the paper's filter
+            examines the evaluator's claims only).
+        raw_judge: Judge from the raw traces instead of claims (ProRe Table 4's ablation).
 
     Raises:
         ValueError: for an unknown mode, vote rule or verdict key, or a negative ``n_probes``.
@@ -82,6 +91,9 @@ class ProbingJudgeWrapper(
         reward_map: Mapping[str, float] | None = None,
         probe_steps: int | None = None,
         probe_steps_min: int = 1,
+        aggregation: str | None = None,
+        filter_policy_claims: bool = False,
+        raw_judge: RawObservationJudge | None = None,
     ):
         gym.utils.RecordConstructorArgs.__init__(
             self,
@@ -91,12 +103,18 @@ class ProbingJudgeWrapper(
             reward_map=None if reward_map is None else dict(reward_map),
             probe_steps=probe_steps,
             probe_steps_min=probe_steps_min,
+            aggregation=aggregation,
+            filter_policy_claims=filter_policy_claims,
         )
         gym.Wrapper.__init__(self, env)
         if mode not in PROBE_MODES:
             raise ValueError(f"mode must be one of {PROBE_MODES}, got {mode!r}")
         if vote not in VOTE_RULES:
             raise ValueError(f"vote must be one of {VOTE_RULES}, got {vote!r}")
+        if aggregation is not None and aggregation not in AGGREGATIONS:
+            raise ValueError(
+                f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}"
+            )
         if reward_map is not None:
             unknown = set(reward_map) - set(VERDICTS)
             if unknown:
@@ -128,6 +146,9 @@ class ProbingJudgeWrapper(
             vote=vote,
             probe_steps=probe_steps,
             probe_steps_min=probe_steps_min,
+            aggregation=aggregation,
+            filter_policy_claims=filter_policy_claims,
+            raw_judge=raw_judge,
         )
         self.reward_map = dict(reward_map) if reward_map is not None else None
         self._recorder = PolicyTraceRecorder()

@@ -40,10 +40,14 @@ from gui_gym.envs.androidworld.tasks.base import (
     open_app,
     seek,
 )
-from gui_gym.envs.androidworld.tasks.calendar import _navigate, random_event
+from gui_gym.envs.androidworld.tasks.calendar import navigate_to, random_event
 from gui_gym.envs.androidworld.tasks.expense import random_expense
-from gui_gym.envs.androidworld.tasks.markor import _note_holds as note_holds
-from gui_gym.envs.androidworld.tasks.markor import create_note_with, open_note, random_note_name
+from gui_gym.envs.androidworld.tasks.markor import (
+    create_note_with,
+    note_holds,
+    open_note,
+    random_note_name,
+)
 from gui_gym.envs.androidworld.tasks.recipes import random_recipe
 from gui_gym.envs.androidworld.tasks.sms import sent_ok, sms_send_expert
 from gui_gym.envs.androidworld.tasks.tasks_app import NOISE_TASKS
@@ -116,12 +120,12 @@ def _row_nav(handler: str, detail: str, order: Callable[[PhoneState], list[str]]
 
 # events: the seeded event gets id 1; noise events follow
 def _draw_event(rng: random.Random) -> dict[str, Any]:
-    from gui_gym.envs.androidworld.tasks.calendar import _LOCATIONS
+    from gui_gym.envs.androidworld.tasks.calendar import EVENT_LOCATIONS
 
     event = random_event(rng, 16, 28)
     event["title"] = f"{rng.choice(('Lunch', 'Review', 'Workshop', 'Drinks', 'Call'))} with "
     event["title"] += rng.choice(GIVEN_NAMES)
-    event["location"] = rng.choice(_LOCATIONS)
+    event["location"] = rng.choice(EVENT_LOCATIONS)
     return {
         "event": event,
         "value": event["location"],
@@ -151,7 +155,7 @@ def _event_nav(phone: PhoneState, screen: UITree, p: dict[str, Any]) -> Action |
     event_id = int(p["seen"].rsplit(":", 1)[1])
     if phone.dialog is not None:
         return _GOBACK
-    return _navigate(phone, screen, p["event"]["start"][:10], event_id)
+    return navigate_to(phone, screen, p["event"]["start"][:10], event_id)
 
 
 def _draw_contact(rng: random.Random) -> dict[str, Any]:
@@ -186,14 +190,14 @@ def _contact_order(phone: PhoneState) -> list[str]:
 
 
 def _draw_meeting(rng: random.Random) -> dict[str, Any]:
-    from gui_gym.envs.androidworld.tasks.joplin import _MEETING_BODIES, _MEETING_TITLES
+    from gui_gym.envs.androidworld.tasks.joplin import MEETING_BODIES, MEETING_TITLES
 
-    title, count = rng.choice(_MEETING_TITLES), rng.randrange(5, 105, 5)
+    title, count = rng.choice(MEETING_TITLES), rng.randrange(5, 105, 5)
     return {
         "note": {
             "folder": "Meeting Notes",
             "title": title,
-            "body": rng.choice(_MEETING_BODIES).format(n=count),
+            "body": rng.choice(MEETING_BODIES).format(n=count),
         },
         "value": str(count),
         "name": title,
@@ -233,9 +237,9 @@ def _joplin_nav(phone: PhoneState, screen: UITree, p: dict[str, Any]) -> Action 
 
 
 def _draw_track(rng: random.Random) -> dict[str, Any]:
-    from gui_gym.envs.androidworld.tasks.opentracks import _NAMES
+    from gui_gym.envs.androidworld.tasks.opentracks import ACTIVITY_NAMES
 
-    name = rng.choice(_NAMES)
+    name = rng.choice(ACTIVITY_NAMES)
     metres = rng.randrange(1000, 20000, 10)
     day = rng.randint(2, 14)
     row = {
@@ -256,14 +260,14 @@ def _draw_track(rng: random.Random) -> dict[str, Any]:
 
 
 def _write_tracks(phone: PhoneState, items: list[dict[str, Any]], rng: random.Random) -> None:
-    from gui_gym.envs.androidworld.tasks.opentracks import _random_activity
+    from gui_gym.envs.androidworld.tasks.opentracks import random_activity
 
     data: TracksData = phone.apps["opentracks"]
     data.activities, data.next_id = [], 1
     for p in items:
         data.add(**p["track"])
     for _ in range(12):
-        data.add(**_random_activity(rng))
+        data.add(**random_activity(rng))
 
 
 def _draw_expense(rng: random.Random) -> dict[str, Any]:

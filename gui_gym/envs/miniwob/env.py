@@ -124,13 +124,14 @@ class MiniWoBTask(Task):
         )
 
     def oracle(self, ctx: PredicateContext) -> Action:
-        from gui_gym.envs.miniwob.oracle import ORACLES
+        from gui_gym.envs.miniwob.oracle import ORACLES, UNSCRIPTED
 
         expert = ORACLES.get(self.task_id)
         if expert is None:
             raise NotImplementedError(
-                f"no oracle for MiniWoB task {self.task_id!r}; tasks with one: "
-                f"{', '.join(sorted(ORACLES))}"
+                f"no oracle for MiniWoB task {self.task_id!r} "
+                f"({UNSCRIPTED.get(self.task_id, 'not scripted')}); "
+                f"{len(ORACLES)} tasks have one: gym.make('GuiGym/MiniWoB-v0', tasks='experts')"
             )
         return expert(ctx)
 

@@ -16,7 +16,7 @@ from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.ui import UIElement, UITree
 
-__all__ = ["ORACLES", "Expert"]
+__all__ = ["ORACLES", "UNSCRIPTED", "Expert"]
 
 Expert = Callable[[PredicateContext], Action]
 
@@ -1823,3 +1823,33 @@ def hot_cold(ctx: PredicateContext) -> Action:
 
 
 ORACLES["hot-cold"] = hot_cold
+
+
+UNSCRIPTED: dict[str, str] = {
+    "bisect-angle": "scored by the angle's error (continuous): raw reward 1.0 needs an exact angle",
+    "right-angle": "scored by the angle's error (continuous): raw reward 1.0 needs an exact angle",
+    "click-checkboxes-soft": "the boxes to tick are synonyms of the asked words: needs a thesaurus",
+    "click-scroll-list": (
+        "several options of a list box must be selected, which takes ctrl+click; the grammar's "
+        "clicks carry no modifier key"
+    ),
+    "count-sides": "the shape is drawn on a canvas: only the screenshot shows it",
+    "drag-cube": "a CSS 3D cube; which face is in front only the screenshot shows",
+    "drag-items-grid": (
+        "miniwob's DOM reading skips the zero-height floated list, so its items are not in the "
+        "observation"
+    ),
+    "use-colorwheel-2": (
+        "the colour to pick is drawn in the instruction area, which miniwob's reading skips"
+    ),
+    "order-food": "the dishes' kinds are icons (images without text) only the screenshot shows",
+    "daily-calendar": (
+        "not scripted: an event is made by dragging over half-hour slots, most below the "
+        "visible area"
+    ),
+    "draw-circle": "not scripted: a circle needs a curved pointer path; DRAG_XY is straight",
+    "flight.Alaska": "not scripted: FlightWoB's airline booking page (375x667)",
+    "flight.Alaska-auto": "not scripted: FlightWoB's airline booking page (375x667)",
+    "flight.AA": "not scripted: FlightWoB's airline booking page (375x667)",
+}
+"""MiniWoB++ tasks without an expert, and why (docs/miniwob.md lists the experts below 90%)."""

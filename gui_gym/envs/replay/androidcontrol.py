@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -432,10 +433,12 @@ def convert_androidcontrol(
         if size is not None:
             screen_size = size
             break
+    fresh = not Path(out).exists()
     writer = ExpertDatasetWriter(out, {"kind": "androidcontrol", "input": source.name}, screen_size)
     skipped: list[str] = []
     converted = existing = 0
     seen: set[str] = set()
+    failed = True
     try:
         done = writer.recorded_ids()
         for location, folder, episode in episodes:
@@ -458,6 +461,11 @@ def convert_androidcontrol(
             seen.add(str(trajectory.metadata["trajectory_id"]))
             writer.write(trajectory)
             converted += 1
+        failed = False
     finally:
         writer.close()
+        if failed and fresh and converted == 0:
+            # Nothing was written to a folder this call made: remove it, so the corrected
+            # rerun (perhaps from a file of another name) is not refused as another dataset.
+            shutil.rmtree(out, ignore_errors=True)
     return ConversionReport(Path(out), converted, existing, skipped)

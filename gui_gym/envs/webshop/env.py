@@ -342,7 +342,9 @@ class WebShopTextEnv(WebShopEnv):
         available = self.available_actions()
         if available["has_search_bar"]:
             return [Action(ActionType.SEARCH, text=t) for t in self._candidate_texts()]
-        return [Action(ActionType.CLICK, label=c) for c in available["clickables"]]
+        screen = self._current_screen()
+        clicks = [Action(ActionType.CLICK, label=c) for c in available["clickables"]]
+        return [a for a in clicks if self._possible(a, screen)]
 
     def render(self) -> Any:
         if self.render_mode == "ansi" and self.task is not None:

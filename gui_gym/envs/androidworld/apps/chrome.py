@@ -16,6 +16,7 @@ Solved, a page shows ``Success!`` (what AndroidWorld's check looks for on screen
 
 from __future__ import annotations
 
+import copy
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,6 +111,9 @@ class ChromeData:
     """Games by page path (``Download/task.html``); pages without one are blank."""
 
     games: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ChromeData:
+        return ChromeData(copy.deepcopy(self.games, memo) if self.games else {})
 
 
 class ChromeApp(PhoneApp):

@@ -14,6 +14,7 @@ The viewer's "Copy to" opens a folder choice and copies the file there (content 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +42,9 @@ class GalleryData:
     """What each picture shows, by storage path (pictures without an entry show a photo)."""
 
     pictures: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> GalleryData:
+        return GalleryData(dict(self.pictures))  # values are tuples: shared safely
 
     def put(self, files: FilesData, path: str, lines: tuple[str, ...] | list[str]) -> None:
         """Store a picture file at ``path`` showing ``lines``."""

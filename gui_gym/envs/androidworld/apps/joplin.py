@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gui_gym.core.actions import Action
 from gui_gym.core.sim import Block
@@ -42,6 +43,10 @@ class JoplinData(RowTable[JoplinNote]):
 
     notes: list[JoplinNote] = field(default_factory=list)
     next_id: int = 1
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> JoplinData:
+        # rows are immutable: a fork copies the list only (fork stays under a millisecond)
+        return JoplinData(list(self.notes), self.next_id)
 
     def folders(self) -> list[str]:
         return sorted({n.folder for n in self.notes}, key=str.lower)

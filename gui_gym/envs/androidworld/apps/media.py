@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -79,6 +79,16 @@ class MediaData:
     queue: list[int] = field(default_factory=list)
     selected: list[int] = field(default_factory=list)
     position_s: int = 0
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MediaData:
+        # items are immutable; playlists are copied one level down (fork stays fast)
+        return MediaData(
+            list(self.items),
+            [Playlist(p.name, list(p.entries)) for p in self.playlists],
+            list(self.queue),
+            list(self.selected),
+            self.position_s,
+        )
 
     def item(self, item_id: int) -> MediaItem | None:
         return next((m for m in self.items if m.id == item_id), None)

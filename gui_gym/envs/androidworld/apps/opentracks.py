@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from gui_gym.core.actions import Action
 from gui_gym.core.sim import Block
@@ -44,6 +45,10 @@ class TracksData(RowTable[Activity]):
 
     activities: list[Activity] = field(default_factory=list)
     next_id: int = 1
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TracksData:
+        # rows are immutable: a fork copies the list only (fork stays under a millisecond)
+        return TracksData(list(self.activities), self.next_id)
 
     def ordered(self) -> list[Activity]:
         """Newest first, as OpenTracks lists them."""

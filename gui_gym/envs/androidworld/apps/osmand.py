@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +58,15 @@ class OsmAndData:
     markers: list[Point] = field(default_factory=list)
     tracks: dict[str, list[Point]] = field(default_factory=dict)
     route: list[Point] = field(default_factory=list)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> OsmAndData:
+        # points are frozen: a fork copies the lists only
+        return OsmAndData(
+            list(self.favorites),
+            list(self.markers),
+            {name: list(points) for name, points in self.tracks.items()},
+            list(self.route),
+        )
 
 
 def parse_coords(text: str) -> tuple[float, float] | None:

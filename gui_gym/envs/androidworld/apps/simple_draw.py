@@ -9,6 +9,7 @@ and writes the drawing there (into the Files app's data, where AndroidWorld look
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -47,6 +48,9 @@ class DrawData:
     strokes: list[Stroke] = field(default_factory=list)
     color: str = "Black"
     saved: dict[str, int] = field(default_factory=dict)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> DrawData:
+        return DrawData(list(self.strokes), self.color, dict(self.saved))  # strokes are frozen
 
 
 class SimpleDrawApp(PhoneApp):

@@ -83,12 +83,15 @@ DEVICE_TASKS: Mapping[str, frozenset[str]] = MappingProxyType(
         "SimpleSmsResend": _SMS_FAMILIES,
         "FilesDeleteFile": frozenset({FILES}),
         "FilesMoveFile": frozenset({FILES}),
+        "SimpleDrawProCreateDrawing": frozenset({FILES}),
     }
 )
 """Templates whose checks can be read over adb, each with the state families it starts from
 and is checked on: those are written at reset and read at every check; settings and the
 foreground package are always read. Others need app databases (or, for
-``SimpleSmsSendClipboardContent``, the clipboard) a device backend cannot read or set."""
+``SimpleSmsSendClipboardContent``, the clipboard) a device backend cannot read or set.
+``SimpleDrawProCreateDrawing`` is checked as AndroidWorld does on a device (the file exists
+under ``Pictures``): the strokes of a drawing are simulator state."""
 
 
 class GuardedDevice:

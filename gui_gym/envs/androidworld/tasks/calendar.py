@@ -41,7 +41,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     type_into,
 )
 
-__all__ = ["random_event", "reword_date"]
+__all__ = ["EVENT_LOCATIONS", "navigate_to", "random_event", "reword_date"]
 
 _TITLE = "Simple Calendar Pro"
 _GOBACK = Action(ActionType.GOBACK)
@@ -183,7 +183,7 @@ def reword_date(rng: random.Random, iso: str) -> str:
 # -- navigation shared by the experts ------------------------------------------------------------
 
 
-def _navigate(
+def navigate_to(
     phone: PhoneState, screen: UITree, day: str, event_id: int | None = None
 ) -> Action | None:
     """The next action toward the day view of ``day`` (or, with ``event_id``, that event's
@@ -216,7 +216,7 @@ def _delete_step(phone: PhoneState, screen: UITree, event: CalendarEvent) -> Act
     """The next action toward deleting ``event`` (open it, Delete, confirm)."""
     if phone.dialog is not None:
         return tap(screen, handler="calendar.confirm_delete", handler_arg=str(event.id)) or _GOBACK
-    action = _navigate(phone, screen, event.day, event.id)
+    action = navigate_to(phone, screen, event.day, event.id)
     return action or tap(screen, handler="calendar.delete") or _GOBACK
 
 
@@ -619,7 +619,7 @@ _ON_DATE_TITLES = (
     *_TITLES[2:],
 )
 _LOCATION_TITLES = ("Marketing Brainstorm", "Lunch with Client", "Team Offsite", *_TITLES[2:])
-_LOCATIONS = (
+EVENT_LOCATIONS = (
     "Conference Room A",
     "McDonald's",
     "100 Main St Chicago",
@@ -753,7 +753,7 @@ class _CalendarQuestion(AndroidWorldTask):
         if phone.dialog is not None:
             return _GOBACK
         target = self._target_id(phone) if self.open_event else None
-        action = _navigate(phone, screen, self.params["when"], target)
+        action = navigate_to(phone, screen, self.params["when"], target)
         if action is not None:
             return action
         return Action(ActionType.ANSWER, text=self.answer_text())
@@ -895,7 +895,7 @@ class SimpleCalendarLocationOfEvent(_CalendarQuestion):
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        title, location = rng.choice(_LOCATION_TITLES), rng.choice(_LOCATIONS)
+        title, location = rng.choice(_LOCATION_TITLES), rng.choice(EVENT_LOCATIONS)
         day, time = rng.choice(_DAYS), rng.choice(PROTO_TIMES)
         return {
             "title": title,

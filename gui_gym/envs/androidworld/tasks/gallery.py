@@ -26,8 +26,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     register,
     tap,
 )
-from gui_gym.envs.androidworld.tasks.markor import _note_holds as note_holds
-from gui_gym.envs.androidworld.tasks.markor import create_note_with
+from gui_gym.envs.androidworld.tasks.markor import create_note_with, note_holds
 
 __all__ = ["random_receipt"]
 

@@ -26,7 +26,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     seek,
 )
 
-__all__ = ["NOISE_NOTES"]
+__all__ = ["MEETING_BODIES", "MEETING_TITLES", "NOISE_NOTES"]
 
 _APP = JoplinApp()
 
@@ -148,7 +148,7 @@ _RECIPE_BODIES = (
     "Ingredients:\n- 1 cup cooked chickpeas\n- 1/4 cup lemon juice\n- {item}\n"
     "- 2 cloves garlic\n\nInstructions:\n1. Blend until smooth and creamy.",
 )
-_MEETING_TITLES = (
+MEETING_TITLES = (
     "Team Weekly Sync",
     "Client Quarterly Review",
     "Project Kickoff Meeting",
@@ -170,7 +170,7 @@ _MEETING_TITLES = (
     "Employee Performance Evaluation",
     "Company All-Hands Meeting",
 )
-_MEETING_BODIES = (
+MEETING_BODIES = (
     "Meeting Notes:\n- Discussed project milestones\n- Assigned action items to team members\n"
     "- Reviewed budget allocation\n- Attended by {n} participants\n",
     "Meeting Minutes:\n- Presented sales performance metrics\n- Brainstormed marketing "
@@ -412,8 +412,8 @@ class NotesMeetingAttendeeCount(_JoplinQuestion):
 
     @classmethod
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
-        title, count = rng.choice(_MEETING_TITLES), rng.randrange(5, 105, 5)
-        body = rng.choice(_MEETING_BODIES).format(n=count)
+        title, count = rng.choice(MEETING_TITLES), rng.randrange(5, 105, 5)
+        body = rng.choice(MEETING_BODIES).format(n=count)
         return {
             "title": title,
             "attendee_count": count,

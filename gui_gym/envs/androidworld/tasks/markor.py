@@ -43,7 +43,7 @@ from gui_gym.envs.androidworld.tasks.files import (
 from gui_gym.envs.androidworld.tasks.sms import noise_conversations, sent_ok, sms_send_expert
 from gui_gym.envs.androidworld.tasks.sms import write_sms as write_sms_data
 
-__all__ = ["MARKOR_FOLDERS", "random_note_name", "write_notes"]
+__all__ = ["MARKOR_FOLDERS", "note_holds", "open_note", "random_note_name", "write_notes"]
 
 MARKOR_FOLDERS = (
     "Work",
@@ -134,7 +134,7 @@ def _content_ok(text: str, want: str) -> bool:
     return fuzzy_match(text.replace("\r", "").strip(), want.strip())
 
 
-def _note_holds(phone: PhoneState, name: str, text: str) -> bool:
+def note_holds(phone: PhoneState, name: str, text: str) -> bool:
     """Whether a note named ``name`` (in any folder) holds ``text``."""
     return any(_content_ok(n.content, text) for n in phone.apps["markor"].find(name))
 
@@ -273,7 +273,7 @@ class MarkorCreateNote(_MarkorTask):
         }
 
     def score(self, phone: PhoneState) -> float:
-        return float(_note_holds(phone, self.params["file_name"], self.params["text"]))
+        return float(note_holds(phone, self.params["file_name"], self.params["text"]))
 
     def milestone_checks(self):
         return [self.opened_milestone(), self._note_created(), self.done_milestone("text_saved")]
@@ -484,7 +484,7 @@ class MarkorEditNote(_MarkorTask):
         return p["text"]
 
     def score(self, phone: PhoneState) -> float:
-        return float(_note_holds(phone, self.params["file_name"], self._expected))
+        return float(note_holds(phone, self.params["file_name"], self._expected))
 
     def milestone_checks(self):
         path = self.params["file_name"]
@@ -706,7 +706,7 @@ class MarkorCreateNoteFromClipboard(_MarkorTask):
         phone.system.clipboard = self.params["file_content"]
 
     def score(self, phone: PhoneState) -> float:
-        return float(_note_holds(phone, self.params["file_name"], self.params["file_content"]))
+        return float(note_holds(phone, self.params["file_name"], self.params["file_content"]))
 
     def milestone_checks(self):
         return [
@@ -833,7 +833,7 @@ class MarkorCreateNoteAndSms(_MarkorTask):
         write_sms_data(phone, self.params["contacts"], self.params["messages"])
 
     def _note_ok(self, phone: PhoneState) -> bool:
-        return _note_holds(phone, self.params["file_name"], self.params["text"])
+        return note_holds(phone, self.params["file_name"], self.params["text"])
 
     def _sms_ok(self, phone: PhoneState) -> bool:
         return phone.foreground == "sms" and sent_ok(

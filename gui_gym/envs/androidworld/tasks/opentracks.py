@@ -31,7 +31,7 @@ from gui_gym.envs.androidworld.tasks.base import (
 )
 from gui_gym.envs.androidworld.tasks.tasks_app import reword_date
 
-__all__ = ["CATEGORIES"]
+__all__ = ["ACTIVITY_NAMES", "CATEGORIES", "random_activity", "same_sport"]
 
 _APP = OpenTracksApp()
 
@@ -93,7 +93,7 @@ _TIMES = (
     "5:30pm",
 )
 _ELEVATIONS = (50, 100, 250, 150, 75, 300, 200, 400, 350, 450, 550, 600, 800, 700, 900, 1000)
-_NAMES = (
+ACTIVITY_NAMES = (
     "More tired than usual today",
     "Need more strength and conditioning",
     "Slow day",
@@ -140,7 +140,7 @@ def _activity(rng: random.Random, day: str, category: str, **fields: Any) -> dic
     """A seeded activity on ``day``: the proto's value lists for what is not given."""
     elevation = rng.choice(_ELEVATIONS)
     row = {
-        "name": rng.choice(_NAMES),
+        "name": rng.choice(ACTIVITY_NAMES),
         "category": category,
         "start": f"{day} {parse_time(rng.choice(_TIMES))}",
         "minutes": rng.choice(_DURATIONS),
@@ -153,7 +153,7 @@ def _activity(rng: random.Random, day: str, category: str, **fields: Any) -> dic
     return row
 
 
-def _random_activity(rng: random.Random) -> dict[str, Any]:
+def random_activity(rng: random.Random) -> dict[str, Any]:
     """``_generate_random_activity``: any category, a start in the week either side of
     October 8 15:34, 1-299 minutes, 0-20 km, 0-500 m up and down."""
     category = rng.choice(_NOISE_CATEGORIES)
@@ -182,7 +182,7 @@ class _TracksQuestion(AndroidWorldTask):
 
     def initialize_task(self, phone: PhoneState, rng: random.Random) -> None:
         rows = mix_with_noise(
-            rng, self.params["activities"], 20, _random_activity, self.excluded(self.params)
+            rng, self.params["activities"], 20, random_activity, self.excluded(self.params)
         )
         data: TracksData = phone.apps["opentracks"]
         data.activities = []
@@ -248,7 +248,7 @@ class SportsTrackerActivitiesOnDate(_TracksQuestion):
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
         day = (datetime(2023, 10, 13) - timedelta(days=rng.randrange(20))).date().isoformat()
         categories = rng.sample(CATEGORIES, 2)
-        names = rng.sample(_NAMES, 2)
+        names = rng.sample(ACTIVITY_NAMES, 2)
         return {
             "date": reword_date(rng, day),
             "day": day,
@@ -283,7 +283,7 @@ class SportsTrackerActivitiesCountForWeek(_TracksQuestion):
     def generate_params(cls, rng: random.Random) -> dict[str, Any]:
         category = rng.choice(CATEGORIES)
         days = rng.sample(_WEEK, rng.randint(1, 4))
-        names = rng.sample(_NAMES, len(days))
+        names = rng.sample(ACTIVITY_NAMES, len(days))
         return {
             "category": category,
             "activities": [
@@ -380,7 +380,7 @@ class SportsTrackerTotalDurationForCategoryThisWeek(_TracksQuestion):
         category = rng.choice(CATEGORIES)
         days = rng.sample(_WEEK, 2)
         minutes = rng.sample(_DURATIONS, 2)
-        names = rng.sample(_NAMES, 2)
+        names = rng.sample(ACTIVITY_NAMES, 2)
         return {
             "category": category,
             "activities": [
@@ -417,7 +417,7 @@ class SportsTrackerTotalDistanceForCategoryOverInterval(_TracksQuestion):
         category = rng.choice(CATEGORIES)
         first, last = f"2023-10-{rng.randint(1, 9):02d}", f"2023-10-{rng.randint(10, 15):02d}"
         distances = rng.sample(_DISTANCES, 2)
-        names = rng.sample(_NAMES, 2)
+        names = rng.sample(ACTIVITY_NAMES, 2)
         return {
             "category": category,
             "start_date": reword_date(rng, first),

@@ -28,8 +28,7 @@ from gui_gym.envs.androidworld.tasks.base import (
     seek,
     tap,
 )
-from gui_gym.envs.androidworld.tasks.markor import _note_holds as note_holds
-from gui_gym.envs.androidworld.tasks.markor import create_note_with
+from gui_gym.envs.androidworld.tasks.markor import create_note_with, note_holds
 from gui_gym.envs.androidworld.tasks.playlists import video_name
 
 __all__: list[str] = []

@@ -1,0 +1,249 @@
+"""An LLM that writes its own action: think, then one action, as all five papers' agents do.
+
+::
+
+    from gui_gym.agents import LLMAgent
+    from gui_gym.models.llm import TransformersLLM
+
+    agent = LLMAgent(TransformersLLM("/models/qwen"), prompt="default", temperature=0.7)
+    steps = agent.act_batch(observations, infos, histories)   # one AgentStep per env
+    steps = await agent.aact_batch(observations, infos, histories)   # server backends
+
+:class:`LLMAgent` is a :class:`~gui_gym.agents.base.BatchAgent` (stateless; the rollout
+engine passes each env's earlier turns) and also a plain :class:`~gui_gym.agents.base.Agent`
+(``reset``/``act`` keep one episode's history), so ``run_episode`` and the SOP evaluator
+use it too.
+
+Each step builds the prompt with a :class:`~gui_gym.agents.prompts.PromptFormat`, generates
+one completion, reads the ``<action>`` out of it and sends the canonical action string to
+the env; a generation with no readable action is sent as it is, so the env's invalid-action
+path (and any format reward) handles it. When the LLM backend has ``generate_with_tokens``
+(:class:`~gui_gym.models.llm.TransformersLLM`, and :class:`~gui_gym.models.llm.OpenAICompatLLM`
+when the server returns tokens), the :class:`~gui_gym.agents.base.AgentStep` carries the
+exact prompt ids, sampled completion ids and their log-probs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gui_gym.agents.base import AgentStep, Turn
+from gui_gym.agents.prompts import PromptFormat, PromptInput, get_prompt
+from gui_gym.core.actions import ActionParseError, parse_action
+
+__all__ = ["LLMAgent"]
+
+HISTORY_ITEM_CHARS = 120
+"""Longest history entry a prompt shows (longer ones end in ``...``)."""
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= HISTORY_ITEM_CHARS else text[: HISTORY_ITEM_CHARS - 3] + "..."
+
+
+class LLMAgent:
+    """A generating agent over any :class:`~gui_gym.models.llm.LLM` backend.
+
+    Args:
+        llm: The backend (``generate``; ``generate_with_tokens`` and
+            ``agenerate_with_tokens``/``agenerate`` are used when present).
+        prompt: A prompt name (see :data:`~gui_gym.agents.prompts.PROMPTS`), a
+            :class:`~gui_gym.agents.prompts.PromptFormat`, or a callable
+            ``PromptInput -> chat messages``.
+        history: How many earlier action descriptions the prompt shows (the latest ones).
+        images: How many earlier screenshots the prompt shows besides the current one
+            (UI-S1 keeps two); only with ``screenshot=True``.
+        screenshot: Show the current screenshot (the env must be made with
+            ``screenshot=True``, the model must take images).
+        temperature: Sampling temperature (0 is greedy).
+        max_new_tokens: Longest generation.
+        name: The agent's name in trajectories (default ``llm:<prompt>``).
+
+    Raises:
+        ValueError: for an unknown prompt or a negative ``history``/``images``.
+    """
+
+    def __init__(
+        self,
+        llm: Any,
+        prompt: str | PromptFormat | Callable[[PromptInput], list[dict[str, Any]]] = "default",
+        *,
+        history: int = 8,
+        images: int = 0,
+        screenshot: bool = False,
+        temperature: float = 0.0,
+        max_new_tokens: int = 128,
+        name: str | None = None,
+    ):
+        if not isinstance(history, int) or history < 0:
+            raise ValueError(f"history must be an int >= 0, got {history!r}")
+        if not isinstance(images, int) or images < 0:
+            raise ValueError(f"images must be an int >= 0, got {images!r}")
+        if images and not screenshot:
+            raise ValueError("images > 0 shows earlier screenshots: it needs screenshot=True")
+        if not temperature >= 0.0:
+            raise ValueError(f"temperature must be >= 0, got {temperature!r}")
+        if not hasattr(llm, "generate"):
+            raise TypeError(f"llm must have generate(), got {type(llm).__name__}")
+        self.llm = llm
+        self.prompt = get_prompt(prompt)
+        self.history = history
+        self.images = images
+        self.screenshot = screenshot
+        self.temperature = float(temperature)
+        self.max_new_tokens = max_new_tokens
+        self.name = name or f"llm:{self.prompt.name}"
+        self.last_thought: str | None = None
+        self.last_step: AgentStep | None = None
+        self._turns: list[Turn] = []
+
+    # ---------------------------------------------------------------------------- prompts
+
+    def prompt_input(
+        self, observation: dict[str, Any], info: dict[str, Any], turns: Sequence[Turn]
+    ) -> PromptInput:
+        """What the prompt shows for one env at one step."""
+        # an invalid action has no description: its raw text stands in, cut short so a
+        # rambling generation cannot flood every later prompt
+        descriptions = [_clip(t.action_description or t.step.action) for t in turns]
+        shots: list[Any] = []
+        current = None
+        if self.screenshot:
+            current = observation.get("screenshot")
+            if current is None:
+                raise ValueError(
+                    "LLMAgent(screenshot=True) needs envs made with screenshot=True "
+                    "(the observation has no 'screenshot')"
+                )
+            if self.images:
+                shots = [t.screenshot for t in turns if t.screenshot is not None][-self.images :]
+        return PromptInput(
+            instruction=str(observation.get("instruction", "")),
+            screen=str(observation.get("screen", "")),
+            history=descriptions[-self.history :] if self.history else [],
+            step=len(turns),
+            screenshot=current,
+            earlier_screenshots=shots,
+            info=dict(info),
+        )
+
+    def build_prompt(
+        self, observation: dict[str, Any], info: dict[str, Any], turns: Sequence[Turn] = ()
+    ) -> list[dict[str, Any]]:
+        """The chat messages for one env at one step."""
+        return self.prompt.build(self.prompt_input(observation, info, turns))
+
+    def to_step(self, prompt: Any, generation: Any) -> AgentStep:
+        """An :class:`AgentStep` from a prompt and a generation (a
+        :class:`~gui_gym.models.llm.Generation` or a plain string)."""
+        text = generation if isinstance(generation, str) else generation.text
+        thought, action_text = self.prompt.parse(text)
+        try:
+            action = parse_action(action_text).to_string()
+        except ActionParseError:
+            action = text  # the env reports what was wrong; format rewards see it too
+        tokens: dict[str, Any] = {}
+        if not isinstance(generation, str):
+            tokens = {
+                "prompt_ids": generation.prompt_ids,
+                "completion_ids": generation.completion_ids,
+                "logprobs": generation.logprobs,
+            }
+        return AgentStep(action=action, prompt=prompt, text=text, thought=thought, **tokens)
+
+    # ------------------------------------------------------------------------------ batch
+
+    def _prompts(
+        self,
+        observations: Sequence[dict[str, Any]],
+        infos: Sequence[dict[str, Any]],
+        histories: Sequence[Sequence[Turn]] | None,
+    ) -> list[list[dict[str, Any]]]:
+        if len(observations) != len(infos) or (
+            histories is not None and len(histories) != len(observations)
+        ):
+            raise ValueError(
+                f"act_batch got {len(observations)} observations, {len(infos)} infos and "
+                f"{'no' if histories is None else len(histories)} histories; they must match"
+            )
+        return [
+            self.build_prompt(obs, info, histories[i] if histories is not None else ())
+            for i, (obs, info) in enumerate(zip(observations, infos, strict=True))
+        ]
+
+    def act_batch(
+        self,
+        observations: Sequence[dict[str, Any]],
+        infos: Sequence[dict[str, Any]],
+        histories: Sequence[Sequence[Turn]] | None = None,
+    ) -> list[AgentStep]:
+        """One :class:`AgentStep` per env, generated in one batched call.
+
+        Raises:
+            gui_gym.models.llm.LLMError: when the backend cannot answer.
+        """
+        prompts = self._prompts(observations, infos, histories)
+        if not prompts:
+            return []
+        kwargs = {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature}
+        if hasattr(self.llm, "generate_with_tokens"):
+            rows: list[list[Any]] = self.llm.generate_with_tokens(prompts, **kwargs)
+        else:
+            rows = self.llm.generate(prompts, **kwargs)
+        return [self.to_step(p, row[0]) for p, row in zip(prompts, rows, strict=True)]
+
+    async def aact_batch(
+        self,
+        observations: Sequence[dict[str, Any]],
+        infos: Sequence[dict[str, Any]],
+        histories: Sequence[Sequence[Turn]] | None = None,
+    ) -> list[AgentStep]:
+        """The coroutine form of :meth:`act_batch`: awaits the backend's
+        ``agenerate_with_tokens``/``agenerate`` when it has one, else runs the blocking
+        call in a thread."""
+        prompts = self._prompts(observations, infos, histories)
+        if not prompts:
+            return []
+        kwargs = {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature}
+        if hasattr(self.llm, "agenerate_with_tokens"):
+            rows: list[list[Any]] = await self.llm.agenerate_with_tokens(prompts, **kwargs)
+        elif hasattr(self.llm, "agenerate"):
+            rows = await self.llm.agenerate(prompts, **kwargs)
+        else:
+            return await asyncio.to_thread(self.act_batch, observations, infos, histories)
+        return [self.to_step(p, row[0]) for p, row in zip(prompts, rows, strict=True)]
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the backend has a coroutine API (the engine then keeps one request in
+        flight per env instead of batching)."""
+        return hasattr(self.llm, "agenerate_with_tokens") or hasattr(self.llm, "agenerate")
+
+    # ------------------------------------------------------------------- one env (Agent)
+
+    def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
+        """Start an episode (forget the history)."""
+        self._turns = []
+        self.last_thought = None
+        self.last_step = None
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        """The action string for one env (keeps the history between calls)."""
+        if self._turns:  # what the env made of the previous action arrived with this info
+            last = self._turns[-1]
+            last.action_description = str(info.get("action_description", ""))
+            last.action_valid = bool(info.get("action_valid", True))
+        [step] = self.act_batch([observation], [info], [self._turns])
+        self._turns.append(
+            Turn(
+                screen=str(observation.get("screen", "")),
+                step=step,
+                screenshot=observation.get("screenshot") if self.images else None,
+            )
+        )
+        self.last_thought = step.thought
+        self.last_step = step
+        return step.action

@@ -1,0 +1,188 @@
+"""``gui-gym sft`` (supervised fine-tuning on an expert dataset) and ``gui-gym train`` (RL for
+LLM agents: GRPO, REINFORCE++, PPO, UI-S1 semi-online, offline GRPO)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gui_gym.cli._common import (
+    UsageError,
+    app,
+    check_device,
+    check_env_id,
+    choose,
+    existing_dir,
+    output_dir,
+    parse_kwargs,
+)
+
+
+@app.command("sft")
+def sft_cmd(
+    dataset: Annotated[Path, typer.Option(help="expert dataset folder (gui-gym record/convert)")],
+    model: Annotated[Path, typer.Option(help="local Hugging Face causal-LM folder to start from")],
+    out: Annotated[Path, typer.Option(help="output folder (checkpoints inside; reruns resume)")],
+    prompt: Annotated[str, typer.Option(help="the agent's prompt format")] = "default",
+    history: Annotated[int, typer.Option(help="history turns in each prompt")] = 8,
+    epochs: Annotated[int, typer.Option(help="passes over the data")] = 3,
+    lr: Annotated[float, typer.Option(help="AdamW learning rate")] = 1e-4,
+    batch_size: Annotated[int, typer.Option(help="examples per forward pass")] = 4,
+    grad_accum: Annotated[int, typer.Option(help="forward passes per optimizer step")] = 1,
+    max_length: Annotated[
+        int | None, typer.Option(help="drop longer examples (default: the model's context)")
+    ] = None,
+    lora: Annotated[
+        bool, typer.Option("--lora", help="train a LoRA adapter (merged at the end)")
+    ] = False,
+    lora_r: Annotated[int, typer.Option(help="LoRA rank")] = 8,
+    eval_fraction: Annotated[
+        float, typer.Option(help="share of trajectories held out for step accuracy")
+    ] = 0.1,
+    checkpoint_every: Annotated[
+        int, typer.Option(help="optimizer steps between checkpoints (0: each epoch)")
+    ] = 0,
+    seed: Annotated[int, typer.Option(help="seed of the split, shuffle and dropout")] = 0,
+    device: Annotated[
+        str | None, typer.Option(help="cpu or cuda (default: cuda if present)")
+    ] = None,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="hide the progress bar")
+    ] = False,
+) -> None:
+    """Fine-tune a model on expert trajectories in the LLM agent's own prompt format (loss on
+    the completion tokens only); the output folder works with ``gui-gym eval --agent llm``."""
+    from gui_gym.agents.prompts import PROMPTS
+    from gui_gym.envs.replay import DatasetError
+    from gui_gym.train.sft import SFTConfig, train_sft
+
+    choose(prompt, sorted(PROMPTS), "prompt")
+    existing_dir(dataset, "--dataset")
+    existing_dir(model, "--model")
+    if not (model / "config.json").is_file():
+        raise UsageError(f"--model {model}: not a Hugging Face model folder (no config.json)")
+    output_dir(out, "--out")
+    check_device(device)
+    config = SFTConfig(
+        epochs=epochs,
+        lr=lr,
+        batch_size=batch_size,
+        grad_accum=grad_accum,
+        max_length=max_length,
+        prompt=prompt,
+        history=history,
+        eval_fraction=eval_fraction,
+        seed=seed,
+        lora=lora,
+        lora_r=lora_r,
+        checkpoint_every=checkpoint_every,
+    )
+    try:
+        config.check()
+        report = train_sft(dataset, model, out, config, device=device, progress=not no_progress)
+    except (DatasetError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    typer.echo(
+        f"trained on {report.train_examples} steps ({report.dropped_too_long} too long, left "
+        f"out) for {report.optimizer_steps} optimizer steps; final loss "
+        f"{report.losses[-1]:.4f}"
+    )
+    if report.step_accuracy is not None:
+        typer.echo(
+            f"held-out step accuracy: {report.step_accuracy_before:.1%} before, "
+            f"{report.step_accuracy:.1%} after ({report.eval_examples} steps)"
+        )
+    typer.echo(f"model written to {out}")
+
+
+@app.command("train")
+def train_cmd(
+    algo: Annotated[str, typer.Option(help="grpo, reinforce_pp, ppo, semi_online or offline_grpo")],
+    env: Annotated[str, typer.Option(help="env id, e.g. GuiGym/WikiHow-v0")],
+    model: Annotated[Path, typer.Option(help="policy folder (Hugging Face, safetensors)")],
+    reward: Annotated[
+        str,
+        typer.Option(help="outcome, progress, milestone, prm, judge; e.g. outcome+0.3*milestone"),
+    ] = "outcome",
+    out: Annotated[Path, typer.Option(help="run folder (checkpoint, model, metrics.jsonl)")] = Path(
+        "runs/train"
+    ),
+    lora: Annotated[bool, typer.Option("--lora", help="train LoRA adapters (peft)")] = False,
+    config: Annotated[
+        Path | None, typer.Option(help="JSON or TOML file of settings (see --set)")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="a setting name=value (TrainConfig or the algorithm's config); repeatable",
+        ),
+    ] = None,
+    env_arg: Annotated[
+        list[str] | None, typer.Option("--env-arg", help="gym.make key=value (split, dataset)")
+    ] = None,
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="train on this task id; repeatable")
+    ] = None,
+    prompt: Annotated[str, typer.Option(help="agent prompt (default, progrm, admire, ...)")] = (
+        "default"
+    ),
+    prm_model: Annotated[
+        Path | None, typer.Option(help="gui-gym train-prm folder (prm reward, PPO critic)")
+    ] = None,
+    progress_model: Annotated[
+        Path | None, typer.Option(help="ProgRM folder (default: env milestones)")
+    ] = None,
+    embedder: Annotated[str, typer.Option(help="milestone matching: minilm or hashing")] = (
+        "minilm"
+    ),
+    no_resume: Annotated[
+        bool, typer.Option("--no-resume", help="ignore a checkpoint in --out")
+    ] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="hide the bar")] = False,
+) -> None:
+    """Train an LLM agent with RL; a rerun with the same --out resumes from its checkpoint.
+
+    Settings (every hyperparameter, named as the paper names it, with its default cited in
+    the docs) come from --config and --set, --set winning.
+    """
+    from gui_gym.train.runner import ALGORITHMS, load_settings, make_trainer
+
+    choose(algo, ALGORITHMS, "--algo")
+    check_env_id(env)
+    existing_dir(model, "--model")
+    output_dir(out)
+    try:
+        settings = load_settings(config) if config is not None else {}
+        settings.update(parse_kwargs(set_))
+        settings["out"] = str(out)
+        if no_progress:
+            settings["progress"] = False
+        trainer = make_trainer(
+            algo,
+            env,
+            model=model,
+            reward=reward,
+            lora=lora,
+            settings=settings,
+            env_kwargs=parse_kwargs(env_arg),
+            tasks=task,
+            prompt=prompt,
+            prm_model=prm_model,
+            progress_model=progress_model,
+            embedder=embedder,
+            resume=not no_resume,
+        )
+    except (ValueError, FileNotFoundError, TypeError, KeyError) as err:
+        raise UsageError(
+            str(err.args[0] if isinstance(err, KeyError) and err.args else err)
+        ) from None
+    start = trainer.iteration
+    metrics = trainer.train()
+    last = metrics[-1] if metrics else (trainer.history[-1] if trainer.history else {})
+    typer.echo(
+        f"{algo}: iterations {start}..{trainer.iteration}, last success rate "
+        f"{last.get('success_rate')}, model in {out / 'model'}"
+    )

@@ -1,0 +1,16 @@
+"""Training: the rollout engine every trainer and ``gui-gym eval`` share, SFT, and the RL
+algorithms for LLM GUI agents.
+
+* :mod:`gui_gym.train.rollout`: the rollout engine (batched local generation, async server
+  requests, GRPO and fork groups, ``infra_error``).
+* :mod:`gui_gym.train.core`: what every RL algorithm shares (models, LoRA, optimizer and
+  schedule, token scoring, clipped surrogate, KL estimators, loss aggregation, checkpoints
+  with exact resume, metrics, progress) and the training loop.
+* One module per algorithm, holding only its advantages and loss: :mod:`~gui_gym.train.grpo`
+  (ADMIRE's step-level and episode-level GRPO, RLOO, DAPO clip-higher),
+  :mod:`~gui_gym.train.reinforce_pp` (ProgRM's REINFORCE++), :mod:`~gui_gym.train.ppo`
+  (GUI-Shepherd's PPO with GAE and a PRM-initialised critic), :mod:`~gui_gym.train.
+  semi_online` (UI-S1) and :mod:`~gui_gym.train.offline_grpo` (GUI-Shepherd App. C).
+
+Nothing here is imported by ``import gui_gym``; torch and transformers load with the modules.
+"""

@@ -1,0 +1,152 @@
+"""GRPO for multi-turn GUI agents: ADMIRE's step-level form, the episode-level form, RLOO and
+DAPO's clip-higher and dynamic sampling as options.
+
+Read top to bottom: the hyperparameters, how a batch is collected (``tasks_per_iteration``
+tasks, ``group_size`` episodes each from the same seed), the advantages, and the loss (the
+shared clipped surrogate of :func:`gui_gym.train.core.policy_loss`).
+
+* ``level="step"`` (ADMIRE Eq. 12-13): every step's total reward ``R_total(t)`` (outcome,
+  format and milestone terms, :func:`gui_gym.train.rewards.admire_step_rewards`) is
+  normalised by the mean and standard deviation over *all steps of all episodes* of its group
+  (:func:`gui_gym.rewards.milestones.step_grpo_advantages`), and the objective averages over
+  steps (``loss_agg="turn_mean"``).
+* ``level="episode"`` (GRPO, Shao et al.; ARPO): one return per episode, normalised over the
+  group (:func:`gui_gym.rewards.semi_online.episode_level_advantages`), broadcast to every
+  token of the episode.
+* ``baseline="rloo"`` replaces mean/std normalisation by the leave-one-out baseline
+  (:func:`gui_gym.rewards.advantages.rloo_advantages`), as in ADMIRE Table 4.
+* ``TrainConfig.clip_eps_high=0.28`` is DAPO's clip-higher; ``drop_flat_groups`` is its
+  dynamic-sampling filter (a group whose rewards are all equal teaches nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from gui_gym.core.trajectory import Trajectory
+from gui_gym.rewards.advantages import rloo_advantages
+from gui_gym.rewards.milestones import step_grpo_advantages
+from gui_gym.rewards.semi_online import episode_level_advantages, group_std
+from gui_gym.train.core import Algorithm, Trainer, TurnSample, iteration_rng, turns_from_trajectory
+from gui_gym.train.rewards import admire_step_rewards, clean_groups, episode_return
+
+__all__ = [
+    "GRPO",
+    "TRAIN_DEFAULTS",
+    "GRPOConfig",
+]
+
+TRAIN_DEFAULTS: dict[str, Any] = {"loss_agg": "turn_mean", "kl_coef": 0.0}
+"""ADMIRE Eq. 12 averages over steps; ADMIRE trains without a KL loss (App. A.1.2)."""
+
+
+@dataclass
+class GRPOConfig:
+    """GRPO's own hyperparameters.
+
+    Attributes:
+        group_size: Episodes per task per iteration, same seed; 8 in ADMIRE App. A.1.2.
+        tasks_per_iteration: Distinct tasks per iteration; 4 in ADMIRE App. A.1.2.
+        level: ``step`` (ADMIRE Eq. 13) or ``episode``.
+        baseline: ``grpo`` (mean/std over the group) or ``rloo`` (leave-one-out mean).
+        drop_flat_groups: Drop groups whose rewards do not vary (DAPO dynamic sampling).
+        eps: Added to standard deviations.
+    """
+
+    group_size: int = 8
+    tasks_per_iteration: int = 4
+    level: Literal["step", "episode"] = "step"
+    baseline: Literal["grpo", "rloo"] = "grpo"
+    drop_flat_groups: bool = False
+    eps: float = 1e-6
+
+    def __post_init__(self) -> None:
+        if self.group_size < 2:
+            raise ValueError(
+                f"group_size must be >= 2 (a group needs a baseline), got {self.group_size}"
+            )
+        if self.tasks_per_iteration < 1:
+            raise ValueError(f"tasks_per_iteration must be >= 1, got {self.tasks_per_iteration}")
+        if self.level not in ("step", "episode"):
+            raise ValueError(f"level must be 'step' or 'episode', got {self.level!r}")
+        if self.baseline not in ("grpo", "rloo"):
+            raise ValueError(f"baseline must be 'grpo' or 'rloo', got {self.baseline!r}")
+
+
+class GRPO(Algorithm):
+    """Group-relative policy optimisation over episodes of one task from one seed.
+
+    Args:
+        make_env: Builds the (reward-wrapped) env; it must accept ``options={"task": id}``.
+        tasks: Task ids to train on (drawn ``tasks_per_iteration`` at a time).
+        config: :class:`GRPOConfig`.
+    """
+
+    name: ClassVar[str] = "grpo"
+
+    def __init__(
+        self,
+        make_env: Callable[[], Any],
+        tasks: list[str],
+        config: GRPOConfig | None = None,
+    ):
+        if not tasks:
+            raise ValueError("GRPO needs at least one task id to train on")
+        self.make_env = make_env
+        self.tasks = list(tasks)
+        self.config = config or GRPOConfig()
+
+    # -- rollout: G episodes of each task from one seed ------------------------------------
+
+    def collect(self, trainer: Trainer, iteration: int) -> list[list[Trajectory]]:
+        rng = iteration_rng(trainer.config.seed, iteration)
+        count = min(self.config.tasks_per_iteration, len(self.tasks))
+        chosen = [self.tasks[i] for i in rng.choice(len(self.tasks), size=count, replace=False)]
+        seeds = rng.integers(2**31, size=count).tolist()
+        requests = [
+            {"seed": seed, "options": {"task": task}}
+            for task, seed in zip(chosen, seeds)
+            for _ in range(self.config.group_size)
+        ]
+        episodes = trainer.run_episodes(self.make_env, requests)
+        size = self.config.group_size
+        return [episodes[i : i + size] for i in range(0, len(episodes), size)]
+
+    # -- advantages ---------------------------------------------------------------------------
+
+    def advantages(
+        self, trainer: Trainer, groups: list[list[Trajectory]], iteration: int
+    ) -> list[TurnSample]:
+        turns: list[TurnSample] = []
+        episode = 0
+        for group in clean_groups(groups):
+            if self.config.level == "step":
+                rewards = [admire_step_rewards(t) for t in group]
+                if (
+                    self.config.drop_flat_groups
+                    and group_std([r for row in rewards for r in row]) == 0
+                ):
+                    continue
+                if self.config.baseline == "rloo":
+                    flat = rloo_advantages([r for row in rewards for r in row])
+                    per_step, start = [], 0
+                    for row in rewards:
+                        per_step.append(flat[start : start + len(row)])
+                        start += len(row)
+                else:
+                    per_step = [list(a) for a in step_grpo_advantages(rewards, eps=self.config.eps)]
+            else:
+                returns = [episode_return(t) for t in group]
+                if self.config.drop_flat_groups and group_std(returns) == 0:
+                    continue
+                if self.config.baseline == "rloo":
+                    per_episode = rloo_advantages(returns)
+                else:
+                    per_episode = episode_level_advantages(returns, eps=self.config.eps)
+                per_step = [[a] * len(t.steps) for a, t in zip(per_episode, group)]
+            for trajectory, advantages in zip(group, per_step):
+                turns.extend(turns_from_trajectory(trajectory, advantages, episode=episode))
+                episode += 1
+        return turns

@@ -1,0 +1,264 @@
+"""PPO with GAE and a value head, as GUI-Shepherd trains its agent online (Sec. 4.1,
+Algorithm 1, App. B.2).
+
+Read top to bottom: the hyperparameters, the critic, the batch (``tasks_per_iteration``
+episodes, one per task), the advantages and the loss.
+
+* Reward: the per-step reward the stack returns (GUI-Shepherd: PRM score + format term each
+  step, Eq. 3: ``--reward outcome+prm``).
+* Critic: a causal LM with a scalar head, read at the last prompt token (one value per step).
+  :meth:`ValueModel.from_prm` initialises it from a ``gui-gym train-prm`` checkpoint, as
+  GUI-Shepherd's Algorithm 1 initialises the value model from its PRM: the head is the
+  difference of the PRM's positive and negative label rows of the output layer, so before any
+  update the critic outputs the PRM's log-odds that the step is right.
+* Advantages: GAE over the steps of each episode (Eq. 4;
+  :func:`gui_gym.rewards.advantages.gae`), whitened over the batch (verl's default), the
+  same advantage on every token of a step.
+* Loss: the shared clipped surrogate (Eq. 5) plus ``vf_coef`` times the critic's squared
+  error to the GAE returns; no KL (App. B.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gui_gym.core.trajectory import Trajectory
+from gui_gym.rewards.advantages import DEFAULT_GAE_GAMMA, DEFAULT_GAE_LAMBDA, gae
+from gui_gym.train.core import (
+    Algorithm,
+    LossInputs,
+    Trainer,
+    TurnSample,
+    iteration_rng,
+    policy_loss,
+    turns_from_trajectory,
+)
+from gui_gym.train.rewards import clean_groups, reward_stream
+
+__all__ = [
+    "PPO",
+    "TRAIN_DEFAULTS",
+    "PPOConfig",
+    "ValueModel",
+]
+
+TRAIN_DEFAULTS: dict[str, Any] = {"loss_agg": "token_mean", "kl_coef": 0.0}
+"""GUI-Shepherd's PPO has no KL term (App. B.2); verl averages the policy loss over tokens."""
+
+
+@dataclass
+class PPOConfig:
+    """PPO's own hyperparameters.
+
+    Attributes:
+        tasks_per_iteration: Episodes per iteration, one per task; GUI-Shepherd selects 8
+            tasks and collects 8 trajectories per iteration (App. B.2).
+        gamma, lam: GAE discount and lambda (verl's defaults, 1.0 and 1.0; GUI-Shepherd
+            trains with verl and states none).
+        critic_learning_rate: The critic's learning rate (verl's default 1e-5; GUI-Shepherd's
+            value did not survive extraction).
+        vf_coef: Weight of the value loss.
+        normalize_advantages: Whiten advantages over the batch.
+        critic_init: ``policy`` (a copy of the initial policy with a zero head) or the path of
+            a ``gui-gym train-prm`` checkpoint.
+    """
+
+    tasks_per_iteration: int = 8
+    gamma: float = DEFAULT_GAE_GAMMA
+    lam: float = DEFAULT_GAE_LAMBDA
+    critic_learning_rate: float = 1e-5
+    vf_coef: float = 0.5
+    normalize_advantages: bool = True
+    critic_init: str = "policy"
+
+    def __post_init__(self) -> None:
+        if self.tasks_per_iteration < 1:
+            raise ValueError(f"tasks_per_iteration must be >= 1, got {self.tasks_per_iteration}")
+        if not self.critic_learning_rate > 0 or self.vf_coef < 0:
+            raise ValueError("critic_learning_rate must be > 0 and vf_coef >= 0")
+
+
+def _value_model_class() -> Any:
+    import torch
+
+    class _ValueModel(torch.nn.Module):
+        def __init__(self, backbone: Any, tokenizer: Any, head: Any, *, own_tokenizer: bool):
+            super().__init__()
+            self.backbone = backbone
+            self.head = head
+            self.tokenizer = tokenizer
+            self.own_tokenizer = own_tokenizer
+
+        def forward(self, prompts: list[list[int]], pad_id: int) -> Any:
+            device = self.head.weight.device
+            width = max(len(p) for p in prompts)
+            ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for i, p in enumerate(prompts):
+                ids[i, : len(p)] = torch.tensor(p)
+                mask[i, : len(p)] = 1
+            out = self.backbone(
+                input_ids=ids.to(device), attention_mask=mask.to(device), output_hidden_states=True
+            )
+            last = torch.tensor([len(p) - 1 for p in prompts], device=device)
+            hidden = out.hidden_states[-1][torch.arange(len(prompts), device=device), last]
+            return self.head(hidden.to(self.head.weight.dtype)).squeeze(-1).float()
+
+    return _ValueModel
+
+
+class ValueModel:
+    """Builders of the critic (a ``torch.nn.Module``: ``critic(prompt_ids, pad_id) -> V``)."""
+
+    @staticmethod
+    def from_policy(policy: Any) -> Any:
+        """A copy of the policy's backbone with a zero-initialised scalar head."""
+        import copy
+
+        import torch
+
+        backbone = copy.deepcopy(policy.model)
+        if hasattr(backbone, "merge_and_unload"):
+            backbone = backbone.merge_and_unload()
+        hidden = backbone.config.hidden_size
+        head = torch.nn.Linear(hidden, 1, device=policy.device)
+        torch.nn.init.zeros_(head.weight)
+        torch.nn.init.zeros_(head.bias)
+        return _value_model_class()(backbone, policy.tokenizer, head, own_tokenizer=False)
+
+    @staticmethod
+    def from_prm(path: str | Path, device: str) -> Any:
+        """A critic initialised from a GUI-Shepherd PRM checkpoint (GUI-Shepherd Algorithm 1):
+        the backbone's weights, and a head equal to the positive minus the negative label
+        row of the output layer, so ``V(s)`` starts as the PRM's log-odds."""
+        import torch
+
+        from gui_gym.models.prm import TransformersPRM
+
+        prm = TransformersPRM.load(path, device=device)
+        output = prm.model.get_output_embeddings()
+        head = torch.nn.Linear(output.weight.shape[1], 1, device=device)
+        with torch.no_grad():
+            head.weight.copy_(
+                (output.weight[prm.positive_id] - output.weight[prm.negative_id])[None].float()
+            )
+            bias = getattr(output, "bias", None)
+            head.bias.copy_(
+                (bias[prm.positive_id] - bias[prm.negative_id]).reshape(1)
+                if bias is not None
+                else torch.zeros(1)
+            )
+        return _value_model_class()(prm.model, prm.tokenizer, head, own_tokenizer=True)
+
+
+class PPO(Algorithm):
+    """PPO with GAE over steps and a critic read at each step's prompt.
+
+    Args:
+        make_env: Builds the (reward-wrapped) env; it must accept ``options={"task": id}``.
+        tasks: Task ids to train on.
+        config: :class:`PPOConfig`.
+    """
+
+    name: ClassVar[str] = "ppo"
+
+    def __init__(
+        self, make_env: Callable[[], Any], tasks: list[str], config: PPOConfig | None = None
+    ):
+        if not tasks:
+            raise ValueError("PPO needs at least one task id to train on")
+        self.make_env = make_env
+        self.tasks = list(tasks)
+        self.config = config or PPOConfig()
+        self.critic: Any = None
+
+    def setup(self, trainer: Trainer) -> None:
+        init = self.config.critic_init
+        if init == "policy":
+            self.critic = ValueModel.from_policy(trainer.policy)
+        else:
+            self.critic = ValueModel.from_prm(init, trainer.policy.device)
+        self.critic.train(False)  # no dropout, as for the policy
+        self._pad = trainer.policy.pad_id
+        if self.critic.own_tokenizer:
+            tok = self.critic.tokenizer
+            self._pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+
+    def modules(self) -> dict[str, Any]:
+        return {"critic": self.critic}
+
+    def param_groups(self) -> list[dict[str, Any]]:
+        return [{"params": list(self.critic.parameters()), "lr": self.config.critic_learning_rate}]
+
+    def _critic_inputs(self, turns: list[TurnSample]) -> list[list[int]]:
+        if not self.critic.own_tokenizer:
+            return [t.prompt_ids for t in turns]
+        from gui_gym.models.llm import prompt_text
+
+        # a PRM-initialised critic has its own tokenizer: it reads the prompt text (the
+        # policy's log-probs, which must be token-exact, never go through this path)
+        return [
+            self.critic.tokenizer.encode(prompt_text(t.prompt or ""), add_special_tokens=True)
+            or [self._pad]
+            for t in turns
+        ]
+
+    def values(self, turns: list[TurnSample], grad: bool = False) -> Any:
+        import torch
+
+        with torch.set_grad_enabled(grad):
+            return self.critic(self._critic_inputs(turns), self._pad)
+
+    # -- rollout ------------------------------------------------------------------------------
+
+    def collect(self, trainer: Trainer, iteration: int) -> list[list[Trajectory]]:
+        rng = iteration_rng(trainer.config.seed, iteration)
+        chosen = rng.choice(len(self.tasks), size=self.config.tasks_per_iteration).tolist()
+        requests = [
+            {"seed": int(rng.integers(2**31)), "options": {"task": self.tasks[i]}} for i in chosen
+        ]
+        return [[t] for t in trainer.run_episodes(self.make_env, requests)]
+
+    # -- advantages ---------------------------------------------------------------------------
+
+    def advantages(
+        self, trainer: Trainer, groups: list[list[Trajectory]], iteration: int
+    ) -> list[TurnSample]:
+        turns: list[TurnSample] = []
+        per_step: list[float] = []
+        for index, group in enumerate(clean_groups(groups, minimum=1)):
+            trajectory = group[0]
+            rows = turns_from_trajectory(trajectory, [0.0] * len(trajectory.steps), episode=index)
+            values = self.values(rows).cpu().tolist()
+            advantages, returns = gae(
+                reward_stream(trajectory), values, gamma=self.config.gamma, lam=self.config.lam
+            )
+            for turn, advantage, target in zip(rows, advantages, returns):
+                turn.returns = target
+                per_step.append(advantage)
+            turns.extend(rows)
+        if self.config.normalize_advantages and len(per_step) > 1:
+            mean, std = float(np.mean(per_step)), float(np.std(per_step))
+            per_step = [(a - mean) / (std + 1e-8) for a in per_step]
+        for turn, advantage in zip(turns, per_step):
+            turn.advantages = [advantage] * len(turn.completion_ids)
+        return turns
+
+    # -- loss ---------------------------------------------------------------------------------
+
+    def loss(self, trainer: Trainer, inputs: LossInputs) -> tuple[Any, dict[str, float]]:
+        import torch
+
+        loss, stats = policy_loss(inputs)
+        turns = list(inputs.turns)
+        values = self.values(turns, grad=True)
+        targets = torch.tensor([t.returns for t in turns], device=values.device)
+        # each micro-batch's share of the mini-batch's mean squared error
+        value_loss = 0.5 * ((values - targets) ** 2).sum() / inputs.total_turns
+        stats["value_loss"] = float(value_loss.detach())
+        return loss + self.config.vf_coef * value_loss, stats

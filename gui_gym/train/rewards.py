@@ -1,0 +1,295 @@
+"""Rewards are chosen, not coded: ``--reward outcome+0.3*milestone`` stacks the existing
+wrappers on the env the trainer makes, and trainers read what the stack reported.
+
+* :func:`parse_reward` reads a reward expression: terms from :data:`REWARD_TERMS` joined by
+  ``+``, each with an optional ``WEIGHT*`` (``outcome``, ``outcome+progress``,
+  ``outcome+0.3*milestone+0.5*prm``). The task outcome is always part of the reward.
+* :class:`RewardStack` wraps an env: the ProRe judge innermost (it replaces the outcome),
+  then ProgRM's progress reward, GUI-Shepherd's PRM reward and ADMIRE's milestone reward
+  (deferred credit, milestones fixed during a batch). :meth:`RewardStack.refine_milestones`
+  is ADMIRE's once-per-batch refinement (Algorithm 1): for each task of the batch pick its
+  best success (fewest steps), update the store once, then score every trajectory of the
+  batch with that same milestone version.
+* Readers of a finished :class:`~gui_gym.core.trajectory.Trajectory`:
+  :func:`reward_stream` (the per-step rewards, deferred milestone credit included),
+  :func:`admire_step_rewards` (ADMIRE's ``R_total(t)``, the outcome on every step),
+  :func:`episode_return`, and :func:`clean_groups` (episodes lost to infrastructure left
+  out, never scored 0).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gui_gym.core.trajectory import Trajectory
+
+__all__ = [
+    "REWARD_TERMS",
+    "RewardStack",
+    "admire_step_rewards",
+    "clean_groups",
+    "episode_return",
+    "outcome_reward",
+    "parse_reward",
+    "reward_stream",
+]
+
+REWARD_TERMS = ("outcome", "progress", "milestone", "prm", "judge")
+"""What ``--reward`` can name: the task outcome, ProgRM's progress difference, ADMIRE's
+milestones, GUI-Shepherd's process reward, ProRe's probing judge (replaces the outcome)."""
+
+DEFAULT_WEIGHTS = {"outcome": 1.0, "progress": 1.0, "milestone": 0.3, "prm": 1.0, "judge": 1.0}
+"""Weight of a term written without one: ADMIRE's lambda0 = 0.3 for milestones (App. A.1.2),
+1 elsewhere."""
+
+_TERM = re.compile(
+    r"^\s*(?:(?P<weight>[0-9]*\.?[0-9]+(?:e-?[0-9]+)?)\s*\*\s*)?(?P<name>[a-z_]+)\s*$"
+)
+
+
+def parse_reward(text: str) -> dict[str, float]:
+    """``"outcome+0.3*milestone"`` -> ``{"outcome": 1.0, "milestone": 0.3}``.
+
+    Raises:
+        ValueError: for an unknown term, a repeated term, a bad weight, or a weight on
+            ``outcome`` or ``judge`` (the task outcome counts once, as the env gives it).
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"reward must name at least one of {', '.join(REWARD_TERMS)}")
+    terms: dict[str, float] = {}
+    for part in text.split("+"):
+        match = _TERM.match(part)
+        if match is None:
+            raise ValueError(
+                f"reward term {part.strip()!r} is not NAME or WEIGHT*NAME "
+                f"(names: {', '.join(REWARD_TERMS)})"
+            )
+        name = match["name"]
+        if name not in REWARD_TERMS:
+            raise ValueError(f"unknown reward {name!r}; allowed: {', '.join(REWARD_TERMS)}")
+        if name in terms:
+            raise ValueError(f"reward {name!r} is named twice")
+        weight = float(match["weight"]) if match["weight"] else DEFAULT_WEIGHTS[name]
+        if name in ("outcome", "judge") and weight != 1.0:
+            raise ValueError(f"{name} is the task outcome and takes no weight, got {weight}")
+        terms[name] = weight
+    terms.setdefault("outcome", 1.0)
+    return terms
+
+
+@dataclass
+class RewardStack:
+    """The reward wrappers a trainer stacks on each env it makes.
+
+    Args:
+        weights: From :func:`parse_reward`.
+        milestone_store: JSON file of ADMIRE's milestone store.
+        embedder: ``minilm`` (all-MiniLM-L6-v2, the paper's SBERT) or ``hashing`` (the
+            dependency-free bag-of-words fallback) for milestone matching and generation.
+        prm_model: A ``gui-gym train-prm`` folder for the PRM term; None uses the rule-based
+            :class:`~gui_gym.models.prm.RulePRM` (the env's expert and milestones).
+        progress_model: A ProgRM folder for the progress term; None uses the env milestones
+            (ProgRM-Env, :class:`~gui_gym.models.progress_model.MilestoneProgress`).
+    """
+
+    weights: dict[str, float]
+    milestone_store: str | Path = "milestones.json"
+    embedder: str = "minilm"
+    prm_model: str | Path | None = None
+    progress_model: str | Path | None = None
+    _shared: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.weights) - set(REWARD_TERMS)
+        if unknown:
+            raise ValueError(f"unknown reward(s) {sorted(unknown)}; allowed: {REWARD_TERMS}")
+        if self.embedder not in ("minilm", "hashing"):
+            raise ValueError(f"embedder must be 'minilm' or 'hashing', got {self.embedder!r}")
+
+    @classmethod
+    def from_text(cls, text: str, **kwargs: Any) -> RewardStack:
+        return cls(parse_reward(text), **kwargs)
+
+    def _model(self, name: str, build: Any) -> Any:
+        # one model per stack, shared by every env it wraps
+        if name not in self._shared:
+            self._shared[name] = build()
+        return self._shared[name]
+
+    def wrap(self, env: Any) -> Any:
+        """``env`` with the chosen reward wrappers around it."""
+        weights = self.weights
+        if "judge" in weights:
+            from gui_gym.wrappers import ProbingJudgeWrapper
+
+            env = ProbingJudgeWrapper(env)
+        if "progress" in weights:
+            from gui_gym.wrappers import ProgressRewardWrapper
+
+            env = ProgressRewardWrapper(
+                env, self._model("progress", self._progress_model), weight=weights["progress"]
+            )
+        if "prm" in weights:
+            from gui_gym.wrappers import PRMWrapper
+
+            env = PRMWrapper(env, self._model("prm", self._prm), weight=weights["prm"])
+        if "milestone" in weights:
+            from gui_gym.wrappers import MilestoneWrapper
+
+            generator, matcher = self._model("milestone", self._milestone_models)
+            env = MilestoneWrapper(
+                env,
+                store=self.milestone_store,
+                generator=generator,
+                matcher=matcher,
+                lambda0=weights["milestone"],
+                credit="deferred",
+                adaptive=False,  # refined once per batch by refine_milestones
+            )
+        return env
+
+    def _progress_model(self) -> Any:
+        from gui_gym.models.progress_model import MilestoneProgress, ProgRM
+
+        if self.progress_model is not None:
+            return ProgRM.load(self.progress_model)
+        return MilestoneProgress()
+
+    def _prm(self) -> Any:
+        from gui_gym.models.prm import RulePRM, TransformersPRM
+
+        if self.prm_model is not None:
+            return TransformersPRM.load(self.prm_model)
+        return RulePRM()
+
+    def _milestone_models(self) -> tuple[Any, Any]:
+        from gui_gym.models.embed import default_embedder
+        from gui_gym.models.milestones import CosineMatcher, TrajectoryMilestoneGenerator
+
+        embedder = default_embedder(self.embedder)
+        return TrajectoryMilestoneGenerator(embedder), CosineMatcher(embedder)
+
+    def refine_milestones(
+        self, env: Any, groups: Sequence[Sequence[Trajectory]], epoch: int | None = None
+    ) -> dict:
+        """ADMIRE Algorithm 1 once per batch: per task, refine the milestones from the
+        batch's best success (fewest steps), then re-score *every* trajectory of the batch
+        with the current milestones, writing ``episode_total_rewards`` into the final step's
+        ``info["milestone"]``. Returns ``{task_id: update}``.
+
+        Args:
+            env: An env made by :meth:`wrap` (its milestone wrapper is used).
+            groups: The batch.
+            epoch: Training epoch ``E`` of the milestone weight ``lambda0 * decay**E``
+                (ADMIRE Algorithm 1 line 4); None keeps the wrapper's.
+        """
+        if "milestone" not in self.weights:
+            return {}
+        from gui_gym.wrappers import MilestoneWrapper
+
+        wrapper = env
+        while not isinstance(wrapper, MilestoneWrapper):
+            if not hasattr(wrapper, "env"):
+                raise TypeError("the env has no MilestoneWrapper; make it with RewardStack.wrap")
+            wrapper = wrapper.env
+        if epoch is not None:
+            wrapper.set_epoch(epoch)
+        episodes = [
+            t for g in groups for t in g if getattr(t, "infra_error", None) is None and t.steps
+        ]
+        best: dict[str, Trajectory] = {}
+        for trajectory in episodes:
+            if trajectory.success:
+                known = best.get(trajectory.task_id)
+                if known is None or len(trajectory.steps) < len(known.steps):
+                    best[trajectory.task_id] = trajectory
+        updates = {task: wrapper.refine_from_success(t) for task, t in best.items()}
+        for trajectory in episodes:
+            scored = wrapper.score_trajectory(trajectory)
+            last = trajectory.steps[-1]
+            last.info = {**last.info, "milestone": {**last.info.get("milestone", {}), **scored}}
+        return updates
+
+
+# ---------------------------------------------------------------------------------- readers
+
+
+def clean_groups(
+    groups: Sequence[Sequence[Trajectory]], minimum: int = 2
+) -> list[list[Trajectory]]:
+    """Groups without the episodes lost to infrastructure (``infra_error``), and without
+    groups left with fewer than ``minimum`` episodes (no baseline to compare with)."""
+    out = []
+    for group in groups:
+        kept = [t for t in group if getattr(t, "infra_error", None) is None and t.steps]
+        if len(kept) >= minimum:
+            out.append(kept)
+    return out
+
+
+def _final_info(trajectory: Trajectory, key: str) -> dict[str, Any] | None:
+    if not trajectory.steps:
+        return None
+    value = trajectory.steps[-1].info.get(key)
+    return value if isinstance(value, dict) else None
+
+
+def outcome_reward(trajectory: Trajectory) -> float:
+    """The episode's outcome: the ProRe judge's reward when a judge ran, else the task's."""
+    judge = _final_info(trajectory, "judge")
+    if judge is not None and "reward" in judge:
+        return float(judge["reward"])
+    return float(trajectory.task_reward)
+
+
+def _milestone_totals(trajectory: Trajectory) -> list[float] | None:
+    milestone = _final_info(trajectory, "milestone")
+    totals = None if milestone is None else milestone.get("episode_total_rewards")
+    if totals is None:
+        return None
+    if len(totals) != len(trajectory.steps):
+        raise ValueError(
+            f"task {trajectory.task_id!r}: {len(totals)} milestone rewards for "
+            f"{len(trajectory.steps)} steps"
+        )
+    return [float(v) for v in totals]
+
+
+def _shaped(trajectory: Trajectory) -> list[float]:
+    """Per-step rewards the wrappers added on top of the outcome (progress, PRM terms)."""
+    outcome = outcome_reward(trajectory)
+    last = len(trajectory.steps) - 1
+    return [
+        float(s.reward) - (outcome if i == last else float(s.task_reward))
+        for i, s in enumerate(trajectory.steps)
+    ]
+
+
+def reward_stream(trajectory: Trajectory) -> list[float]:
+    """Per-step rewards ``r_t`` for return-based algorithms (PPO, REINFORCE++): what the env
+    stack returned each step, plus ADMIRE's deferred milestone and format credit
+    (``episode_total_rewards - R_outcome``) when a milestone wrapper ran."""
+    rewards = [float(s.reward) for s in trajectory.steps]
+    totals = _milestone_totals(trajectory)
+    if totals is not None:
+        outcome = outcome_reward(trajectory)
+        rewards = [r + total - outcome for r, total in zip(rewards, totals)]
+    return rewards
+
+
+def admire_step_rewards(trajectory: Trajectory) -> list[float]:
+    """ADMIRE's ``R_total(t) = R_outcome + eta R_format(t) + lambda R_mil(t)`` (Sec. 3.3),
+    plus any other per-step shaping: the outcome is given to every step, as step-level GRPO
+    compares steps across a group."""
+    totals = _milestone_totals(trajectory)
+    base = totals if totals is not None else [outcome_reward(trajectory)] * len(trajectory.steps)
+    return [b + s for b, s in zip(base, _shaped(trajectory))]
+
+
+def episode_return(trajectory: Trajectory) -> float:
+    """``R(tau)``: the sum of :func:`reward_stream`."""
+    return float(sum(reward_stream(trajectory)))

@@ -1,0 +1,267 @@
+"""From an env id, a reward choice and a model folder to a ready :class:`~gui_gym.train.core.
+Trainer`: what ``gui-gym train`` runs, and what a script can call in one line::
+
+    from gui_gym.train.runner import make_trainer
+
+    trainer = make_trainer("grpo", "GuiGym/WikiHow-v0", reward="outcome+0.3*milestone",
+                           model="runs/sft/model", settings={"iterations": 50})
+    trainer.train()
+
+``settings`` (and a ``--config`` JSON/TOML file) take any field of
+:class:`~gui_gym.train.core.TrainConfig` or of the algorithm's own config dataclass; an unknown
+name is an error that lists the allowed ones. Each algorithm module's ``TRAIN_DEFAULTS``
+(the shared settings its paper fixes) apply under them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from gui_gym.train.rewards import RewardStack
+
+__all__ = [
+    "ALGORITHMS",
+    "build_tiny_policy",
+    "env_texts",
+    "load_settings",
+    "make_env_factory",
+    "make_trainer",
+    "split_settings",
+]
+
+ALGORITHMS = ("grpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo")
+"""The ``--algo`` names."""
+
+REPLAY_ALGORITHMS = ("semi_online", "offline_grpo")
+"""Algorithms that train on recorded expert data (``GuiGym/SemiOnlineReplay-v0``)."""
+
+
+def _module(algo: str) -> Any:
+    import importlib
+
+    if algo not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
+    return importlib.import_module(f"gui_gym.train.{algo}")
+
+
+def _algo_config_class(algo: str) -> type:
+    module = _module(algo)
+    names = {
+        "grpo": "GRPOConfig",
+        "reinforce_pp": "ReinforcePPConfig",
+        "ppo": "PPOConfig",
+        "semi_online": "SemiOnlineConfig",
+        "offline_grpo": "OfflineGRPOConfig",
+    }
+    return getattr(module, names[algo])
+
+
+def load_settings(path: str | Path) -> dict[str, Any]:
+    """Settings from a ``.json`` or ``.toml`` file (a flat table of field names).
+
+    Raises:
+        ValueError: for another suffix, a file that does not parse, or a non-table.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise ValueError(f"cannot read config {path}: {err.strerror}") from None
+    try:
+        if path.suffix == ".json":
+            data = json.loads(text)
+        elif path.suffix == ".toml":
+            data = tomllib.loads(text)
+        else:
+            raise ValueError(f"config {path} must be .json or .toml")
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as err:
+        raise ValueError(f"config {path} does not parse: {err}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config {path} must hold a table of settings")
+    return data
+
+
+def split_settings(algo: str, settings: Mapping[str, Any]) -> tuple[dict, dict]:
+    """``(train settings, algorithm settings)``.
+
+    Raises:
+        ValueError: for a name that is neither, listing the allowed names.
+    """
+    from gui_gym.train.core import TrainConfig
+
+    shared = set(TrainConfig.field_names())
+    own = {f.name for f in dataclasses.fields(_algo_config_class(algo))}
+    unknown = sorted(set(settings) - shared - own)
+    if unknown:
+        raise ValueError(
+            f"unknown setting(s) {', '.join(unknown)} for {algo}; allowed: "
+            f"{', '.join(sorted(shared | own))}"
+        )
+    return (
+        {k: v for k, v in settings.items() if k in shared},
+        {k: v for k, v in settings.items() if k in own},
+    )
+
+
+def _make_wrapped_env(env_id: str, env_kwargs: Mapping[str, Any], stack: RewardStack) -> Any:
+    import gymnasium as gym
+
+    import gui_gym  # noqa: F401  (registers the ids)
+
+    return stack.wrap(gym.make(env_id, **env_kwargs))
+
+
+def make_env_factory(
+    env_id: str, env_kwargs: Mapping[str, Any], stack: RewardStack
+) -> Callable[[], Any]:
+    """A picklable callable making ``gym.make(env_id, **env_kwargs)`` with the reward stack."""
+    return functools.partial(_make_wrapped_env, env_id, dict(env_kwargs), stack)
+
+
+def make_trainer(
+    algo: str,
+    env_id: str,
+    *,
+    model: str | Path,
+    reward: str = "outcome",
+    lora: bool = False,
+    settings: Mapping[str, Any] | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    tasks: list[str] | None = None,
+    prompt: Any = "default",
+    prm_model: str | Path | None = None,
+    progress_model: str | Path | None = None,
+    embedder: str = "minilm",
+    resume: bool = True,
+) -> Any:
+    """Build the reward stack, env factory, algorithm and :class:`~gui_gym.train.core.Trainer`.
+
+    Args:
+        algo: One of :data:`ALGORITHMS`.
+        env_id: A registered id; ``semi_online`` and ``offline_grpo`` need
+            ``GuiGym/SemiOnlineReplay-v0`` with a ``dataset`` in ``env_kwargs``.
+        model: Folder of the policy (e.g. a ``gui-gym sft`` output).
+        reward: A reward expression (:func:`gui_gym.train.rewards.parse_reward`).
+        lora: Train LoRA adapters.
+        settings: :class:`~gui_gym.train.core.TrainConfig` and algorithm settings.
+        env_kwargs: ``gym.make`` arguments (``split``, ``category``, ``max_steps``,
+            ``dataset``, ...).
+        tasks: Task ids to train on (default: every task of the env's split).
+        prompt: The agent's prompt name or callable.
+        prm_model: PRM folder for ``prm`` rewards, for offline GRPO's ``reward="prm"``, and
+            for PPO's ``critic_init="prm"``.
+        progress_model: ProgRM folder for ``progress`` rewards (default: env milestones).
+        embedder: ``minilm`` or ``hashing`` for milestone matching.
+        resume: Continue from the run folder's checkpoint when there is one.
+
+    Raises:
+        ValueError: for an unknown algorithm, setting, reward, or an env the algorithm
+            cannot train on.
+    """
+    from gui_gym.train.core import TrainConfig, Trainer
+
+    module = _module(algo)
+    train_settings, algo_settings = split_settings(algo, dict(settings or {}))
+    train_settings["model"] = str(model)
+    train_settings["lora"] = bool(lora) or bool(train_settings.get("lora", False))
+    config = TrainConfig.for_algorithm(getattr(module, "TRAIN_DEFAULTS", {}), **train_settings)
+    if algo == "ppo" and algo_settings.get("critic_init") == "prm":
+        if prm_model is None:
+            raise ValueError("critic_init='prm' needs --prm-model (a gui-gym train-prm folder)")
+        algo_settings["critic_init"] = str(prm_model)
+    algo_config = _algo_config_class(algo)(**algo_settings)
+    env_kwargs = dict(env_kwargs or {})
+    if algo in REPLAY_ALGORITHMS and "dataset" not in env_kwargs:
+        raise ValueError(
+            f"{algo} trains on recorded expert data: give env id GuiGym/SemiOnlineReplay-v0 "
+            "and --env-arg dataset=DIR"
+        )
+    stack = RewardStack.from_text(
+        reward,
+        milestone_store=Path(config.out) / "milestones.json",
+        embedder=embedder,
+        prm_model=prm_model,
+        progress_model=progress_model,
+    )
+    make_env = make_env_factory(env_id, env_kwargs, stack)
+    probe = make_env()
+    base = probe.unwrapped
+    if algo == "semi_online":
+        algorithm = module.SemiOnline(make_env, list(range(len(base.dataset))), algo_config)
+    elif algo == "offline_grpo":
+        prm = None
+        if algo_config.reward == "prm":
+            if prm_model is None:
+                raise ValueError("offline GRPO with reward='prm' needs --prm-model")
+            prm = stack._model("prm", stack._prm)
+        algorithm = module.OfflineGRPO(make_env, algo_config, prm=prm)
+    else:
+        task_ids = list(tasks) if tasks else list(getattr(base, "task_ids", []) or [])
+        if not task_ids:
+            raise ValueError(f"{env_id} lists no tasks to train on; pass tasks explicitly")
+        cls = {"grpo": "GRPO", "reinforce_pp": "ReinforcePP", "ppo": "PPO"}[algo]
+        algorithm = getattr(module, cls)(make_env, task_ids, algo_config)
+
+    on_batch = None
+    if "milestone" in stack.weights:
+
+        def on_batch(groups: list[list[Any]], iteration: int) -> None:
+            # ADMIRE Algorithm 1: one refinement per batch, every trajectory scored with the
+            # same milestone version; the milestone weight decays with the epoch
+            stack.refine_milestones(probe, groups, epoch=iteration)
+
+    return Trainer(config, algorithm, prompt=prompt, on_batch=on_batch, resume=resume)
+
+
+def build_tiny_policy(
+    folder: str | Path,
+    texts: list[str],
+    *,
+    vocab_size: int = 1024,
+    n_layer: int = 2,
+    n_embd: int = 64,
+    n_positions: int = 2048,
+    seed: int = 0,
+) -> Path:
+    """Write a small random GPT-2 policy with a BPE tokenizer trained on ``texts`` to
+    ``folder`` (safetensors, no download): for CPU demos, examples and benchmarks."""
+    from gui_gym.models.prm import build_tokenizer, tiny_causal_lm
+
+    folder = Path(folder)
+    tokenizer = build_tokenizer(texts, vocab_size)
+    model = tiny_causal_lm(
+        tokenizer, n_layer=n_layer, n_embd=n_embd, n_positions=n_positions, seed=seed
+    )
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def env_texts(env_id: str, count: int = 50, **env_kwargs: Any) -> list[str]:
+    """Instructions, screens and oracle actions of ``count`` episodes: text to train a tiny
+    tokenizer on."""
+    import gymnasium as gym
+
+    import gui_gym  # noqa: F401
+
+    env = gym.make(env_id, **env_kwargs)
+    texts: list[str] = []
+    for seed in range(count):
+        observation, _ = env.reset(seed=seed)
+        texts += [observation["instruction"], observation["screen"]]
+        for _ in range(3):
+            action = env.unwrapped.oracle_action()
+            texts.append(str(action))
+            observation, _, terminated, truncated, _ = env.step(action)
+            texts.append(observation["screen"])
+            if terminated or truncated:
+                break
+    env.close()
+    return texts

@@ -1,0 +1,500 @@
+"""Supervised fine-tuning on expert datasets, in the agent's own prompt format.
+
+ProgRM (seed 000) and UI-S1 (seed 002) start from SFT on expert trajectories; this is that
+stage. Every expert step becomes one example: the prompt :class:`~gui_gym.agents.llm.LLMAgent`
+would build at that step (same prompt format, same history of action descriptions, so the
+fine-tuned model sees at run time exactly what it was trained on) and the completion in the
+format's output form (``PromptFormat.completion(thought, action)``) followed by the end
+token. The loss is the mean cross-entropy over the completion tokens only.
+
+::
+
+    from gui_gym.train.sft import SFTConfig, train_sft
+    report = train_sft("data/wikihow-oracle", "models/base", "models/sft",
+                       SFTConfig(epochs=3, lr=1e-4, lora=True))
+    # gui-gym sft --dataset data/wikihow-oracle --model models/base --out models/sft
+
+Prompt and completion are tokenized separately and concatenated (prompt ids, then
+completion ids, then the end token): the model is trained on the ids generation produces,
+never on a re-tokenization of the joined text.
+
+Training: AdamW, a seeded shuffle per epoch, gradient accumulation, optional LoRA (peft),
+bf16 autocast on CUDA, a progress bar. Checkpoints (``out/checkpoint/``, written
+atomically: a temporary folder renamed into place) hold the weights (or the LoRA adapter),
+the optimizer state and the RNG states as safetensors plus a JSON state; rerunning the
+same command resumes from the last one and ends with the same weights as an uninterrupted
+run. At the end ``out/`` holds the model (LoRA merged in) and tokenizer, loadable by
+:class:`~gui_gym.models.llm.TransformersLLM` and so by ``LLMAgent`` and ``gui-gym eval
+--agent llm --model out``, and ``sft_report.json`` with the losses and the step accuracy on
+a held-out split of the trajectories (greedy generation, actions compared with the loose
+action matcher).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gui_gym.agents.base import AgentStep, Turn
+from gui_gym.agents.llm import LLMAgent
+from gui_gym.core.actions import ActionParseError, describe, parse_action
+from gui_gym.core.trajectory import atomic_write_text
+
+__all__ = ["SFTConfig", "SFTExample", "SFTReport", "build_examples", "train_sft"]
+
+CHECKPOINT_DIR = "checkpoint"
+REPORT_FILE = "sft_report.json"
+
+
+@dataclass
+class SFTConfig:
+    """Settings of one SFT run (all stored in the checkpoint; a resume must match them).
+
+    Attributes:
+        epochs: Passes over the training examples.
+        lr: AdamW learning rate.
+        weight_decay: AdamW weight decay.
+        batch_size: Examples per forward pass.
+        grad_accum: Forward passes per optimizer step.
+        max_length: Longest example in tokens; longer ones are dropped (counted in the
+            report), never silently cut. None: the model's context length.
+        prompt: The agent's prompt format (must be the one ``LLMAgent`` uses at run time).
+        history: History turns the prompt shows (as ``LLMAgent(history=...)``).
+        eval_fraction: Share of the trajectories held out for step accuracy (0: none).
+        eval_max_new_tokens: Generation length when measuring step accuracy.
+        seed: Seeds the split, the shuffle, the model's dropout.
+        lora: Train a LoRA adapter instead of every weight.
+        lora_r, lora_alpha, lora_dropout: LoRA settings.
+        lora_targets: Module names LoRA wraps; None lets peft choose for known models.
+        bf16: Autocast to bfloat16; None: on CUDA only.
+        checkpoint_every: Optimizer steps between checkpoints (0: only at epoch ends).
+        include_failed: Also learn from trajectories whose expert failed.
+    """
+
+    epochs: int = 3
+    lr: float = 1e-4
+    weight_decay: float = 0.0
+    batch_size: int = 4
+    grad_accum: int = 1
+    max_length: int | None = None
+    prompt: str = "default"
+    history: int = 8
+    eval_fraction: float = 0.1
+    eval_max_new_tokens: int = 64
+    seed: int = 0
+    lora: bool = False
+    lora_r: int = 8
+    lora_alpha: int = 16
+    lora_dropout: float = 0.0
+    lora_targets: list[str] | None = None
+    bf16: bool | None = None
+    checkpoint_every: int = 0
+    include_failed: bool = False
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the first bad setting."""
+        positive = {"epochs": self.epochs, "batch_size": self.batch_size}
+        positive["grad_accum"] = self.grad_accum
+        for name, value in positive.items():
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
+        if not 0.0 <= self.eval_fraction < 1.0:
+            raise ValueError(f"eval_fraction must be in [0, 1), got {self.eval_fraction!r}")
+        if self.max_length is not None and self.max_length < 2:
+            raise ValueError(f"max_length must be >= 2, got {self.max_length!r}")
+        if self.checkpoint_every < 0:
+            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every!r}")
+
+
+@dataclass
+class SFTExample:
+    """One training example: the prompt at an expert step and the expert's completion."""
+
+    prompt: list[dict[str, Any]]
+    completion: str
+    action: str
+    trajectory_id: str
+    step: int
+    tree: Any = None
+
+
+@dataclass
+class SFTReport:
+    """What a run did (also written to ``out/sft_report.json``)."""
+
+    out: str
+    train_examples: int
+    eval_examples: int
+    dropped_too_long: int
+    optimizer_steps: int
+    epochs: int
+    losses: list[float] = field(default_factory=list)
+    step_accuracy_before: float | None = None
+    step_accuracy: float | None = None
+    resumed_from_step: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def build_examples(trajectories: Sequence[Any], agent: LLMAgent) -> list[SFTExample]:
+    """The SFT examples of expert trajectories, with ``agent``'s prompt format and history.
+
+    Args:
+        trajectories: :class:`~gui_gym.envs.replay.dataset.ExpertTrajectory` records.
+        agent: The agent whose prompts to reproduce (its ``prompt`` and ``history``).
+    """
+    examples = []
+    for trajectory in trajectories:
+        turns: list[Turn] = []
+        for step in trajectory.steps:
+            observation = {"instruction": trajectory.instruction, "screen": step.screen}
+            prompt = agent.build_prompt(observation, {}, turns)
+            action = step.action.to_string()
+            examples.append(
+                SFTExample(
+                    prompt=prompt,
+                    completion=agent.prompt.completion(step.thought, action),
+                    action=action,
+                    trajectory_id=trajectory.trajectory_id,
+                    step=step.index,
+                    tree=step.tree,
+                )
+            )
+            turns.append(
+                Turn(
+                    screen=step.screen,
+                    step=AgentStep(action=action, text=action, thought=step.thought),
+                    action_description=describe(step.action, step.tree),
+                )
+            )
+    return examples
+
+
+def _split(trajectories: list[Any], fraction: float, seed: int) -> tuple[list[Any], list[Any]]:
+    """Hold out ``fraction`` of the trajectories (at least one when fraction > 0 and there
+    are two or more), chosen with ``seed``."""
+    if fraction <= 0 or len(trajectories) < 2:
+        return trajectories, []
+    order = list(range(len(trajectories)))
+    random.Random(seed).shuffle(order)
+    held = max(1, round(len(trajectories) * fraction))
+    held_out = set(order[:held])
+    train = [t for i, t in enumerate(trajectories) if i not in held_out]
+    return train, [t for i, t in enumerate(trajectories) if i in held_out]
+
+
+def _encode(llm: Any, example: SFTExample) -> tuple[list[int], list[int]]:
+    """Prompt ids (as generation sees them) and completion ids plus the end token."""
+    tok = llm.tokenizer
+    prompt_ids = tok(
+        llm.format_prompt(example.prompt), add_special_tokens=not llm.use_chat_template
+    )["input_ids"]
+    completion_ids = tok(example.completion, add_special_tokens=False)["input_ids"]
+    return list(prompt_ids), [*completion_ids, tok.eos_token_id]
+
+
+def step_accuracy(
+    llm: Any, agent: LLMAgent, examples: Sequence[SFTExample], max_new_tokens: int
+) -> float:
+    """Share of ``examples`` where greedy generation's action matches the expert's (loose
+    matcher on the step's screen); an unreadable action counts as a miss."""
+    from gui_gym.rewards.action_match import get_matcher
+
+    if not examples:
+        return 0.0
+    matcher = get_matcher("loose")
+    rows = llm.generate([e.prompt for e in examples], max_new_tokens=max_new_tokens)
+    hits = 0
+    for example, row in zip(examples, rows, strict=True):
+        _, action_text = agent.prompt.parse(row[0])
+        try:
+            predicted = parse_action(action_text)
+        except ActionParseError:
+            continue
+        hits += bool(matcher(predicted, parse_action(example.action), example.tree).exact)
+    return hits / len(examples)
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+
+def _save_checkpoint(
+    out: Path, model: Any, optimizer: Any, state: dict[str, Any], lora: bool
+) -> None:
+    """Write ``out/checkpoint`` atomically: into a temporary sibling, then renamed."""
+    import torch
+    from safetensors.torch import save_file
+
+    final = out / CHECKPOINT_DIR
+    tmp = out / f".{CHECKPOINT_DIR}.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    trainable = {
+        n: p.detach().cpu().contiguous() for n, p in model.named_parameters() if p.requires_grad
+    }
+    save_file(trainable, str(tmp / "trainable.safetensors"))
+    tensors: dict[str, Any] = {}
+    scalars: dict[str, Any] = {"param_groups": optimizer.state_dict()["param_groups"], "state": {}}
+    for key, values in optimizer.state_dict()["state"].items():
+        scalars["state"][str(key)] = {}
+        for name, value in values.items():
+            if torch.is_tensor(value):
+                tensors[f"{key}.{name}"] = value.detach().cpu().contiguous()
+            else:
+                scalars["state"][str(key)][name] = value
+    tensors["rng.cpu"] = torch.get_rng_state()
+    if torch.cuda.is_available():
+        for i, rng in enumerate(torch.cuda.get_rng_state_all()):
+            tensors[f"rng.cuda.{i}"] = rng
+    save_file(tensors, str(tmp / "optimizer.safetensors"))
+    (tmp / "optimizer.json").write_text(json.dumps(scalars), encoding="utf-8")
+    (tmp / "state.json").write_text(json.dumps({**state, "lora": lora}), encoding="utf-8")
+    old = out / f".{CHECKPOINT_DIR}.old"
+    if final.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        final.rename(old)
+    tmp.rename(final)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def _load_checkpoint(out: Path, model: Any, optimizer: Any) -> dict[str, Any] | None:
+    import torch
+    from safetensors.torch import load_file
+
+    folder = out / CHECKPOINT_DIR
+    if not (folder / "state.json").is_file():
+        return None
+    state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+    weights = load_file(str(folder / "trainable.safetensors"))
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, value in weights.items():
+            params[name].copy_(value.to(params[name].device))
+    tensors = load_file(str(folder / "optimizer.safetensors"))
+    scalars = json.loads((folder / "optimizer.json").read_text(encoding="utf-8"))
+    restored: dict[str, Any] = {"param_groups": scalars["param_groups"], "state": {}}
+    for key, values in scalars["state"].items():
+        restored["state"][int(key)] = dict(values)
+    for name, value in tensors.items():
+        if name.startswith("rng."):
+            continue
+        key, _, field_name = name.partition(".")
+        device = next(model.parameters()).device
+        restored["state"].setdefault(int(key), {})[field_name] = (
+            value if field_name == "step" else value.to(device)
+        )
+    optimizer.load_state_dict(restored)
+    torch.set_rng_state(tensors["rng.cpu"])
+    if torch.cuda.is_available():
+        cuda = [tensors[k] for k in sorted(tensors) if k.startswith("rng.cuda.")]
+        if cuda:
+            torch.cuda.set_rng_state_all(cuda)
+    return state
+
+
+# -------------------------------------------------------------------------------- training
+
+
+def _batches(n: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
+    order = list(range(n))
+    random.Random(f"{seed}:{epoch}").shuffle(order)
+    return [order[i : i + batch_size] for i in range(0, n, batch_size)]
+
+
+def train_sft(
+    dataset: str | Path | Sequence[Any],
+    model: str | Path | Any,
+    out: str | Path,
+    config: SFTConfig | None = None,
+    *,
+    tokenizer: Any | None = None,
+    device: str | None = None,
+    progress: bool = True,
+) -> SFTReport:
+    """Fine-tune ``model`` on the expert ``dataset`` and save it to ``out``.
+
+    Args:
+        dataset: An expert dataset folder (``gui-gym record``/``convert``) or a list of
+            :class:`~gui_gym.envs.replay.dataset.ExpertTrajectory`.
+        model: A local Hugging Face causal-LM folder, or a model object (with ``tokenizer``).
+        out: The output folder (checkpoints inside; a rerun resumes).
+        config: The settings.
+        tokenizer: The tokenizer when ``model`` is an object.
+        device: ``cpu``/``cuda``; None picks CUDA when available.
+        progress: Show a progress bar.
+
+    Returns:
+        The :class:`SFTReport`.
+
+    Raises:
+        ValueError: for bad settings, an empty dataset, a checkpoint of other settings.
+        gui_gym.envs.replay.DatasetError: for a dataset folder that cannot be read.
+    """
+    import torch
+
+    from gui_gym.envs.replay.dataset import ExpertDataset
+    from gui_gym.models.llm import TransformersLLM
+
+    config = config or SFTConfig()
+    config.check()
+    out = Path(out)
+    started = time.perf_counter()
+    if isinstance(dataset, str | Path):
+        trajectories = list(
+            ExpertDataset.load(dataset, include_failed=config.include_failed).trajectories
+        )
+    else:
+        trajectories = list(dataset)
+    if not trajectories:
+        raise ValueError("the dataset holds no trajectories to learn from")
+    torch.manual_seed(config.seed)
+    llm = TransformersLLM(model, tokenizer, device=device)
+    agent = LLMAgent(llm, config.prompt, history=config.history)
+    train_set, eval_set = _split(trajectories, config.eval_fraction, config.seed)
+    train_examples = build_examples(train_set, agent)
+    eval_examples = build_examples(eval_set, agent)
+    limit = config.max_length
+    if limit is None:
+        limit = getattr(llm.model.config, "max_position_embeddings", None) or getattr(
+            llm.model.config, "n_positions", None
+        )
+    encoded = []
+    dropped = 0
+    for example in train_examples:
+        prompt_ids, completion_ids = _encode(llm, example)
+        if limit is not None and len(prompt_ids) + len(completion_ids) > limit:
+            dropped += 1
+            continue
+        encoded.append((prompt_ids, completion_ids))
+    if not encoded:
+        raise ValueError(
+            f"every one of the {len(train_examples)} training examples is longer than "
+            f"{limit} tokens; raise max_length or show less history"
+        )
+    report = SFTReport(
+        out=str(out),
+        train_examples=len(encoded),
+        eval_examples=len(eval_examples),
+        dropped_too_long=dropped,
+        optimizer_steps=0,
+        epochs=config.epochs,
+    )
+    if eval_examples:
+        report.step_accuracy_before = step_accuracy(
+            llm, agent, eval_examples, config.eval_max_new_tokens
+        )
+
+    net = llm.model
+    if config.lora:
+        from peft import LoraConfig, get_peft_model
+
+        net = get_peft_model(
+            net,
+            LoraConfig(
+                r=config.lora_r,
+                lora_alpha=config.lora_alpha,
+                lora_dropout=config.lora_dropout,
+                target_modules=config.lora_targets,
+                task_type="CAUSAL_LM",
+            ),
+        )
+    net.train()
+    params = [p for p in net.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    on_cuda = str(llm.device).startswith("cuda")
+    bf16 = on_cuda if config.bf16 is None else config.bf16
+    settings = {k: v for k, v in asdict(config).items()}
+    state = {"epoch": 0, "batch": 0, "optimizer_steps": 0, "losses": [], "config": settings}
+    loaded = _load_checkpoint(out, net, optimizer)
+    if loaded is not None:
+        if loaded.get("config") != settings:
+            raise ValueError(
+                f"{out / CHECKPOINT_DIR} was written with other settings; remove it or choose "
+                "another --out"
+            )
+        state = loaded
+        report.resumed_from_step = state["optimizer_steps"]
+    pad = llm.tokenizer.pad_token_id
+    per_epoch = _batches(len(encoded), config.batch_size, config.seed, 0)
+    total_batches = config.epochs * len(per_epoch)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=total_batches,
+            initial=state["epoch"] * len(per_epoch) + state["batch"],
+            desc="sft",
+            unit="batch",
+        )
+    try:
+        for epoch in range(state["epoch"], config.epochs):
+            batches = _batches(len(encoded), config.batch_size, config.seed, epoch)
+            for b in range(state["batch"] if epoch == state["epoch"] else 0, len(batches)):
+                rows = [encoded[i] for i in batches[b]]
+                width = max(len(p) + len(c) for p, c in rows)
+                ids = torch.full((len(rows), width), pad, dtype=torch.long)
+                labels = torch.full((len(rows), width), -100, dtype=torch.long)
+                mask = torch.zeros((len(rows), width), dtype=torch.long)
+                for r, (p, c) in enumerate(rows):
+                    seq = p + c
+                    ids[r, : len(seq)] = torch.tensor(seq)
+                    labels[r, len(p) : len(seq)] = torch.tensor(c)
+                    mask[r, : len(seq)] = 1
+                ids, labels, mask = (t.to(llm.device) for t in (ids, labels, mask))
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and on_cuda):
+                    logits = net(input_ids=ids, attention_mask=mask).logits.float()
+                # next-token loss on completion tokens only (prompt positions are -100)
+                loss = torch.nn.functional.cross_entropy(
+                    logits[:, :-1].reshape(-1, logits.shape[-1]),
+                    labels[:, 1:].reshape(-1),
+                    ignore_index=-100,
+                )
+                (loss / config.grad_accum).backward()
+                state["losses"].append(float(loss.detach()))
+                last_batch = b == len(batches) - 1
+                if (b + 1) % config.grad_accum == 0 or last_batch:
+                    optimizer.step()
+                    optimizer.zero_grad(set_to_none=True)
+                    state["optimizer_steps"] += 1
+                    state["epoch"], state["batch"] = (
+                        (epoch + 1, 0) if last_batch else (epoch, b + 1)
+                    )
+                    if last_batch or (
+                        config.checkpoint_every
+                        and state["optimizer_steps"] % config.checkpoint_every == 0
+                    ):
+                        _save_checkpoint(out, net, optimizer, state, config.lora)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{state['losses'][-1]:.3f}")
+    finally:
+        if bar is not None:
+            bar.close()
+    net.eval()
+    if config.lora:
+        net = net.merge_and_unload()
+    llm.model = net
+    net.save_pretrained(out, safe_serialization=True)
+    llm.tokenizer.save_pretrained(out)
+    report.optimizer_steps = state["optimizer_steps"]
+    report.losses = state["losses"]
+    if eval_examples:
+        report.step_accuracy = step_accuracy(llm, agent, eval_examples, config.eval_max_new_tokens)
+    report.seconds = time.perf_counter() - started
+    atomic_write_text(out / REPORT_FILE, json.dumps(report.to_dict(), indent=1) + "\n")
+    return report

@@ -1,0 +1,204 @@
+"""The shared RL core (train.core): token-exact scoring, losses with worked numbers, exact
+gradient accumulation, LoRA and the reward expression parser."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require
+
+torch = require("torch", "llm")
+# tiny models gain nothing from threads; on a busy machine they only contend
+torch.set_num_threads(1)
+
+from gui_gym.train.core import (  # noqa: E402
+    Policy,
+    TrainConfig,
+    TurnSample,
+    aggregate_tokens,
+    clipped_surrogate,
+    kl_estimate,
+    score_completions,
+    turns_from_trajectory,
+)
+from gui_gym.train.rewards import parse_reward  # noqa: E402
+from tests.rl_helpers import PROMPT, RIGHT, line_tokenizer, policy_folder  # noqa: E402
+from tests.tiny_llm import tiny_gpt2  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model_and_tokenizer():
+    tokenizer = line_tokenizer()
+    return tiny_gpt2(len(tokenizer), seed=3), tokenizer
+
+
+def test_kl_estimators_worked_example() -> None:
+    # r = log pi - log pi_ref = log 0.5 - log 0.25 = log 2
+    logp, ref = torch.tensor([math.log(0.5)]), torch.tensor([math.log(0.25)])
+    r = math.log(2)
+    assert float(kl_estimate(logp, ref, "k1")) == pytest.approx(r)
+    assert float(kl_estimate(logp, ref, "k2")) == pytest.approx(r**2 / 2)
+    assert float(kl_estimate(logp, ref, "k3")) == pytest.approx(0.5 - 1 + r)
+    assert float(kl_estimate(ref, ref, "k3")) == 0.0
+    with pytest.raises(ValueError, match="k1, k2, k3"):
+        kl_estimate(logp, ref, "k4")
+
+
+def test_clipped_surrogate_worked_example() -> None:
+    logp, old = torch.tensor([0.5, 0.5, -0.5]), torch.zeros(3)
+    advantages = torch.tensor([1.0, -1.0, 1.0])
+    loss, clipped = clipped_surrogate(logp, old, advantages, 0.2, 0.2)
+    # ratio e^0.5 = 1.6487: A > 0 is clipped to 1.2; A < 0 keeps the ratio (pessimistic);
+    # ratio e^-0.5 = 0.6065 with A > 0 keeps the ratio (below 0.8 the min takes it)
+    assert loss.tolist() == pytest.approx([-1.2, math.exp(0.5), -math.exp(-0.5)], abs=1e-5)
+    assert clipped.tolist() == [1.0, 0.0, 0.0]
+    # DAPO clip-higher: the upper bound moves to 1.28
+    loss_high, _ = clipped_surrogate(logp, old, advantages, 0.2, 0.28)
+    assert float(loss_high[0]) == pytest.approx(-1.28)
+
+
+def test_token_and_turn_mean_aggregation() -> None:
+    per_token = [torch.tensor([1.0, 2.0, 3.0]), torch.tensor([5.0])]
+    assert float(aggregate_tokens(per_token, "token_mean", total_tokens=4, total_turns=2)) == (
+        pytest.approx(11 / 4)
+    )
+    # turn_mean: (mean(1,2,3) + mean(5)) / 2
+    assert float(aggregate_tokens(per_token, "turn_mean", total_tokens=4, total_turns=2)) == (
+        pytest.approx((2 + 5) / 2)
+    )
+
+
+def test_scoring_reads_the_given_ids_at_their_positions(model_and_tokenizer) -> None:
+    model, tokenizer = model_and_tokenizer
+    prompt = tokenizer.encode(PROMPT, add_special_tokens=False)
+    completion = [*tokenizer.encode(RIGHT, add_special_tokens=False), tokenizer.eos_token_id]
+    turn = TurnSample(prompt, completion, [0.0, 0.0])
+    with torch.no_grad():
+        scored = score_completions(model, [turn], pad_id=0, temperature=0.7)[0]
+        logits = model(torch.tensor([prompt + completion])).logits[0].float() / 0.7
+    expected = [
+        torch.log_softmax(logits[len(prompt) - 1 + k], -1)[token]
+        for k, token in enumerate(completion)
+    ]
+    assert scored.tolist() == pytest.approx([float(e) for e in expected], abs=1e-5)
+
+
+def test_scoring_does_not_depend_on_batch_padding(model_and_tokenizer) -> None:
+    model, tokenizer = model_and_tokenizer
+    short = TurnSample([5], [6], [0.0])
+    long = TurnSample([5, 9, 7, 8], [6, 4, 1], [0.0] * 3)
+    with torch.no_grad():
+        alone = score_completions(model, [short], pad_id=0)[0]
+        batched = score_completions(model, [long, short], pad_id=0)
+    assert batched[1].tolist() == pytest.approx(alone.tolist(), abs=1e-5)
+    assert batched[0].shape == (3,)
+
+
+def test_turn_sample_checks_shapes() -> None:
+    with pytest.raises(ValueError, match="2 advantages for 1 completion tokens"):
+        TurnSample([1], [2], [0.0, 1.0])
+    with pytest.raises(ValueError, match="no completion tokens"):
+        TurnSample([1], [], [])
+
+
+def test_turns_from_a_trajectory_without_token_ids_is_a_clear_error() -> None:
+    from gui_gym.core.trajectory import Step, Trajectory
+
+    trajectory = Trajectory("GuiGym/WikiHow-v0", "t", "i", steps=[Step(0, "", "CLICK(1)")])
+    with pytest.raises(ValueError, match="has no token ids"):
+        turns_from_trajectory(trajectory, [1.0])
+
+
+def test_micro_batches_accumulate_to_the_mini_batch_gradient(model_and_tokenizer) -> None:
+    from gui_gym.train.core import LossInputs, policy_loss
+
+    model, _ = model_and_tokenizer
+    turns = [
+        TurnSample([5, 6], [7, 8, 1], [1.0, 1.0, 1.0]),
+        TurnSample([5], [9], [-1.0]),
+        TurnSample([6, 6, 6], [4, 1], [0.5, 0.5]),
+    ]
+    config = TrainConfig(loss_agg="token_mean", progress=False)
+
+    def grads(chunks: list[list[int]]) -> list[torch.Tensor]:
+        model.zero_grad()
+        for chunk in chunks:
+            batch = [turns[i] for i in chunk]
+            logp = score_completions(model, batch, pad_id=0)
+            inputs = LossInputs(
+                batch,
+                logp,
+                [lp.detach() - 0.1 for lp in logp],
+                None,
+                [torch.tensor(t.advantages) for t in batch],
+                total_tokens=6,
+                total_turns=3,
+                config=config,
+            )
+            policy_loss(inputs)[0].backward()
+        return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    whole, split = grads([[0, 1, 2]]), grads([[0], [1, 2]])
+    for a, b in zip(whole, split):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_lora_policy_trains_only_adapters_and_has_a_reference(tmp_path: Path) -> None:
+    require("peft", "llm")
+    folder = policy_folder(tmp_path / "policy")
+    config = TrainConfig(model=str(folder), lora=True, lora_r=4, device="cpu", progress=False)
+    policy = Policy.load(config, need_reference=True)
+    names = [n for n, _ in policy.trainable_named_parameters()]
+    assert names and all("lora_" in n for n in names)
+    assert policy.reference_context() is not None
+    policy.save_pretrained(tmp_path / "merged")
+    assert any((tmp_path / "merged").glob("*.safetensors"))
+
+
+def test_policy_load_refuses_folders_without_safetensors(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"no \.safetensors"):
+        Policy.load(TrainConfig(model=str(tmp_path / "m")), need_reference=False)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("clip_eps", 1.5, "clip_eps must be in"),
+        ("kl_estimator", "k9", "kl_estimator must be one of"),
+        ("loss_agg", "sum", "loss_agg must be one of"),
+        ("micro_batch_turns", 0, "micro_batch_turns must be a positive int"),
+    ],
+)
+def test_train_config_rejects_bad_values(name: str, value: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**{name: value})
+
+
+def test_parse_reward_expressions() -> None:
+    assert parse_reward("outcome") == {"outcome": 1.0}
+    assert parse_reward("outcome+0.5*progress") == {"outcome": 1.0, "progress": 0.5}
+    assert parse_reward("milestone") == {"milestone": 0.3, "outcome": 1.0}  # ADMIRE lambda0
+    with pytest.raises(ValueError, match="unknown reward 'speed'"):
+        parse_reward("outcome+speed")
+    with pytest.raises(ValueError, match="named twice"):
+        parse_reward("prm+prm")
+    with pytest.raises(ValueError, match="takes no weight"):
+        parse_reward("2*outcome")
+
+
+def test_ppo_critic_from_a_prm_starts_at_the_prms_log_odds(tmp_path: Path) -> None:
+    from gui_gym.models.prm import TransformersPRM
+    from gui_gym.train.ppo import ValueModel
+
+    prm = TransformersPRM.tiny(["click the search button", "type a name"], vocab_size=300)
+    prm.save(tmp_path / "prm")
+    critic = ValueModel.from_prm(tmp_path / "prm", "cpu")
+    sequences = [prm._ids("click the search button"), prm._ids("type a name click")]
+    logits = prm._label_logits(sequences)  # [negative, positive] at each sequence's end
+    with torch.no_grad():
+        values = critic(sequences, prm.pad_id)
+    assert values.tolist() == pytest.approx(list(logits[:, 1] - logits[:, 0]), abs=1e-4)
