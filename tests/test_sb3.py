@@ -322,3 +322,36 @@ def test_maskable_ppo_learns_a_small_wikihow_subset_well_above_random():
     )
     assert random_rate <= 0.1
     assert trained_rate >= 0.5 and trained_rate >= 4 * random_rate, (random_rate, trained_rate)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reward", ["milestone", "prm"])
+def test_the_maskable_ppo_example_runs_each_shaped_reward(reward, tmp_path):
+    """The example end to end on a tiny budget (its store seeding, evaluation and JSON)."""
+    require("sb3_contrib", "rl")
+    import importlib.util
+    import json
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "sb3_maskable_ppo.py"
+    spec = importlib.util.spec_from_file_location("sb3_maskable_ppo", path)
+    example = importlib.util.module_from_spec(spec)
+    sys.modules["sb3_maskable_ppo"] = example
+    spec.loader.exec_module(example)
+    out = tmp_path / "curve.json"
+    args = example.Args(
+        reward=reward,
+        total_timesteps=512,
+        eval_every=512,
+        eval_episodes=2,
+        num_envs=2,
+        n_steps=64,
+        batch_size=64,
+        out=out,
+    )
+    result = example.main(args)
+    assert [row["steps"] for row in result["curve"]] == [0, 512]
+    assert len(result["train_tasks"]) == 4 and len(result["test_tasks"]) == 8
+    assert not set(result["train_tasks"]) & set(result["test_tasks"])
+    assert json.loads(out.read_text())["reward"] == reward
