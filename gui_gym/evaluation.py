@@ -301,9 +301,10 @@ def evaluate(
     header = {"env_id": env_id, "agent": agent_name, "seed": seed, "env_kwargs": env_kwargs or {}}
     writer = None
     if log_path is not None:
-        writer, done = open_run_log(log_path, header)
+        # a record that is not an episode row fails naming the file and line
+        writer, done = open_run_log(log_path, header, parse=lambda r: EpisodeResult(**r))
         for record in done:  # a later line for an episode supersedes an earlier one
-            rows[record["episode"]] = EpisodeResult(**record)
+            rows[record.episode] = record
     todo = [
         (episode, ep_seed, task_id)
         for episode, ep_seed, task_id in schedule

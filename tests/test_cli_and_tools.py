@@ -72,6 +72,17 @@ def test_eval_resumes_after_a_crash(tmp_path: Path) -> None:
     assert [r.__dict__ for r in fresh] == [r.__dict__ for r in rows]
 
 
+def test_a_bad_eval_log_line_is_an_error_naming_its_line(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    evaluate("GuiGym/WikiHow-v0", "random", episodes=2, out=out, progress=False)
+    log = Path(f"{out}.episodes.jsonl")
+    lines = log.read_text().splitlines()
+    lines[2] = json.dumps({"episode": 1, "task_id": "x"})  # a row missing its fields
+    log.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"results.json.episodes.jsonl:3"):
+        evaluate("GuiGym/WikiHow-v0", "random", episodes=2, out=out, progress=False)
+
+
 def test_eval_refuses_to_mix_runs(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     evaluate("GuiGym/WikiHow-v0", "oracle", episodes=2, out=out, progress=False)
