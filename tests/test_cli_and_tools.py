@@ -83,6 +83,20 @@ def test_a_bad_eval_log_line_is_an_error_naming_its_line(tmp_path: Path) -> None
         evaluate("GuiGym/WikiHow-v0", "random", episodes=2, out=out, progress=False)
 
 
+def test_eval_reports_rwd_where_the_env_pays_milestone_events() -> None:
+    # ProgRM Table 1 reports Rwd, Mobile-Env's cumulative milestone reward, beside SR
+    summary, rows = evaluate(
+        "GuiGym/WikiHow-v0", "oracle", episodes=4, env_kwargs={"split": "test"}, progress=False
+    )
+    suite = __import__("gymnasium").make("GuiGym/WikiHow-v0").unwrapped.suite
+    # every event of a solved task is paid once
+    events = [sum(m.reward for m in suite[r.task_id].milestones) for r in rows]
+    assert [r.milestone_reward for r in rows] == events
+    assert summary.rwd == sum(events) / 4 and summary.to_dict()["rwd"] == summary.rwd
+    other, _ = evaluate("GuiGym/AndroidWorld-v0", "oracle", episodes=1, progress=False)
+    assert other.rwd is None
+
+
 def test_eval_refuses_to_mix_runs(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     evaluate("GuiGym/WikiHow-v0", "oracle", episodes=2, out=out, progress=False)

@@ -199,14 +199,20 @@ def eval_cmd(
     except ValueError as err:  # a results file of another run
         raise UsageError(str(err)) from None
     table = Table(title=f"{agent} on {env_id} ({split})")
-    for column in ("category", "episodes", "success", "steps", "reward", "invalid"):
+    # Rwd: Mobile-Env's cumulative milestone reward per episode (ProgRM Table 1), where the
+    # env reports one
+    with_rwd = summary.rwd is not None
+    columns = ("category", "episodes", "success", *(("Rwd",) if with_rwd else ()), "steps")
+    for column in (*columns, "reward", "invalid"):
         table.add_column(column, justify="right")
     rows = [*summary.per_category.items(), ("all", summary.to_dict())]
     for name, stats in rows:
+        rwd = () if not with_rwd else (f"{stats['rwd']:.2f}" if stats["rwd"] is not None else "-",)
         table.add_row(
             name,
             str(int(stats["episodes"])),
             f"{stats['success_rate']:.1%}",
+            *rwd,
             f"{stats['mean_steps']:.1f}",
             f"{stats['mean_reward']:.3f}",
             f"{stats['invalid_action_rate']:.1%}",
