@@ -77,7 +77,7 @@ def _cli_lines() -> list[list[str]]:
 def _small(argv: list[str]) -> list[str]:
     argv = [str(ROOT / a) if a.startswith("tests/data/") else a for a in argv]
     extra = SMALL.get(argv[0], [])
-    if argv[:2] == ["eval", "--sop"]:
+    if argv[:2] in (["eval", "--sop"], ["eval", "--offline"]):
         extra = ["--no-progress"]
     out = list(argv)
     i = 0
