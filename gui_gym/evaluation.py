@@ -145,6 +145,7 @@ class EpisodeResult:
     milestones: list[str] = field(default_factory=list)
     invalid_actions: int = 0
     infra_error: str | None = None
+    milestone_reward: float | None = None  # Mobile-Env's per-event reward, where the env has one
 
     @classmethod
     def from_trajectory(cls, episode: int, seed: int, t: Trajectory) -> EpisodeResult:
@@ -159,13 +160,20 @@ class EpisodeResult:
             milestones=t.steps[-1].milestones if t.steps else [],
             invalid_actions=sum(1 for s in t.steps if not s.action_valid),
             infra_error=t.infra_error,
+            milestone_reward=(
+                float(sum(s.info.get("milestone_reward", 0.0) for s in t.steps))
+                if any("milestone_reward" in s.info for s in t.steps)
+                else None
+            ),
         )
 
 
 @dataclass
 class EvalSummary:
     """Aggregates over episodes, overall and per category (episodes lost to infrastructure
-    are left out of every rate and counted in ``infra_errors``)."""
+    are left out of every rate and counted in ``infra_errors``). ``rwd`` is the mean
+    cumulative Mobile-Env milestone reward per episode (ProgRM Table 1's "Rwd"), for envs that
+    report ``info["milestone_reward"]`` (WikiHow), else None."""
 
     episodes: int
     success_rate: float
@@ -174,10 +182,12 @@ class EvalSummary:
     invalid_action_rate: float
     per_category: dict[str, dict[str, float]]
     infra_errors: int = 0
+    rwd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "infra_errors": self.infra_errors,
+            "rwd": self.rwd,
             "episodes": self.episodes,
             "success_rate": self.success_rate,
             "mean_reward": self.mean_reward,
@@ -190,7 +200,9 @@ class EvalSummary:
 def _aggregate(rows: list[EpisodeResult]) -> dict[str, float]:
     n = len(rows)
     steps = sum(r.steps for r in rows)
+    paid = [r.milestone_reward for r in rows if r.milestone_reward is not None]
     return {
+        "rwd": sum(paid) / len(paid) if paid else None,
         "episodes": n,
         "success_rate": sum(r.success for r in rows) / n if n else 0.0,
         "mean_reward": sum(r.task_reward for r in rows) / n if n else 0.0,
@@ -214,6 +226,7 @@ def summarize(rows: list[EpisodeResult]) -> EvalSummary:
         invalid_action_rate=overall["invalid_action_rate"],
         per_category={c: _aggregate([r for r in rows if r.category == c]) for c in categories},
         infra_errors=lost,
+        rwd=overall["rwd"],
     )
 
 
@@ -301,9 +314,10 @@ def evaluate(
     header = {"env_id": env_id, "agent": agent_name, "seed": seed, "env_kwargs": env_kwargs or {}}
     writer = None
     if log_path is not None:
-        writer, done = open_run_log(log_path, header)
+        # a record that is not an episode row fails naming the file and line
+        writer, done = open_run_log(log_path, header, parse=lambda r: EpisodeResult(**r))
         for record in done:  # a later line for an episode supersedes an earlier one
-            rows[record["episode"]] = EpisodeResult(**record)
+            rows[record.episode] = record
     todo = [
         (episode, ep_seed, task_id)
         for episode, ep_seed, task_id in schedule

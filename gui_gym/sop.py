@@ -35,7 +35,14 @@ from gui_gym.envs.replay.dataset import ExpertTrajectory
 from gui_gym.rewards.action_match import Matcher
 from gui_gym.rewards.semi_online import SOPMetrics, sop_metrics
 
-__all__ = ["SOPEpisode", "SOPSummary", "evaluate_sop"]
+__all__ = [
+    "OfflineLevel",
+    "SOPEpisode",
+    "SOPSummary",
+    "evaluate_offline",
+    "evaluate_sop",
+    "offline_metrics",
+]
 
 
 @dataclass
@@ -51,6 +58,8 @@ class SOPEpisode:
         matched_steps: Steps matched in all, every mismatch patched (0 with
             ``step_accuracy=False`` runs beyond the prefix).
         judged_steps: Steps the agent acted on.
+        type_matched_steps: Steps whose action type matched the expert's (0 in logs written
+            before it was recorded).
     """
 
     index: int
@@ -62,6 +71,7 @@ class SOPEpisode:
     matched_prefix: int
     matched_steps: int
     judged_steps: int
+    type_matched_steps: int = 0
 
 
 @dataclass
@@ -125,6 +135,7 @@ def evaluate_sop(
     skip_bad: bool = False,
     limit: int | None = None,
     progress: bool = True,
+    instruction_level: str = "high",
 ) -> tuple[SOPSummary, list[SOPEpisode]]:
     """Run ``agent`` over every trajectory of ``dataset`` and compute SOP.
 
@@ -140,6 +151,8 @@ def evaluate_sop(
         skip_bad: Skip corrupt records and missing images (counted) instead of failing.
         limit: Evaluate only the first ``limit`` trajectories.
         progress: Show a progress bar.
+        instruction_level: ``"high"`` (the goal) or ``"low"`` (the goal and each step's
+            low-level instruction; see :class:`~gui_gym.envs.replay.SemiOnlineReplayEnv`).
 
     Returns:
         The summary and one row per trajectory.
@@ -162,6 +175,9 @@ def evaluate_sop(
         patch="thought_free" if step_accuracy else "none",
         epsilon=math.inf if step_accuracy else 0,
         history=True,
+        # SOP and the step metrics judge actions: a bare action is scored as a thought-first one
+        require_think=False,
+        instruction_level=instruction_level,
     )
     if isinstance(agent, str):
         probe = make_env()
@@ -178,6 +194,7 @@ def evaluate_sop(
         "matcher": matcher_name,
         "seed": seed,
         "step_accuracy": step_accuracy,
+        **({"instruction_level": instruction_level} if instruction_level != "high" else {}),
     }
     rows: dict[int, SOPEpisode] = {}
     log_path = Path(f"{out}.episodes.jsonl") if out is not None else None
@@ -258,4 +275,105 @@ def _row(
         matched_prefix=int(details["matched_prefix"]),
         matched_steps=sum(details["rollout"]["matched"]),
         judged_steps=len(details["rollout"]["matched"]),
+        type_matched_steps=sum(details["rollout"].get("type_matched", ())),
     )
+
+
+@dataclass
+class OfflineLevel:
+    """AndroidControl-style step metrics at one instruction level.
+
+    Attributes:
+        level: ``"high"`` (the goal only) or ``"low"`` (with each step's instruction).
+        steps: Expert steps judged.
+        type_match: Share of steps whose action type matched the expert's (TM).
+        exact_match: Share of steps whose action matched the expert's (EM: type and target
+            or text, as the matcher decides).
+        per_category: TM and EM per task category.
+    """
+
+    level: str
+    steps: int
+    type_match: float
+    exact_match: float
+    per_category: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def offline_metrics(rows: list[SOPEpisode], level: str) -> OfflineLevel:
+    """TM and EM over every judged step of ``rows`` (every mismatch patched, so each step is
+    judged on the expert's state with the expert's history, as offline benchmarks do)."""
+
+    def rates(subset: list[SOPEpisode]) -> tuple[int, float, float]:
+        steps = sum(r.judged_steps for r in subset)
+        if not steps:
+            return 0, math.nan, math.nan
+        return (
+            steps,
+            sum(r.type_matched_steps for r in subset) / steps,
+            sum(r.matched_steps for r in subset) / steps,
+        )
+
+    steps, tm, em = rates(rows)
+    per_category = {}
+    for category in sorted({r.category for r in rows if r.category}):
+        n, c_tm, c_em = rates([r for r in rows if r.category == category])
+        per_category[category] = {"steps": n, "type_match": c_tm, "exact_match": c_em}
+    return OfflineLevel(level, steps, tm, em, per_category)
+
+
+def evaluate_offline(
+    dataset: str | Path | ExpertDataset,
+    agent: str | Callable[[gym.Env], Agent],
+    *,
+    levels: tuple[str, ...] = ("high", "low"),
+    matcher: str | Matcher = "strict",
+    seed: int = 0,
+    out: str | Path | None = None,
+    skip_bad: bool = False,
+    limit: int | None = None,
+    progress: bool = True,
+) -> dict[str, OfflineLevel]:
+    """Offline single-step metrics on an expert dataset, as AndroidControl reports them and
+    UI-S1 and GUI-Shepherd (Table 2) use: type match and exact match per step, with the
+    high-level goal alone and with each step's low-level instruction.
+
+    Each level is an :func:`evaluate_sop` run that patches every mismatch, so every expert
+    step is judged once on the expert's state; ``out`` gets the levels' summary, and each
+    level's episodes stream to ``<out>.<level>.episodes.jsonl`` (a rerun resumes).
+
+    Raises:
+        ValueError: for an unknown level.
+        DatasetError: for a bad dataset (without ``skip_bad``).
+    """
+    unknown = [lv for lv in levels if lv not in ("high", "low")]
+    if unknown or not levels:
+        raise ValueError(f"levels must be among ('high', 'low'), got {levels!r}")
+    data = (
+        dataset
+        if isinstance(dataset, ExpertDataset)
+        else ExpertDataset.load(dataset, skip_bad=skip_bad)
+    )
+    report: dict[str, OfflineLevel] = {}
+    for level in levels:
+        _, rows = evaluate_sop(
+            data,
+            agent,
+            matcher=matcher,
+            step_accuracy=True,
+            seed=seed,
+            out=None if out is None else f"{out}.{level}",
+            limit=limit,
+            progress=progress,
+            instruction_level=level,
+        )
+        report[level] = offline_metrics(rows, level)
+    if out is not None:
+        agent_name = agent if isinstance(agent, str) else getattr(agent, "__name__", "custom")
+        payload = {
+            "dataset": str(data.root.resolve()),
+            "agent": agent_name,
+            "matcher": matcher if isinstance(matcher, str) else getattr(matcher, "name", "custom"),
+            "levels": {level: asdict(result) for level, result in report.items()},
+        }
+        atomic_write_text(out, json.dumps(payload, indent=1) + "\n")
+    return report

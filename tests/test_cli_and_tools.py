@@ -72,6 +72,31 @@ def test_eval_resumes_after_a_crash(tmp_path: Path) -> None:
     assert [r.__dict__ for r in fresh] == [r.__dict__ for r in rows]
 
 
+def test_a_bad_eval_log_line_is_an_error_naming_its_line(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    evaluate("GuiGym/WikiHow-v0", "random", episodes=2, out=out, progress=False)
+    log = Path(f"{out}.episodes.jsonl")
+    lines = log.read_text().splitlines()
+    lines[2] = json.dumps({"episode": 1, "task_id": "x"})  # a row missing its fields
+    log.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"results.json.episodes.jsonl:3"):
+        evaluate("GuiGym/WikiHow-v0", "random", episodes=2, out=out, progress=False)
+
+
+def test_eval_reports_rwd_where_the_env_pays_milestone_events() -> None:
+    # ProgRM Table 1 reports Rwd, Mobile-Env's cumulative milestone reward, beside SR
+    summary, rows = evaluate(
+        "GuiGym/WikiHow-v0", "oracle", episodes=4, env_kwargs={"split": "test"}, progress=False
+    )
+    suite = __import__("gymnasium").make("GuiGym/WikiHow-v0").unwrapped.suite
+    # every event of a solved task is paid once
+    events = [sum(m.reward for m in suite[r.task_id].milestones) for r in rows]
+    assert [r.milestone_reward for r in rows] == events
+    assert summary.rwd == sum(events) / 4 and summary.to_dict()["rwd"] == summary.rwd
+    other, _ = evaluate("GuiGym/AndroidWorld-v0", "oracle", episodes=1, progress=False)
+    assert other.rwd is None
+
+
 def test_eval_refuses_to_mix_runs(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     evaluate("GuiGym/WikiHow-v0", "oracle", episodes=2, out=out, progress=False)

@@ -45,6 +45,17 @@ BASE: dict[str, list[str]] = {
     "serve": ["{tmp}", "--port", "0", "--quiet"],
     "plot": [str(ROOT / "tests/data/learning_curves_sample.json"), "--out", "{tmp}/plots"],
     "sft": ["--dataset", "{dataset}", "--model", "{model}", "--out", "{tmp}/sft", "--no-progress"],
+    "train": [
+        "--algo",
+        "grpo",
+        "--env",
+        "GuiGym/WikiHow-v0",
+        "--model",
+        "{model}",
+        "--out",
+        "{tmp}/train",
+        "--no-progress",
+    ],
 }
 
 # (command, parameter name) -> wrong values. A value is a string (it replaces the parameter
@@ -66,7 +77,17 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("eval", "env_arg"): ["max_steps", "nope=1", "max_steps=-1", "task=nope", "split=3"],
     ("eval", "sop"): [["eval", "--sop"], ["eval", "GuiGym/WikiHow-v0", "--sop"]],
     ("eval", "dataset"): [["eval", "--sop", "--dataset", "{tmp}/none"]],
-    ("eval", "matcher"): [["eval", "--sop", "--dataset", "{dataset}", "--matcher", "lose"]],
+    ("eval", "matcher"): [
+        ["eval", "--sop", "--dataset", "{dataset}", "--matcher", "lose"],
+        ["eval", "--offline", "--dataset", "{dataset}", "--matcher", "exact"],
+        ["eval", "GuiGym/WikiHow-v0", "--matcher", "strict"],
+    ],
+    ("eval", "offline"): [
+        ["eval", "--offline"],
+        ["eval", "GuiGym/WikiHow-v0", "--offline", "--dataset", "{dataset}"],
+        ["eval", "--offline", "--sop", "--dataset", "{dataset}"],
+        ["eval", "--offline", "--dataset", "{dataset}", "--agent", "llm", "--model", "{tmp}"],
+    ],
     ("eval", "model"): [
         "{model}",  # a model with a built-in agent
         ["eval", "GuiGym/WikiHow-v0", "--agent", "llm"],
@@ -86,6 +107,19 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
         ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{model}", "--device", "gpu"]
     ],
     ("eval", "workers"): ["threads"],
+    ("train", "algo"): ["grpp"],
+    ("train", "env"): ["GuiGym/Nope-v0"],
+    ("train", "model"): ["{tmp}/none", "{file}"],
+    ("train", "reward"): ["outcome+0.3*milestones", "0.3*"],
+    ("train", "out"): ["{file}"],
+    ("train", "config"): ["{tmp}/none.json", "{file}"],
+    ("train", "set_"): ["lr", "nope=1"],
+    ("train", "env_arg"): ["nope=1"],
+    ("train", "task"): ["nope"],
+    ("train", "prompt"): ["nope"],
+    ("train", "prm_model"): ["{tmp}/none"],
+    ("train", "progress_model"): ["{tmp}/none"],
+    ("train", "embedder"): ["minilmm"],
     ("sft", "dataset"): ["{tmp}/none", "{file}", "{tmp}"],
     ("sft", "model"): ["{tmp}/none", "{tmp}", "{file}"],
     ("sft", "out"): ["{file}"],
@@ -295,13 +329,24 @@ def test_list_tasks_shows_category_split_and_milestones() -> None:
     assert rows["flight.Alaska"][:2] == ["flight", "train+test"]
 
 
-def test_progress_bars_are_off_when_stderr_is_not_a_terminal(monkeypatch) -> None:
-    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+def test_progress_bars_are_off_when_stderr_is_not_a_terminal() -> None:
+    # A fresh process, as a user's: tqdm reads TQDM_* variables when it is first imported,
+    # which in this test process other tests have already done.
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TQDM_DISABLE"}
+    env["PYTHONPATH"] = str(ROOT)
     argv = ["eval", "GuiGym/WikiHow-v0", "--agent", "random", "--episodes", "2"]
-    result = runner.invoke(app, argv)
-    assert result.exit_code == 0, result.output
-    assert "ep/s" not in result.output and "random on GuiGym/WikiHow-v0" in result.output
-    assert "TQDM_DISABLE" not in os.environ  # restored for the rest of the process
+    result = subprocess.run(
+        [sys.executable, "-m", "gui_gym.cli", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ep/s" not in result.stderr and "random on GuiGym/WikiHow-v0" in result.stdout
 
 
 def test_help_shows_long_option_names_whole() -> None:

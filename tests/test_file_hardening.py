@@ -52,6 +52,15 @@ def test_a_bad_trajectory_line_names_the_file_and_line(
     assert f"{path}:2:" in str(err.value) and reason in str(err.value)
 
 
+def test_a_bad_progress_label_file_line_names_the_file_and_line(tmp_path: Path) -> None:
+    from gui_gym.rewards.progress import read_labeled_trajectories
+
+    path = tmp_path / "labelled.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + "[1, 2]\n")
+    with pytest.raises(ValueError, match=rf"{path}:2: a trajectory record must be a JSON object"):
+        read_labeled_trajectories(path, require_labels=False)
+
+
 def test_a_bad_run_log_line_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "run.episodes.jsonl"
     header = {"agent": "oracle"}

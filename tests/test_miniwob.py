@@ -189,7 +189,7 @@ EXPERTS_TESTED = [
     # one per kind of skill the later experts need: tabs and accordions, SELECT, popups,
     # dates and times, feedback loops, text selection (DRAG_XY), autocomplete, email and
     # social media, notes of hidden numbers, sliders (DRAG_XY + keys), paging, a terminal,
-    # a game, date pickers, sortable lists (DRAG), colours, SVG widgets, shapes
+    # a hover search, date pickers, sortable lists (DRAG), colours, SVG widgets, shapes
     "click-tab-2-hard",
     "click-collapsible-2-nodelay",
     "choose-list",
@@ -204,7 +204,7 @@ EXPERTS_TESTED = [
     "use-slider",
     "search-engine",
     "terminal",
-    "tic-tac-toe",
+    "hot-cold",
     "choose-date-nodelay",
     "drag-items",
     "drag-sort-numbers",

@@ -130,7 +130,14 @@ def test_condensed_render_leaves_out_home_and_loops_but_keeps_numbers_and_action
 
 
 def test_llm_claim_components_condense_by_default() -> None:
-    env, trace = _contacts()
+    env = gym.make("GuiGym/AndroidWorld-v0", task="ContactsAddContact")
+    env.reset(seed=0)
+    base = env.unwrapped
+    recorder = PolicyTraceRecorder()
+    trace = recorder.start(base, "task")
+    for action in ('OPEN_APP("Contacts")', "HOME()", 'OPEN_APP("Contacts")', "DONE()"):
+        _, _, terminated, _, info = env.step(action)
+        recorder.record(base, info, terminated)
     llm = ScriptedLLM(
         [(r"decisions", '{"decisions": [{"claim": 0, "keep": true, "reason": "r"}]}')],
         default='{"policy_claims": [{"steps": [0], "reasoning": "r", "claim": "c"}]}',
@@ -138,7 +145,11 @@ def test_llm_claim_components_condense_by_default() -> None:
     parts = llm_components(llm)
     parts["claim_extractor"].extract(trace.goal, trace)
     parts["claim_filter"].filter(trace.goal, trace, [Claim("policy", "c", (0,))])
-    assert all("(left out:" in call for call in llm.calls) or not trace.redundant_screens()
+    assert len(llm.calls) == 2
+    assert all("--- Screen 2 --- (left out: the home screen)" in c for c in llm.calls)
+    full = LLMClaimFilter(llm, condense=False)
+    full.filter(trace.goal, trace, [Claim("policy", "c", (0,))])
+    assert "(left out:" not in llm.calls[-1]
 
 
 # ------------------------------------------------------- expectation and plans (Eq. 1)
@@ -457,3 +468,20 @@ def test_the_benchmark_runs_its_llm_arms_beside_the_scripted_ones() -> None:
     # this model calls everything a success: recall 1, and no verdict is invalid
     assert judges["llm digirl-style last-1"]["recall"] == 1.0
     assert all(m["invalid"] == 0 and m["n"] == 3 for m in judges.values())
+
+
+def test_rule_judge_treats_one_probe_finding_what_another_missed_as_complementary() -> None:
+    from gui_gym.models.judge_scripted import RuleJudge
+
+    goal = 'Create a contact named "Zoe Park".'
+    policy = Trace("policy", goal, screens=[_screen("Contacts")], declared_done=True)
+    typed = Claim("policy", "typed Zoe Park", (0,), kind="entered", values=("Zoe Park",))
+    found = Claim("probe 0", "Zoe Park is listed", (1,), kind="shown", values=("Zoe Park",))
+    missed = Claim("probe 1", "Zoe Park not found", (1,), kind="absent", values=("Zoe Park",))
+    judge = RuleJudge()
+    # joint judgment over two probes: what was found stored decides (App. E.3 Stage 2)
+    assert judge.judge(goal, [typed], [found, missed], policy).verdict == "success"
+    # the same two claims from one probe contradict each other: not found wins, as before
+    same = Claim("probe 0", "Zoe Park not found", (1,), kind="absent", values=("Zoe Park",))
+    assert judge.judge(goal, [typed], [found, same], policy).verdict == "failure"
+    assert judge.judge(goal, [typed], [missed], policy).verdict == "failure"

@@ -113,7 +113,12 @@ def test_epsilon_zero_ends_at_the_first_mismatch(dataset: ExpertDataset) -> None
     details = info["semi_online"]
     assert details["patched"] is False and details["executed_action"] is None
     assert details["matched_prefix"] == 0 and not info["success"]
-    assert details["rollout"] == {"rewards": [0.5], "matched": [False], "patched": [False]}
+    assert details["rollout"] == {
+        "rewards": [0.5],
+        "matched": [False],
+        "type_matched": [True],
+        "patched": [False],
+    }
     assert "Next 0" in obs["screen"]  # no next state (Eq. 7: None)
 
 

@@ -169,8 +169,8 @@ def test_bad_arguments_and_actions_get_clear_errors():
     with pytest.raises(gym.error.ResetNeeded):
         env.action_masks()
     env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"outside the action space \[0, 40\)"):
-        env.step(40)
+    with pytest.raises(ValueError, match=r"outside the action space \[0, 64\)"):
+        env.step(64)
     with pytest.raises(ValueError, match="send action strings to the env without this wrapper"):
         env.step("CLICK(1)")
     with pytest.raises(TypeError, match="has no candidate_actions"):
@@ -253,11 +253,12 @@ def test_sb3_ppo_runs_on_the_adapted_env():
     assert model.num_timesteps == 64
 
 
+# The first four In-Page train tasks (search, open the article, bookmark it).
 WIKIHOW_SUBSET = [
-    "thaw_frozen_fish_for_a_crowd-bookmark",
-    "substitute_baking_powder_for_baking_soda-bookmark",
-    "do_pigeon_pose-bookmark",
-    "keep_a_cat_off_the_counter-bookmark",
+    "clean_a_burnt_pot-bookmark",
+    "remove_waterproof_mascara-bookmark",
+    "make_an_offer_on_a_house-bookmark",
+    "detangle_hair_without_pain-bookmark",
 ]
 
 
@@ -276,19 +277,30 @@ def _success_rate(env, act, episodes: int) -> float:
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_maskable_ppo_learns_a_small_wikihow_subset_well_above_random():
+    """Trained on ProgRM's milestone-progress reward, judged on the task outcome alone.
+
+    With the outcome reward alone MaskablePPO learns these tasks on some seeds only (1 of 3
+    within 10,240 steps in our runs; benchmarks/learning_curves.py measures it), so a test of
+    "it learns" on one seed would be a coin toss; with the progress reward all three seeds
+    reached 1.0 greedy success by 6,144 steps (seed 0: 0.8 at 4,096).
+    """
     require("sb3_contrib", "rl")
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
 
+    from gui_gym.models.progress_model import MilestoneProgress
+    from gui_gym.wrappers import ProgressRewardWrapper
+
     torch.set_num_threads(1)
+    progress = MilestoneProgress.from_env_id("GuiGym/WikiHow-v0")
 
-    def make() -> FeaturizedObservation:
-        return make_sb3_env(
-            "GuiGym/WikiHow-v0", max_steps=10, wrappers=[lambda e: TaskSubset(e, WIKIHOW_SUBSET)]
-        )
+    def make(shaped: bool = True) -> FeaturizedObservation:
+        wrappers = [lambda e: ProgressRewardWrapper(e, progress)] if shaped else []
+        wrappers.append(lambda e: TaskSubset(e, WIKIHOW_SUBSET))
+        return make_sb3_env("GuiGym/WikiHow-v0", max_steps=10, max_candidates=40, wrappers=wrappers)
 
-    evaluation = make()
+    evaluation = make(shaped=False)
     evaluation.action_space.seed(0)
     random_rate = _success_rate(evaluation, lambda obs, env: env.action_space.sample(), 40)
     model = MaskablePPO(
@@ -302,12 +314,44 @@ def test_maskable_ppo_learns_a_small_wikihow_subset_well_above_random():
         policy_kwargs={"net_arch": [64, 64]},
         seed=0,
     )
-    model.learn(8192)
+    model.learn(6144)
     trained_rate = _success_rate(
         evaluation,
         lambda obs, env: model.predict(obs, action_masks=env.action_masks(), deterministic=True)[0],
         20,
     )
-    # Measured: random 0.025; after 8,192 steps 0.85 (seed 0), 0.55 (seed 1), 0.40 (seed 2)
     assert random_rate <= 0.1
-    assert trained_rate >= 0.3 and trained_rate >= 4 * random_rate, (random_rate, trained_rate)
+    assert trained_rate >= 0.5 and trained_rate >= 4 * random_rate, (random_rate, trained_rate)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reward", ["milestone", "prm"])
+def test_the_maskable_ppo_example_runs_each_shaped_reward(reward, tmp_path):
+    """The example end to end on a tiny budget (its store seeding, evaluation and JSON)."""
+    require("sb3_contrib", "rl")
+    import importlib.util
+    import json
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "sb3_maskable_ppo.py"
+    spec = importlib.util.spec_from_file_location("sb3_maskable_ppo", path)
+    example = importlib.util.module_from_spec(spec)
+    sys.modules["sb3_maskable_ppo"] = example
+    spec.loader.exec_module(example)
+    out = tmp_path / "curve.json"
+    args = example.Args(
+        reward=reward,
+        total_timesteps=512,
+        eval_every=512,
+        eval_episodes=2,
+        num_envs=2,
+        n_steps=64,
+        batch_size=64,
+        out=out,
+    )
+    result = example.main(args)
+    assert [row["steps"] for row in result["curve"]] == [0, 512]
+    assert len(result["train_tasks"]) == 4 and len(result["test_tasks"]) == 8
+    assert not set(result["train_tasks"]) & set(result["test_tasks"])
+    assert json.loads(out.read_text())["reward"] == reward

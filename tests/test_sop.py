@@ -111,3 +111,77 @@ def test_cli_eval_sop() -> None:
     assert result.exit_code != 0 and "--sop needs --dataset" in result.output
     result = runner.invoke(app, ["eval", "--no-progress"])
     assert result.exit_code != 0 and "give an env id" in result.output
+
+
+# -- offline step metrics (AndroidControl's TM / EM, high and low level) ------------------------
+
+
+class TypeSlipAgent(SlipAgent):
+    """Like :class:`SlipAgent`, but a scroll slip scrolls the wrong way: the right action type,
+    the wrong action (type match without exact match)."""
+
+    def act(self, observation: dict, info: dict) -> Action:
+        key = (self.env.trajectory.trajectory_id, self.env.expert_step)
+        expert = self.env.oracle_action()
+        if key in self.slips and expert.type is ActionType.SCROLL:
+            return Action(ActionType.SCROLL, direction="up")
+        return super().act(observation, info)
+
+
+def test_offline_type_and_exact_match_on_a_tiny_dataset(tiny: Path, tmp_path: Path) -> None:
+    from gui_gym.sop import evaluate_offline
+
+    # slips: t0 step 2 (expert CLICK, agent GOBACK), t2 step 0 (expert SCROLL(down), agent
+    # SCROLL(up): same type), t2 step 2 (expert CLICK, agent GOBACK). 9 steps, each judged
+    # once on the expert's state: EM 6/9, TM 7/9.
+    def agent(env: Any) -> TypeSlipAgent:
+        return TypeSlipAgent(env, {("t0", 2), ("t2", 0), ("t2", 2)})
+
+    out = tmp_path / "offline.json"
+    levels = evaluate_offline(tiny, agent, progress=False, out=out)
+    assert set(levels) == {"high", "low"}
+    for result in levels.values():
+        assert result.steps == 9
+        assert result.exact_match == pytest.approx(6 / 9)
+        assert result.type_match == pytest.approx(7 / 9)
+    saved = json.loads(out.read_text())
+    assert saved["levels"]["low"]["type_match"] == pytest.approx(7 / 9)
+    with pytest.raises(ValueError, match="levels must be among"):
+        evaluate_offline(tiny, agent, levels=("medium",), progress=False)
+
+
+def test_the_low_level_shows_each_steps_instruction(tmp_path: Path) -> None:
+    from gui_gym.envs.replay import SemiOnlineReplayEnv
+    from gui_gym.envs.replay.androidcontrol import convert_androidcontrol
+    from tests.test_expert_dataset import DATA
+
+    folder = tmp_path / "ac"
+    folder.mkdir()
+    episode = json.loads((DATA / "androidcontrol_sample.jsonl").read_text().splitlines()[0])
+    for key in ("screenshots", "screenshot_widths", "screenshot_heights"):
+        episode.pop(key, None)
+    (folder / "episodes.jsonl").write_text(json.dumps(episode) + "\n")
+    convert_androidcontrol(folder / "episodes.jsonl", tmp_path / "data", skip_bad=True)
+    low = SemiOnlineReplayEnv(str(tmp_path / "data"), instruction_level="low")
+    obs, _ = low.reset(seed=0)
+    assert obs["instruction"] == f"{episode['goal']}\nCurrent step: Open the Clock app"
+    obs, *_ = low.step(str(low.oracle_action()))
+    assert obs["instruction"].endswith("Current step: Tap the add alarm button")
+    high = SemiOnlineReplayEnv(str(tmp_path / "data"))
+    assert high.reset(seed=0)[0]["instruction"] == episode["goal"]
+    with pytest.raises(ValueError, match="instruction_level must be"):
+        SemiOnlineReplayEnv(str(tmp_path / "data"), instruction_level="mid")
+
+
+def test_cli_eval_offline() -> None:
+    result = runner.invoke(
+        app,
+        ["eval", "--offline", "--dataset", str(SAMPLE_DATASET), "--agent", "oracle",
+         "--no-progress"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if " all " in line]
+    assert len(lines) == 2 and all(line.count("100.0%") == 2 for line in lines)
+    assert "high" in result.output and "low" in result.output
+    result = runner.invoke(app, ["eval", "--offline", "--sop", "--no-progress"])
+    assert result.exit_code == 2 and "give one of them" in result.output

@@ -71,10 +71,23 @@ def eval_cmd(
         bool,
         typer.Option("--sop", help="UI-S1 Semi-Online Performance on an expert --dataset"),
     ] = False,
+    offline: Annotated[
+        bool,
+        typer.Option(
+            "--offline",
+            help="AndroidControl-style type and exact match per step on an expert --dataset, "
+            "with the high-level goal and with each step's low-level instruction",
+        ),
+    ] = False,
     dataset: Annotated[
         Path | None, typer.Option(help="--sop: expert dataset folder (gui-gym record/convert)")
     ] = None,
-    matcher: Annotated[str, typer.Option(help="--sop: action matcher, loose or strict")] = "loose",
+    matcher: Annotated[
+        str | None,
+        typer.Option(
+            help="--sop/--offline: action matcher, loose or strict (default: loose, strict)"
+        ),
+    ] = None,
     skip_bad: Annotated[
         bool, typer.Option("--skip-bad", help="--sop: skip corrupt records, count them")
     ] = False,
@@ -85,8 +98,9 @@ def eval_cmd(
         ),
     ] = False,
 ) -> None:
-    """Evaluate a built-in agent over a split and print a summary table; with ``--sop``,
-    its Semi-Online Performance (PG, TSR, Score) on an expert dataset."""
+    """Evaluate an agent over a split and print a summary table; with ``--sop``, its
+    Semi-Online Performance (PG, TSR, Score) on an expert dataset; with ``--offline``, its
+    step type and exact match there (high- and low-level instructions)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -94,13 +108,29 @@ def eval_cmd(
     from gui_gym.evaluation import evaluate, make_llm_agent
 
     output_file(out)
-    if sop:
+    if sop and offline:
+        raise UsageError("--sop and --offline are two evaluations: give one of them")
+    if sop or offline:
+        mode = "--sop" if sop else "--offline"
         if env_id is not None:
-            raise UsageError("--sop replays --dataset DIR: give no env id")
-        _eval_sop(dataset, agent, matcher, seed, out, skip_bad, no_step_accuracy, no_progress)
+            raise UsageError(f"{mode} replays --dataset DIR: give no env id")
+        if agent in ("llm", "openai"):
+            raise UsageError(
+                f"{mode} runs the built-in agents (oracle, random, random:done=P); evaluate "
+                "an LLM agent on an env id, or from Python with gui_gym.sop"
+            )
+        if sop:
+            _eval_sop(
+                dataset, agent, matcher or "loose", seed, out, skip_bad, no_step_accuracy,
+                no_progress,
+            )  # fmt: skip
+        else:
+            _eval_offline(dataset, agent, matcher or "strict", seed, out, skip_bad, no_progress)
         return
     if env_id is None:
-        raise UsageError("give an env id, or --sop --dataset DIR")
+        raise UsageError("give an env id, or --sop/--offline --dataset DIR")
+    if matcher is not None:
+        raise UsageError("--matcher applies to --sop and --offline only")
 
     kwargs = {
         "split": check_split(split),
@@ -169,14 +199,20 @@ def eval_cmd(
     except ValueError as err:  # a results file of another run
         raise UsageError(str(err)) from None
     table = Table(title=f"{agent} on {env_id} ({split})")
-    for column in ("category", "episodes", "success", "steps", "reward", "invalid"):
+    # Rwd: Mobile-Env's cumulative milestone reward per episode (ProgRM Table 1), where the
+    # env reports one
+    with_rwd = summary.rwd is not None
+    columns = ("category", "episodes", "success", *(("Rwd",) if with_rwd else ()), "steps")
+    for column in (*columns, "reward", "invalid"):
         table.add_column(column, justify="right")
     rows = [*summary.per_category.items(), ("all", summary.to_dict())]
     for name, stats in rows:
+        rwd = () if not with_rwd else (f"{stats['rwd']:.2f}" if stats["rwd"] is not None else "-",)
         table.add_row(
             name,
             str(int(stats["episodes"])),
             f"{stats['success_rate']:.1%}",
+            *rwd,
             f"{stats['mean_steps']:.1f}",
             f"{stats['mean_reward']:.3f}",
             f"{stats['invalid_action_rate']:.1%}",
@@ -243,5 +279,58 @@ def _eval_sop(
         typer.echo(f"skipped {summary.skipped} bad record(s) (--skip-bad)")
     if summary.failed:
         typer.echo(f"left out {summary.failed} recorded episode(s) whose expert failed")
+    if out is not None:
+        typer.echo(f"results written to {out}")
+
+
+def _eval_offline(
+    dataset: Path | None,
+    agent: str,
+    matcher: str,
+    seed: int,
+    out: Path | None,
+    skip_bad: bool,
+    no_progress: bool,
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from gui_gym.envs.replay import DatasetError
+    from gui_gym.sop import evaluate_offline
+
+    if dataset is None:
+        raise UsageError("--offline needs --dataset DIR")
+    existing_dir(dataset, "--dataset")
+    choose(matcher, ("loose", "strict"), "--matcher")
+    try:
+        levels = evaluate_offline(
+            dataset,
+            agent,
+            matcher=matcher,
+            seed=seed,
+            out=out,
+            skip_bad=skip_bad,
+            progress=not no_progress,
+        )
+    except (DatasetError, ValueError) as err:  # a bad dataset, agent, matcher or --out
+        raise UsageError(str(err)) from None
+    table = Table(title=f"offline step metrics of {agent} on {dataset} (matcher {matcher})")
+    for column in ("instruction", "category", "steps", "type match", "exact match"):
+        table.add_column(column, justify="right")
+    for level, result in levels.items():
+        rows = [*result.per_category.items()]
+        rows.append(
+            ("all", {"steps": result.steps, "type_match": result.type_match,
+                     "exact_match": result.exact_match})
+        )  # fmt: skip
+        for name, stats in rows:
+            table.add_row(
+                level,
+                name,
+                str(int(stats["steps"])),
+                f"{stats['type_match']:.1%}",
+                f"{stats['exact_match']:.1%}",
+            )
+    Console().print(table)
     if out is not None:
         typer.echo(f"results written to {out}")

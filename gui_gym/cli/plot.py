@@ -164,7 +164,9 @@ def plot_judge_accuracy(result: dict[str, Any], path: Path) -> list[str]:
     summary = result["accuracy"]["summary"]
     tts = result.get("test_time_scaling")
     panels = len(summary) + (1 if tts else 0)
-    fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4), squeeze=False)
+    most = max(len(data["judges"]) for data in summary.values())
+    height = max(4.0, 0.32 * most + 1.5)  # one row of bars per judge: long names stay legible
+    fig, axes = plt.subplots(1, panels, figsize=(6 * panels, height), squeeze=False)
     lines = []
     metrics = ("accuracy", "precision", "recall")
     for ax, (scope, data) in zip(axes[0], summary.items()):
@@ -173,15 +175,16 @@ def plot_judge_accuracy(result: dict[str, Any], path: Path) -> list[str]:
         lines.append(f"{scope} ({data.get('episodes', '?')} episodes)")
         for j, metric in enumerate(metrics):
             values = [judges[n][metric] if judges[n][metric] is not None else 0 for n in names]
-            ax.bar([i + (j - 1) * 0.26 for i in range(len(names))], values, 0.26, label=metric)
+            ax.barh([i + (j - 1) * 0.26 for i in range(len(names))], values, 0.26, label=metric)
         for name in names:
             lines.append(
-                f"  {name:<22} " + "  ".join(f"{m} {_fmt(judges[name][m])}" for m in metrics)
+                f"  {name:<40} " + "  ".join(f"{m} {_fmt(judges[name][m])}" for m in metrics)
             )
-        ax.set_xticks(range(len(names)), names, fontsize=7, rotation=20)
-        ax.set_ylim(0, 1.02)
+        ax.set_yticks(range(len(names)), names, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1.02)
         ax.set_title(f"judge quality, {scope}")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="lower right")
     if tts:
         ax = axes[0][-1]
         for name, data in tts["judges"].items():

@@ -15,6 +15,8 @@ from gui_gym.cli._common import (
     check_env_id,
     choose,
     existing_dir,
+    existing_file,
+    open_env,
     output_dir,
     parse_kwargs,
 )
@@ -154,6 +156,19 @@ def train_cmd(
     check_env_id(env)
     existing_dir(model, "--model")
     output_dir(out)
+    choose(embedder, ("minilm", "hashing"), "--embedder")
+    for folder, what in ((prm_model, "--prm-model"), (progress_model, "--progress-model")):
+        if folder is not None:
+            existing_dir(folder, what)
+    if config is not None:
+        existing_file(config, "--config")
+    from gui_gym.agents.prompts import PROMPTS
+
+    choose(prompt, sorted(PROMPTS), "--prompt")
+    # every task and env argument is checked before the model loads (one line, not minutes in)
+    env_kwargs = parse_kwargs(env_arg)
+    for name in task or [None]:
+        open_env(env, **({"task": name} if name is not None else {}), **env_kwargs).close()
     try:
         settings = load_settings(config) if config is not None else {}
         settings.update(parse_kwargs(set_))
@@ -167,7 +182,7 @@ def train_cmd(
             reward=reward,
             lora=lora,
             settings=settings,
-            env_kwargs=parse_kwargs(env_arg),
+            env_kwargs=env_kwargs,
             tasks=task,
             prompt=prompt,
             prm_model=prm_model,

@@ -163,6 +163,7 @@ RECORDED_INFO_KEYS: tuple[str, ...] = (
     "semi_online",  # UI-S1: SemiOnlineReplayEnv
     "action_error",
     "final_state_score",
+    "milestone_reward",  # Mobile-Env's per-event reward (WikiHow), ProgRM's "Rwd"
 )
 """The ``info`` keys a recorded :class:`Step` keeps (``Step.info``)."""
 

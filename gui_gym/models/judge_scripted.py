@@ -1832,6 +1832,15 @@ class RuleJudge:
             e_seen = _has(seen, t)
             if e_shown is None and e_seen is not None and p_cover is not None:
                 e_shown = e_seen  # found while browsing: it confirms what the policy claims
+            if (
+                e_absent is not None
+                and e_shown is not None
+                and evaluator_claims[e_absent].source != evaluator_claims[e_shown].source
+            ):
+                # A joint judgment over several probes: one found it stored, another looked
+                # elsewhere. Different views of the same state are complementary, not a
+                # contradiction (App. E.3 Stage 2); what was found stored decides.
+                e_absent = None
             if e_absent is not None or (e_draft is not None and e_shown is None):
                 why = "only in an unsaved field" if e_absent is None else "not found"
                 notes.append(f"{t!r} {why} (probe)")

@@ -36,7 +36,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from gui_gym.core.actions import Action, ActionParseError, ActionType, parse_action
-from gui_gym.core.trajectory import Trajectory, read_jsonl, write_jsonl
+from gui_gym.core.trajectory import Trajectory, read_jsonl_lines, write_jsonl
 from gui_gym.rewards.lcs import (
     LCSResult,
     StepSignature,
@@ -1030,8 +1030,11 @@ def read_labeled_trajectories(
     """
     trajectories: list[Trajectory] = []
     labels: list[TrajectoryLabels | None] = []
-    for number, record in enumerate(read_jsonl(path), 1):
-        trajectory = Trajectory.from_dict(record)
+    for number, record in read_jsonl_lines(path):
+        try:
+            trajectory = Trajectory.from_dict(record)
+        except ValueError as err:
+            raise ValueError(f"{path}:{number}: {err}") from None
         data = record.get("progress")
         if data is None:
             if require_labels:

@@ -117,7 +117,7 @@ class CandidateActions(
     def __init__(
         self,
         env: gym.Env,
-        max_candidates: int = 40,
+        max_candidates: int = 64,
         done_action: str | None = "auto",
         padding: Literal["wrap", "invalid"] = "wrap",
     ):
@@ -311,7 +311,7 @@ class FeaturizedObservation(
 def make_sb3_env(
     env_id: str,
     *,
-    max_candidates: int = 40,
+    max_candidates: int = 64,
     features: Literal["hash", "minilm"] | Embedder = "hash",
     dim: int = 64,
     done_action: str | None = "auto",

@@ -501,6 +501,8 @@ class Phone(SimApp[PhoneState]):
                     description=app.title,
                     resource_id="launcher_icon",
                     clickable=True,
+                    # as on Android; readers of a screen (ProRe's scripted judge) know icons
+                    # by it, and the SB3 adapter's max_candidates=64 holds the 43 actions
                     long_clickable=True,
                     handler="phone.launch",
                     handler_arg=app.key,

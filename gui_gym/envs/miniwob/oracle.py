@@ -9,6 +9,7 @@ seeds and expects miniwob's raw reward of 1.0, and replays the same miniwob acti
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -724,7 +725,15 @@ def social_media(ctx: PredicateContext) -> Action:
     screen = ctx.screen
     fields = _state(ctx).fields
     button = fields["button"]
-    item = next((e for e in screen.elements if e.text == button and e.clickable), None)
+    # the "more" menu's items carry the user: "Mute @vitae"
+    item = next(
+        (
+            e
+            for e in screen.elements
+            if e.clickable and e.text in (button, f"{button} {fields['user']}")
+        ),
+        None,
+    )
     if item is not None:
         return _click(item)
     handle = _find(screen, lambda e: e.text == fields["user"])
@@ -998,37 +1007,53 @@ _LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 
 
 def _winner(board: list[str]) -> str:
     for a, b, c in _LINES:
-        if board[a] and board[a] == board[b] == board[c]:
+        if board[a] in ("x", "o") and board[a] == board[b] == board[c]:
             return board[a]
     return ""
 
 
+def _wins_for(board: str, mark: str) -> list[int]:
+    """Cells where ``mark`` would complete a line."""
+    out = []
+    for line in _LINES:
+        marks = [board[i] for i in line]
+        if marks.count(mark) == 2 and marks.count(".") == 1:
+            out.append(line[marks.index(".")])
+    return out
+
+
+def _move_value(board: str, cell: int) -> float:
+    """Chance that X wins after playing ``cell`` on ``board`` ("." empty), against the
+    page's O: it moves at random 55% of the time, and otherwise takes a win, else blocks
+    X, else moves at random (tic-tac-toe.html's computerMove)."""
+    after = board[:cell] + "x" + board[cell + 1 :]
+    if _winner(list(after)) == "x":
+        return 1.0
+    free = [i for i, v in enumerate(after) if v == "."]
+    if not free:
+        return 0.0  # a draw is not a win
+    smart = _wins_for(after, "o") or _wins_for(after, "x") or free
+    chance = 0.0
+    for weight, moves in ((0.55, free), (0.45, smart)):
+        for o_cell in moves:
+            reply = after[:o_cell] + "o" + after[o_cell + 1 :]
+            if _winner(list(reply)) != "o":
+                chance += weight / len(moves) * _x_win_chance(reply)
+    return chance
+
+
+@functools.lru_cache(maxsize=20_000)  # at most 3**9 boards
+def _x_win_chance(board: str) -> float:
+    """Chance that X, to move on ``board``, wins when it plays its best."""
+    free = [i for i, v in enumerate(board) if v == "."]
+    return max((_move_value(board, cell) for cell in free), default=0.0)
+
+
 def _best_move(board: list[str]) -> int:
-    """Minimax for X (the page's O moves after each X)."""
-
-    def score(b: list[str], turn: str) -> int:
-        w = _winner(b)
-        if w:
-            return 1 if w == "x" else -1
-        free = [i for i, v in enumerate(b) if not v]
-        if not free:
-            return 0
-        results = []
-        for i in free:
-            b[i] = turn
-            results.append(score(b, "o" if turn == "x" else "x"))
-            b[i] = ""
-        return max(results) if turn == "x" else min(results)
-
-    free = [i for i, v in enumerate(board) if not v]
-    best, best_score = free[0], -2
-    for i in free:
-        board[i] = "x"
-        s = 2 if _winner(board) == "x" else score(board, "o")
-        board[i] = ""
-        if s > best_score:
-            best, best_score = i, s
-    return best
+    """The X move that most often wins against the page's O."""
+    text = "".join(v or "." for v in board)
+    free = [i for i, v in enumerate(text) if v == "."]
+    return max(free, key=lambda cell: _move_value(text, cell))
 
 
 def tic_tac_toe(ctx: PredicateContext) -> Action:
@@ -1113,6 +1138,8 @@ def phone_book(ctx: PredicateContext) -> Action:
 def sign_agreement(ctx: PredicateContext) -> Action:
     screen = ctx.screen
     fields = _state(ctx).fields
+    if "name" not in fields:  # "Click the cancel button."
+        return _click(_by_text(screen, fields["button"], ("button",)))
     area = _find(screen, lambda e: e.resource_id == "text-area")
     notes = _notes(ctx)
     # The textarea is disabled (no keys) and 2,000+ px tall: wheel steps of 50 px each.
@@ -1403,7 +1430,15 @@ def click_pie(ctx: PredicateContext) -> Action:
     want = _state(ctx).fields["target"]
     item = next((e for e in screen.elements if e.text == want), None)
     if item is not None and (item.bounds[2] - item.bounds[0]) > 2:
-        return _point(item)
+        # a point of the item's slice between the pie's centre and its label (a label at
+        # the rim can sit outside the slice's clickable shape)
+        hub = _find(screen, lambda e: e.resource_id.endswith("-spreader")).center
+        x, y = item.center
+        return Action(
+            ActionType.CLICK,
+            x=round(hub[0] + 0.75 * (x - hub[0])),
+            y=round(hub[1] + 0.75 * (y - hub[1])),
+        )
     if _notes(ctx).get("opened") and ctx.step < 40:
         return _wait()  # the menu is still opening
     _notes(ctx)["opened"] = True

@@ -170,6 +170,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     * ``max_steps``: truncate after this many steps (default: never; an episode has at most
       ``T`` steps anyway).
     * ``thought_fn``: a :class:`ThoughtGenerator` for the thought patches.
+    * ``instruction_level``: ``"high"`` (default: the goal only) or ``"low"`` (the goal and the
+      current expert step's low-level instruction, AndroidControl's "low" split: a converted
+      dataset's ``step_instructions``, a recording's step thoughts).
     * ``require_think``: the format score needs a ``<think>...</think>`` block (default True:
       UI-S1's output format is ``<think> ... </think> <action> ... </action>``, App. H).
       Only the reward reads it; whether the action matches the expert's (and so whether the
@@ -206,6 +209,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         max_steps: int | None = None,
         thought_fn: ThoughtGenerator | None = None,
         require_think: bool = True,  # UI-S1 App. H: <think> ... </think> <action> ... </action>
+        instruction_level: Literal["high", "low"] = "high",
         gamma: float = DEFAULT_GAMMA,
         reward_scheme: Literal["paper", "code"] = "paper",
         screenshot: bool = False,
@@ -233,6 +237,11 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1
         ):
             raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
+        if instruction_level not in ("high", "low"):
+            raise ValueError(
+                f"instruction_level must be 'high' or 'low', got {instruction_level!r}"
+            )
+        self.instruction_level = instruction_level
         if reward_scheme not in ("paper", "code"):
             raise ValueError(f"reward_scheme must be 'paper' or 'code', got {reward_scheme!r}")
         if not 0.0 <= gamma <= 1.0:
@@ -313,6 +322,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         self._history: list[HistoryEntry] = []
         self._rewards: list[float] = []
         self._matched: list[bool] = []
+        self._type_matched: list[bool] = []
         self._patched: list[bool] = []
         self._first_mismatch: int | None = None
         self._done = False
@@ -355,6 +365,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         self._patches = 0
         self._history = []
         self._rewards, self._matched, self._patched = [], [], []
+        self._type_matched = []
         self._first_mismatch = None
         self._done = False
         self._completed = False
@@ -429,6 +440,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             self._first_mismatch = judged
         self._rewards.append(reward)
         self._matched.append(matched)
+        self._type_matched.append(predicted is not None and result.type_ok)
         self._patched.append(patched)
 
         terminated = False
@@ -477,6 +489,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             details["rollout"] = {
                 "rewards": list(self._rewards),
                 "matched": list(self._matched),
+                "type_matched": list(self._type_matched),
                 "patched": list(self._patched),
             }
             details["returns"] = discounted_returns(self._rewards, self._matched, gamma=self.gamma)
@@ -570,6 +583,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         clone._history = self.history_entries
         clone._rewards = list(self._rewards)
         clone._matched = list(self._matched)
+        clone._type_matched = list(self._type_matched)
         clone._patched = list(self._patched)
         clone._np_random = copy.deepcopy(self._np_random)
         clone._shots = OrderedDict(self._shots)
@@ -631,8 +645,13 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
 
     def _observation(self) -> dict[str, Any]:
         assert self.trajectory is not None
+        instruction = self.trajectory.instruction
+        if self.instruction_level == "low" and self._t < len(self.trajectory.steps):
+            step = self.trajectory.steps[self._t].thought
+            if step:  # AndroidControl's low-level instruction for this step
+                instruction = f"{instruction}\nCurrent step: {step}"
         obs: dict[str, Any] = {
-            "instruction": self.trajectory.instruction[: self.max_instruction_length],
+            "instruction": instruction[: self.max_instruction_length],
             "screen": self._screen_text(),
         }
         if self.history:
