@@ -374,3 +374,18 @@ def test_play_has_line_editing() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "readline loaded: True" in out.stdout  # arrow keys, editing, history for input()
+
+
+def test_record_with_an_expert_a_task_lacks_is_one_line(monkeypatch, tmp_path: Path) -> None:
+    # `gui-gym record GuiGym/MiniWoB-v0 --agent oracle` reaches a task with no expert
+    import gui_gym.recording
+
+    def no_expert(*args, **kwargs):
+        raise NotImplementedError("no oracle for MiniWoB task 'bisect-angle'")
+
+    monkeypatch.setattr(gui_gym.recording, "record_dataset", no_expert)
+    argv = ["record", "GuiGym/WikiHow-v0", "--out", str(tmp_path / "rec"), "--no-progress"]
+    result = runner.invoke(app, argv)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert "no oracle for MiniWoB task 'bisect-angle'" in lines[0] and "a rerun resumes" in lines[0]

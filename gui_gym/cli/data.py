@@ -75,6 +75,10 @@ def record(
         )
     except DatasetError as err:  # a folder of another kind, or one recorded with other args
         raise UsageError(str(err)) from None
+    except NotImplementedError as err:  # an expert asked for a task that has none
+        raise UsageError(
+            f"{err} (episodes recorded so far are kept in {out}; a rerun resumes)"
+        ) from None
     typer.echo(
         f"{report.out}: {report.episodes} episodes ({report.recorded} recorded now, "
         f"{report.successes} successful)"
