@@ -40,6 +40,7 @@ from gui_gym.core.trajectory import (
     read_jsonl,
     write_jsonl,
 )
+from gui_gym.models.optimizer_state import load_optimizer_state, save_optimizer_state
 from gui_gym.models.prm import RulePRM, TransformersPRM, write_folder_atomically
 from gui_gym.rewards.prm import (
     DedupReport,
@@ -824,40 +825,6 @@ def evaluate_ranking(
     return ranking_metrics(states, per_state)
 
 
-def _save_optimizer(optimizer: Any, folder: Path) -> None:
-    """AdamW state as safetensors (tensors) plus JSON (everything else): no pickle."""
-    import torch
-    from safetensors.torch import save_file
-
-    state = optimizer.state_dict()
-    tensors: dict[str, Any] = {}
-    scalars: dict[str, Any] = {}
-    for pid, values in state["state"].items():
-        for key, value in values.items():
-            if isinstance(value, torch.Tensor):
-                tensors[f"{pid}.{key}"] = value.detach().cpu().contiguous()
-            else:
-                scalars[f"{pid}.{key}"] = value
-    save_file(tensors, str(folder / "optimizer.safetensors"))
-    (folder / "optimizer.json").write_text(
-        json.dumps({"param_groups": state["param_groups"], "scalars": scalars})
-    )
-
-
-def _load_optimizer(optimizer: Any, folder: Path) -> None:
-    from safetensors.torch import load_file
-
-    with errors_naming(folder / "optimizer.safetensors"):
-        tensors = load_file(str(folder / "optimizer.safetensors"))
-    with errors_naming(folder / "optimizer.json"):
-        meta = json.loads((folder / "optimizer.json").read_text())
-    per_param: dict[int, dict[str, Any]] = {}
-    for name, value in [*tensors.items(), *meta["scalars"].items()]:
-        pid, key = name.split(".", 1)
-        per_param.setdefault(int(pid), {})[key] = value
-    optimizer.load_state_dict({"state": per_param, "param_groups": meta["param_groups"]})
-
-
 def _save_checkpoint(
     prm: TransformersPRM,
     optimizer: Any,
@@ -872,7 +839,7 @@ def _save_checkpoint(
         save_model(prm.model, str(folder / "weights.safetensors"))
         if best is not None:
             save_file(best, str(folder / "best.safetensors"))
-        _save_optimizer(optimizer, folder)
+        save_optimizer_state(optimizer, folder)
         save_file({"cpu": torch.get_rng_state()}, str(folder / "rng.safetensors"))
         (folder / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
 
@@ -901,7 +868,7 @@ def _load_checkpoint(prm: TransformersPRM, optimizer: Any, path: Path) -> dict[s
             f"checkpoint {path} does not fit this model (missing {sorted(missing)[:5]}, "
             f"unexpected {sorted(unexpected)[:5]}); train with --no-resume or another --out"
         )
-    _load_optimizer(optimizer, path)
+    load_optimizer_state(optimizer, path)
     with errors_naming(path / "rng.safetensors"):
         torch.set_rng_state(load_file(str(path / "rng.safetensors"))["cpu"])
     with errors_naming(path / "trainer_state.json"):

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gui_gym.core.trajectory import Trajectory, atomic_write_text, read_jsonl, write_jsonl
+from gui_gym.models.optimizer_state import load_optimizer_state, save_optimizer_state
 
 __all__ = [
     "KL_ESTIMATORS",
@@ -1070,39 +1071,6 @@ class Trainer:
 def _numpy_state() -> list[Any]:
     name, keys, pos, has_gauss, gauss = np.random.get_state()
     return [name, keys.tolist(), int(pos), int(has_gauss), float(gauss)]
-
-
-def save_optimizer_state(optimizer: Any, folder: Path) -> None:
-    """An optimizer's state as safetensors (tensors) plus JSON (the rest): no pickle."""
-    torch = _torch()
-    from safetensors.torch import save_file
-
-    state = optimizer.state_dict()
-    tensors: dict[str, Any] = {}
-    scalars: dict[str, Any] = {}
-    for pid, values in state["state"].items():
-        for key, value in values.items():
-            if isinstance(value, torch.Tensor):
-                tensors[f"{pid}.{key}"] = value.detach().cpu().contiguous()
-            else:
-                scalars[f"{pid}.{key}"] = value
-    save_file(tensors, str(folder / "optimizer.safetensors"))
-    (folder / "optimizer.json").write_text(
-        json.dumps({"param_groups": state["param_groups"], "scalars": scalars})
-    )
-
-
-def load_optimizer_state(optimizer: Any, folder: Path) -> None:
-    """Inverse of :func:`save_optimizer_state`."""
-    from safetensors.torch import load_file
-
-    tensors = load_file(str(folder / "optimizer.safetensors"))
-    meta = json.loads((folder / "optimizer.json").read_text())
-    per_param: dict[int, dict[str, Any]] = {}
-    for name, value in [*tensors.items(), *meta["scalars"].items()]:
-        pid, key = name.split(".", 1)
-        per_param.setdefault(int(pid), {})[key] = value
-    optimizer.load_state_dict({"state": per_param, "param_groups": meta["param_groups"]})
 
 
 class _NoProgress:
