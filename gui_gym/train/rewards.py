@@ -94,6 +94,8 @@ class RewardStack:
             :class:`~gui_gym.models.prm.RulePRM` (the env's expert and milestones).
         progress_model: A ProgRM folder for the progress term; None uses the env milestones
             (ProgRM-Env, :class:`~gui_gym.models.progress_model.MilestoneProgress`).
+        progress_k: History length ``k`` of the progress reward, ``Prog(s_t) - Prog(s_{t-k})``
+            (ProgRM Eq. 2); 1 is the paper's default, 2 and 3 its Table 4 ablation.
     """
 
     weights: dict[str, float]
@@ -101,6 +103,7 @@ class RewardStack:
     embedder: str = "minilm"
     prm_model: str | Path | None = None
     progress_model: str | Path | None = None
+    progress_k: int = 1
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -109,6 +112,10 @@ class RewardStack:
             raise ValueError(f"unknown reward(s) {sorted(unknown)}; allowed: {REWARD_TERMS}")
         if self.embedder not in ("minilm", "hashing"):
             raise ValueError(f"embedder must be 'minilm' or 'hashing', got {self.embedder!r}")
+        if isinstance(self.progress_k, bool) or not isinstance(self.progress_k, int):
+            raise ValueError(f"progress_k must be an int >= 1, got {self.progress_k!r}")
+        if self.progress_k < 1:
+            raise ValueError(f"progress_k must be >= 1 (ProgRM Eq. 2), got {self.progress_k}")
 
     @classmethod
     def from_text(cls, text: str, **kwargs: Any) -> RewardStack:
@@ -131,7 +138,10 @@ class RewardStack:
             from gui_gym.wrappers import ProgressRewardWrapper
 
             env = ProgressRewardWrapper(
-                env, self._model("progress", self._progress_model), weight=weights["progress"]
+                env,
+                self._model("progress", self._progress_model),
+                k=self.progress_k,
+                weight=weights["progress"],
             )
         if "prm" in weights:
             from gui_gym.wrappers import PRMWrapper

@@ -137,6 +137,7 @@ def make_trainer(
     prompt: Any = "default",
     prm_model: str | Path | None = None,
     progress_model: str | Path | None = None,
+    progress_k: int = 1,
     embedder: str = "minilm",
     resume: bool = True,
 ) -> Any:
@@ -157,6 +158,7 @@ def make_trainer(
         prm_model: PRM folder for ``prm`` rewards, for offline GRPO's ``reward="prm"``, and
             for PPO's ``critic_init="prm"``.
         progress_model: ProgRM folder for ``progress`` rewards (default: env milestones).
+        progress_k: History length ``k`` of the progress reward (ProgRM Eq. 2; 1 by default).
         embedder: ``minilm`` or ``hashing`` for milestone matching.
         resume: Continue from the run folder's checkpoint when there is one.
 
@@ -188,6 +190,7 @@ def make_trainer(
         embedder=embedder,
         prm_model=prm_model,
         progress_model=progress_model,
+        progress_k=progress_k,
     )
     make_env = make_env_factory(env_id, env_kwargs, stack)
     probe = make_env()
