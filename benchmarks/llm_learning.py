@@ -4,12 +4,23 @@
    (:func:`gui_gym.train.sft.train_sft`) on oracle trajectories of a small subset of WikiHow
    train tasks (the shortest ones), recorded with :func:`gui_gym.recording.record_dataset`.
 2. From that SFT checkpoint, each arm trains with ``gui_gym.train.runner.make_trainer`` for
-   ``--iterations`` iterations on the same train tasks, with ``--seeds`` seeds. Arms:
-   every algorithm (outcome reward; UI-S1 and offline GRPO on the recorded dataset), and
-   step-level GRPO with outcome alone against progress (ProgRM-Env), milestone (ADMIRE,
-   refined once per batch) and PRM (the rule-based reference judge) rewards.
-3. Every ``--eval-every`` iterations, greedy success rate on the train tasks and on held-out
-   test-split tasks (never seen in SFT or RL).
+   ``--iterations`` iterations on the same train tasks, with ``--seeds`` seeds. Arms
+   (``ALGO:REWARD`` or ``ALGO:REWARD:k=N``): every algorithm (outcome reward; UI-S1 and
+   offline GRPO on the recorded dataset); step-level GRPO with outcome alone against progress
+   (ProgRM-Env), milestone (ADMIRE, refined once per batch) and PRM (the rule-based reference
+   judge) rewards; and ProgRM's Table 4 ablation, REINFORCE++ (ProgRM's algorithm) with the
+   progress reward's history length ``k`` = 1, 2, 3 (Eq. 2) beside its outcome-only run.
+3. Every ``--eval-every`` iterations, greedy success rate on the train tasks; at the end, also
+   on held-out test-split tasks (never seen in SFT or RL; a model of this size answers none
+   of them, see docs/training.md, so they are measured at the start and the end only).
+4. For each shaped arm, the first iteration at which its mean success reaches the final
+   success of the same algorithm's outcome-only arm (``reach`` in the JSON).
+
+Runs go ``--workers`` at a time, one process each (single-threaded: a tiny model gains
+nothing from threads), so a 2-core machine runs two at once.
+
+The generation budget ``--max-new-tokens`` must hold the longest oracle completion (checked
+before training): cut shorter, right answers come out unparsable.
 
 Writes ``benchmarks/results/llm_learning.json`` and ``llm_learning.png``: success against
 training iterations per arm (mean over seeds), with the SFT starting point.
@@ -24,8 +35,10 @@ Usage::
 from __future__ import annotations
 
 import json
+import multiprocessing
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +57,9 @@ DEFAULT_ARMS = [
     "ppo:outcome",
     "semi_online:replay",
     "offline_grpo:replay",
+    "reinforce_pp:outcome+progress",  # ProgRM Table 4: k = 1 (the paper's setting), 2, 3
+    "reinforce_pp:outcome+progress:k=2",
+    "reinforce_pp:outcome+progress:k=3",
 ]
 
 
@@ -51,22 +67,43 @@ DEFAULT_ARMS = [
 class Args:
     arms: list[str] = field(default_factory=lambda: list(DEFAULT_ARMS))
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
-    train_tasks: int = 6
+    # 12 tasks: each is 1/12 of the success rate (6 made every step a sixth)
+    train_tasks: int = 12
     held_out_tasks: int = 6
     max_oracle_steps: int = 3  # the subset: tasks the oracle solves in at most this many steps
     max_steps: int = 5
-    sft_epochs: int = 40
+    # short of memorising the oracle (a long SFT leaves RL nothing to raise)
+    sft_epochs: int = 15
     sft_lr: float = 3e-3
     iterations: int = 10
-    eval_every: int = 5
+    eval_every: int = 2  # fine enough to see when a shaped arm reaches the outcome arm
     group_size: int = 4
     learning_rate: float = 5e-4
-    max_new_tokens: int = 24
+    max_new_tokens: int = 48
+    workers: int = 2  # runs at once (each single-threaded): one per core
     temperature: float = 1.0
     device: str = "cpu"
     embedder: str = "hashing"
     out: str = "benchmarks/results"
     work: str | None = None  # keep the SFT model and runs here (default: a temp folder)
+
+
+def parse_arm(arm: str) -> tuple[str, str, int]:
+    """``"algo:reward"`` or ``"algo:reward:k=N"`` -> ``(algo, reward, progress history k)``.
+
+    ``k`` is the history length of ProgRM's progress reward (Eq. 2; Table 4 ablates 1-3).
+
+    Raises:
+        ValueError: for another form.
+    """
+    parts = arm.split(":")
+    k = 1
+    if len(parts) == 3 and parts[2].startswith("k=") and parts[2][2:].isdigit():
+        k = int(parts[2][2:])
+        parts = parts[:2]
+    if len(parts) != 2 or not all(parts) or k < 1:
+        raise ValueError(f"arm {arm!r} must be ALGO:REWARD or ALGO:REWARD:k=N (N >= 1)")
+    return parts[0], parts[1], k
 
 
 def short_tasks(split: str, max_oracle_steps: int, count: int) -> list[str]:
@@ -91,6 +128,27 @@ def short_tasks(split: str, max_oracle_steps: int, count: int) -> list[str]:
             break
     env.close()
     return chosen
+
+
+def longest_completion(dataset: Path, model: Path) -> int:
+    """Tokens (end token included) of the longest SFT target of ``dataset``: what the policy
+    must be allowed to generate to reproduce the expert.
+
+    A generation budget below it truncates right answers into unparsable text (an earlier
+    version of this benchmark capped generation at 24 tokens while half the oracle actions
+    need 26 with the tiny BPE tokenizer, so SFT looked weak and RL "gained" by finding shorter
+    outputs)."""
+    from gui_gym.agents.llm import LLMAgent
+    from gui_gym.envs.replay.dataset import ExpertDataset
+    from gui_gym.models.llm import TransformersLLM
+    from gui_gym.train.sft import build_examples
+
+    llm = TransformersLLM(model, device="cpu")
+    examples = build_examples(ExpertDataset.load(dataset).trajectories, LLMAgent(llm))
+    tokenizer = llm.tokenizer
+    return max(
+        len(tokenizer(e.completion, add_special_tokens=False)["input_ids"]) + 1 for e in examples
+    )
 
 
 def success_rate(llm: Any, tasks: list[str], max_steps: int, max_new_tokens: int) -> float:
@@ -118,10 +176,13 @@ def run_arm(
     from gui_gym.models.llm import TransformersLLM
     from gui_gym.train.runner import make_trainer
 
-    algo, reward = arm.split(":", 1)
+    algo, reward, progress_k = parse_arm(arm)
     replay = reward == "replay"
     settings: dict[str, Any] = {
-        "out": str(Path(args.work or tempfile.mkdtemp()) / f"{arm.replace(':', '_')}_{seed}"),
+        "out": str(
+            Path(args.work or tempfile.mkdtemp())
+            / f"{arm.replace(':', '_').replace('=', '')}_{seed}"
+        ),
         "iterations": args.iterations,
         "seed": seed,
         "learning_rate": args.learning_rate,
@@ -154,6 +215,7 @@ def run_arm(
         else {"split": "train", "max_steps": args.max_steps},
         tasks=None if replay else tasks["train"],
         embedder=args.embedder,
+        progress_k=progress_k,
         resume=False,
     )
     llm = TransformersLLM(
@@ -162,16 +224,20 @@ def run_arm(
     curve = []
 
     def evaluate(iteration: int) -> None:
-        curve.append(
-            {
-                "iteration": iteration,
-                "train": success_rate(llm, tasks["train"], args.max_steps, args.max_new_tokens),
-                "held_out": success_rate(
-                    llm, tasks["held_out"], args.max_steps, args.max_new_tokens
-                ),
-            }
-        )
+        point = {
+            "iteration": iteration,
+            "train": success_rate(llm, tasks["train"], args.max_steps, args.max_new_tokens),
+        }
+        if iteration == args.iterations:  # held-out tasks at the end only (see the docstring)
+            point["held_out"] = success_rate(
+                llm, tasks["held_out"], args.max_steps, args.max_new_tokens
+            )
+        curve.append(point)
         print(f"  {arm} seed {seed} iteration {iteration}: {curve[-1]}", flush=True)
+
+    import torch
+
+    torch.set_num_threads(1)  # in a worker process too: tiny models, threads only contend
 
     def on_iteration(metrics: dict[str, Any]) -> None:
         done = metrics["iteration"] + 1
@@ -198,9 +264,10 @@ def plot(result: dict[str, Any], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, split in zip(axes, ("train", "held_out")):
         for arm, summary in result["arms"].items():
-            xs = [0] + [p["iteration"] for p in summary["mean_curve"]]
-            ys = [result["sft"][split]] + [p[split] for p in summary["mean_curve"]]
-            ax.plot(xs, ys, marker="o", label=arm)
+            points = [p for p in summary["mean_curve"] if split in p]
+            xs = [0] + [p["iteration"] for p in points]
+            ys = [result["sft"][split]] + [p[split] for p in points]
+            ax.plot(xs, ys, marker="o", label=arm, linestyle="--" if ":k=" in arm else "-")
         ax.set_title(f"{split.replace('_', '-')} tasks")
         ax.set_xlabel("RL iterations (from the SFT model)")
         ax.set_ylim(-0.05, 1.05)
@@ -208,6 +275,31 @@ def plot(result: dict[str, Any], path: Path) -> None:
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+
+
+def reach_outcome_final(arms: dict[str, Any], sft_train: float) -> dict[str, Any]:
+    """For each shaped arm: the first iteration at which its mean success on the trained tasks
+    reaches the final mean success of the same algorithm's outcome-only arm (None: never),
+    and whether that is within half the outcome-only run's iterations (the issue's aim).
+    Iteration 0 is the SFT model every arm starts from."""
+    out: dict[str, Any] = {}
+    for arm, summary in arms.items():
+        algo, reward, _ = parse_arm(arm)
+        baseline = arms.get(f"{algo}:outcome")
+        if reward in ("outcome", "replay") or baseline is None or not baseline["mean_curve"]:
+            continue
+        target = baseline["final"]["train"]
+        total = baseline["final"]["iteration"]
+        points = [{"iteration": 0, "train": sft_train}, *summary["mean_curve"]]
+        reached = next((p["iteration"] for p in points if p["train"] >= target - 1e-9), None)
+        out[arm] = {
+            "outcome_arm": f"{algo}:outcome",
+            "outcome_final_train": target,
+            "outcome_iterations": total,
+            "reached_at": reached,
+            "within_half": reached is not None and reached <= total / 2,
+        }
+    return out
 
 
 def summarise(
@@ -226,19 +318,18 @@ def summarise(
         mean_curve = []
         for point in points:
             rows = [p for r in mine for p in r["curve"] if p["iteration"] == point]
-            mean_curve.append(
-                {
-                    "iteration": point,
-                    "train": sum(p["train"] for p in rows) / len(rows),
-                    "held_out": sum(p["held_out"] for p in rows) / len(rows),
-                }
-            )
+            mean = {"iteration": point, "train": sum(p["train"] for p in rows) / len(rows)}
+            held_out = [p["held_out"] for p in rows if "held_out" in p]
+            if held_out:
+                mean["held_out"] = sum(held_out) / len(held_out)
+            mean_curve.append(mean)
         arms[arm] = {
             "seeds": [r["seed"] for r in mine],
             "mean_curve": mean_curve,
             "final": mean_curve[-1] if mean_curve else None,
         }
     result = {
+        "reach": reach_outcome_final(arms, sft["train"]),
         "args": asdict(args),
         "tasks": tasks,
         "before_sft": before_sft,
@@ -284,6 +375,12 @@ def main(args: Args) -> dict[str, Any]:
             progress=False,
         )
     base = build_tiny_policy(work / "base", env_texts(ENV_ID), n_positions=2048)
+    needed = longest_completion(dataset, base)
+    if needed > args.max_new_tokens:
+        raise SystemExit(
+            f"--max-new-tokens {args.max_new_tokens} cannot hold the longest oracle completion "
+            f"({needed} tokens with the end token): raise it to at least {needed}"
+        )
     sft_model = work / "sft"
     report = train_sft(
         dataset,
@@ -307,9 +404,18 @@ def main(args: Args) -> dict[str, Any]:
     print(f"before SFT {before_sft}; after SFT {sft}", flush=True)
     runs: list[dict[str, Any]] = []
     result: dict[str, Any] = {}
-    for arm in args.arms:
-        for seed in args.seeds:
-            runs.append(run_arm(arm, seed, sft_model, dataset, tasks, args))
+    # seed-major: an interrupted benchmark has every arm at its first seeds
+    jobs = [(arm, seed) for seed in args.seeds for arm in args.arms]
+    # one process per core: each run is single-threaded (tiny model), so two cores run two
+    # arms at once; spawn, not fork, as torch and the tokenizers hold threads
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=args.workers, mp_context=context) as pool:
+        pending = [
+            pool.submit(run_arm, arm, seed, sft_model, dataset, tasks, args) for arm, seed in jobs
+        ]
+        for future in as_completed(pending):
+            runs.append(future.result())
+            runs.sort(key=lambda r: (args.arms.index(r["arm"]), r["seed"]))
             # written after every run, so an interrupted benchmark keeps what it measured
             result = summarise(args, tasks, before_sft, sft, runs, time.perf_counter() - started)
     print(json.dumps({"sft": sft, "final": {a: s["final"] for a, s in result["arms"].items()}}))

@@ -1,0 +1,91 @@
+"""benchmarks/llm_learning.py: arm names, the "reaches the outcome arm's final" figure and the
+generation budget that must hold every oracle completion."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "llm_learning.py"
+
+
+def load_bench() -> Any:
+    spec = importlib.util.spec_from_file_location("llm_learning_bench", PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load_bench()
+
+
+def test_arms_name_algorithm_reward_and_progress_history() -> None:
+    assert bench.parse_arm("grpo:outcome+0.3*milestone") == ("grpo", "outcome+0.3*milestone", 1)
+    assert bench.parse_arm("reinforce_pp:outcome+progress:k=3") == (
+        "reinforce_pp",
+        "outcome+progress",
+        3,
+    )
+    for bad in ("grpo", "grpo:", "grpo:outcome:k=0", "grpo:outcome:x=2", "a:b:k=2:c"):
+        with pytest.raises(ValueError, match="ALGO:REWARD"):
+            bench.parse_arm(bad)
+
+
+def curve(*points: tuple[int, float]) -> dict[str, Any]:
+    mean = [{"iteration": i, "train": v} for i, v in points]
+    return {"mean_curve": mean, "final": mean[-1]}
+
+
+def test_reach_is_the_first_iteration_at_the_outcome_arms_final_success() -> None:
+    arms = {
+        "grpo:outcome": curve((2, 0.5), (4, 0.5), (6, 0.6), (8, 0.7)),
+        "grpo:outcome+progress": curve((2, 0.6), (4, 0.7), (6, 0.7), (8, 0.8)),
+        "grpo:outcome+milestone": curve((2, 0.4), (4, 0.5), (6, 0.6), (8, 0.65)),
+        "reinforce_pp:outcome+progress:k=2": curve((2, 0.9), (8, 0.9)),  # no outcome arm
+        "semi_online:replay": curve((8, 0.9)),
+    }
+    reach = bench.reach_outcome_final(arms, sft_train=0.4)
+    assert set(reach) == {"grpo:outcome+progress", "grpo:outcome+milestone"}
+    assert reach["grpo:outcome+progress"] == {
+        "outcome_arm": "grpo:outcome",
+        "outcome_final_train": 0.7,
+        "outcome_iterations": 8,
+        "reached_at": 4,
+        "within_half": True,
+    }
+    assert reach["grpo:outcome+milestone"]["reached_at"] is None
+    assert reach["grpo:outcome+milestone"]["within_half"] is False
+    # an SFT start already at the target counts as iteration 0
+    assert (
+        bench.reach_outcome_final(arms, sft_train=0.7)["grpo:outcome+milestone"]["reached_at"] == 0
+    )
+
+
+@pytest.mark.slow
+def test_generation_budget_is_measured_on_the_oracle_completions(tmp_path: Path) -> None:
+    from gui_gym.recording import record_dataset
+    from gui_gym.train.runner import build_tiny_policy, env_texts
+
+    task = "address_a_letter_to_england-article"  # INPUT(0, "address a letter to england")
+    record_dataset(
+        bench.ENV_ID,
+        "oracle",
+        episodes=1,
+        out=tmp_path / "oracle",
+        tasks=[task],
+        env_kwargs={"split": "train", "max_steps": 5},
+        progress=False,
+    )
+    model = build_tiny_policy(tmp_path / "policy", env_texts(bench.ENV_ID, count=5))
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    target = '<action>INPUT(0, "address a letter to england")</action>'
+    expected = len(tokenizer(target, add_special_tokens=False)["input_ids"]) + 1
+    assert bench.longest_completion(tmp_path / "oracle", model) == expected
