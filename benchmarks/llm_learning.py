@@ -91,22 +91,45 @@ class Args:
     work: str | None = None  # keep the SFT model and runs here (default: a temp folder)
 
 
-def parse_arm(arm: str) -> tuple[str, str, int]:
-    """``"algo:reward"`` or ``"algo:reward:k=N"`` -> ``(algo, reward, progress history k)``.
+def parse_arm(arm: str) -> tuple[str, str, int, dict[str, Any]]:
+    """``"ALGO:REWARD[:k=N][:NAME=VALUE...]"`` -> ``(algo, reward, progress k, settings)``.
 
-    ``k`` is the history length of ProgRM's progress reward (Eq. 2; Table 4 ablates 1-3).
+    ``k`` is the history length of ProgRM's progress reward (Eq. 2; Table 4 ablates 1-3); any
+    other ``NAME=VALUE`` is a trainer setting of the arm (e.g. ``baseline=rloo`` for GRPO's
+    leave-one-out baseline), read as an int, a float or else a string.
 
     Raises:
         ValueError: for another form.
     """
-    parts = arm.split(":")
-    k = 1
-    if len(parts) == 3 and parts[2].startswith("k=") and parts[2][2:].isdigit():
-        k = int(parts[2][2:])
-        parts = parts[:2]
-    if len(parts) != 2 or not all(parts) or k < 1:
-        raise ValueError(f"arm {arm!r} must be ALGO:REWARD or ALGO:REWARD:k=N (N >= 1)")
-    return parts[0], parts[1], k
+    algo, _, rest = arm.partition(":")
+    reward, *options = rest.split(":")
+    k, settings = 1, {}
+    for option in options:
+        name, sign, text = option.partition("=")
+        if not (name and sign and text):
+            raise ValueError(f"arm {arm!r} must be ALGO:REWARD[:k=N][:NAME=VALUE...]")
+        value: Any = text
+        for kind in (int, float):
+            try:
+                value = kind(text)
+                break
+            except ValueError:
+                pass
+        if name == "k":
+            k = value
+        else:
+            settings[name] = value
+    if not algo or not reward or not isinstance(k, int) or k < 1:
+        raise ValueError(
+            f"arm {arm!r} must be ALGO:REWARD[:k=N][:NAME=VALUE...] with an int N >= 1"
+        )
+    return algo, reward, k, settings
+
+
+def outcome_arm(arm: str) -> str:
+    """The outcome-only arm a shaped arm is compared with: same algorithm and settings."""
+    algo, _, _, settings = parse_arm(arm)
+    return ":".join([algo, "outcome", *(f"{n}={v}" for n, v in settings.items())])
 
 
 def short_tasks(split: str, max_oracle_steps: int, count: int) -> list[str]:
@@ -179,7 +202,7 @@ def run_arm(
     from gui_gym.models.llm import TransformersLLM
     from gui_gym.train.runner import make_trainer
 
-    algo, reward, progress_k = parse_arm(arm)
+    algo, reward, progress_k, overrides = parse_arm(arm)
     replay = reward == "replay"
     settings: dict[str, Any] = {
         "out": str(
@@ -206,6 +229,7 @@ def run_arm(
         settings.update(group_size=args.group_size, trajectories_per_iteration=2)
     elif algo == "offline_grpo":
         settings.update(group_size=args.group_size, states_per_iteration=4)
+    settings.update(overrides)
     trainer = make_trainer(
         algo,
         REPLAY_ID if replay else ENV_ID,
@@ -247,7 +271,7 @@ def run_arm(
         if done % args.eval_every == 0 or done == args.iterations:
             evaluate(done)
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     history = trainer.train(on_iteration=on_iteration)
     return {
         "arm": arm,
@@ -255,6 +279,8 @@ def run_arm(
         "curve": curve,
         "rollout_success": [m["success_rate"] for m in history],
         "seconds": time.perf_counter() - started,
+        # CPU time of the run: on a loaded machine the wall time says little about an idle one
+        "cpu_seconds": time.process_time() - cpu_started,
     }
 
 
@@ -287,8 +313,8 @@ def reach_outcome_final(arms: dict[str, Any], sft_train: float) -> dict[str, Any
     Iteration 0 is the SFT model every arm starts from."""
     out: dict[str, Any] = {}
     for arm, summary in arms.items():
-        algo, reward, _ = parse_arm(arm)
-        baseline = arms.get(f"{algo}:outcome")
+        _, reward, _, _ = parse_arm(arm)
+        baseline = arms.get(outcome_arm(arm))
         if reward in ("outcome", "replay") or baseline is None or not baseline["mean_curve"]:
             continue
         target = baseline["final"]["train"]
@@ -296,7 +322,7 @@ def reach_outcome_final(arms: dict[str, Any], sft_train: float) -> dict[str, Any
         points = [{"iteration": 0, "train": sft_train}, *summary["mean_curve"]]
         reached = next((p["iteration"] for p in points if p["train"] >= target - 1e-9), None)
         out[arm] = {
-            "outcome_arm": f"{algo}:outcome",
+            "outcome_arm": outcome_arm(arm),
             "outcome_final_train": target,
             "outcome_iterations": total,
             "reached_at": reached,
@@ -340,6 +366,8 @@ def summarise(
         "arms": arms,
         "runs": runs,
         "seconds": seconds,
+        # SFT and evaluation in the main process, plus every run's own
+        "cpu_seconds": time.process_time() + sum(r.get("cpu_seconds", 0.0) for r in runs),
         "device": args.device,
     }
     out = Path(args.out)

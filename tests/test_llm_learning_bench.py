@@ -25,14 +25,29 @@ def load_bench() -> Any:
 bench = load_bench()
 
 
-def test_arms_name_algorithm_reward_and_progress_history() -> None:
-    assert bench.parse_arm("grpo:outcome+0.3*milestone") == ("grpo", "outcome+0.3*milestone", 1)
+def test_arms_name_algorithm_reward_progress_history_and_settings() -> None:
+    assert bench.parse_arm("grpo:outcome+0.3*milestone") == (
+        "grpo",
+        "outcome+0.3*milestone",
+        1,
+        {},
+    )
     assert bench.parse_arm("reinforce_pp:outcome+progress:k=3") == (
         "reinforce_pp",
         "outcome+progress",
         3,
+        {},
     )
-    for bad in ("grpo", "grpo:", "grpo:outcome:k=0", "grpo:outcome:x=2", "a:b:k=2:c"):
+    assert bench.parse_arm("grpo:outcome+progress:k=2:baseline=rloo:learning_rate=1e-4") == (
+        "grpo",
+        "outcome+progress",
+        2,
+        {"baseline": "rloo", "learning_rate": 1e-4},
+    )
+    assert (
+        bench.outcome_arm("grpo:outcome+progress:k=2:baseline=rloo") == "grpo:outcome:baseline=rloo"
+    )
+    for bad in ("grpo", "grpo:", ":outcome", "grpo:outcome:k=0", "grpo:outcome:k=1.5", "grpo:a:b"):
         with pytest.raises(ValueError, match="ALGO:REWARD"):
             bench.parse_arm(bad)
 
@@ -49,9 +64,17 @@ def test_reach_is_the_first_iteration_at_the_outcome_arms_final_success() -> Non
         "grpo:outcome+milestone": curve((2, 0.4), (4, 0.5), (6, 0.6), (8, 0.65)),
         "reinforce_pp:outcome+progress:k=2": curve((2, 0.9), (8, 0.9)),  # no outcome arm
         "semi_online:replay": curve((8, 0.9)),
+        "grpo:outcome:baseline=rloo": curve((8, 0.5)),
+        "grpo:outcome+prm:baseline=rloo": curve((2, 0.5), (8, 0.6)),
     }
     reach = bench.reach_outcome_final(arms, sft_train=0.4)
-    assert set(reach) == {"grpo:outcome+progress", "grpo:outcome+milestone"}
+    assert set(reach) == {
+        "grpo:outcome+progress",
+        "grpo:outcome+milestone",
+        "grpo:outcome+prm:baseline=rloo",
+    }
+    assert reach["grpo:outcome+prm:baseline=rloo"]["outcome_arm"] == "grpo:outcome:baseline=rloo"
+    assert reach["grpo:outcome+prm:baseline=rloo"]["reached_at"] == 2
     assert reach["grpo:outcome+progress"] == {
         "outcome_arm": "grpo:outcome",
         "outcome_final_train": 0.7,
