@@ -107,3 +107,21 @@ def test_k1_returns_telescope_to_outcome_plus_progress_made() -> None:
 def test_reward_stack_rejects_a_bad_history_length(k: Any) -> None:
     with pytest.raises(ValueError, match="progress_k"):
         RewardStack.from_text("outcome+progress", embedder="hashing", progress_k=k)
+
+
+def test_a_solved_group_still_moves_step_grpo_when_progress_varies_by_step() -> None:
+    # Two successes of the same task: the outcome alone gives every step the same reward,
+    # so step-level GRPO makes no update. With the progress term (k = 1: 0.5, 0.25, 0.25 as
+    # the INPUT step completes two of the four milestones) ADMIRE's std normalisation blows
+    # the 0.25 gap up to unit scale: the right CLICKs of a solved task are pushed down as
+    # hard as a failure would be. RLOO (no std) keeps the gap at its own size.
+    from gui_gym.rewards.advantages import rloo_advantages
+
+    won, _ = episodes(1)
+    outcome_only = [[1.0] * 3, [1.0] * 3]
+    assert np.concatenate(step_grpo_advantages(outcome_only)) == pytest.approx([0.0] * 6)
+    shaped = [admire_step_rewards(won)] * 2  # [1.5, 1.25, 1.25] twice
+    grpo = np.concatenate(step_grpo_advantages(shaped))
+    assert grpo == pytest.approx([2**0.5, -(0.5**0.5), -(0.5**0.5)] * 2, abs=1e-4)  # eps 1e-6
+    rloo = rloo_advantages([r for row in shaped for r in row])
+    assert rloo == pytest.approx([0.2, -0.1, -0.1] * 2)
