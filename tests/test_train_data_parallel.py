@@ -43,7 +43,8 @@ def _config(defaults: dict[str, Any], folder: Path | str, out: Path | str, **set
 
 
 def _global_batch() -> list[TurnSample]:
-    """Seven turns of different lengths, advantages and critic targets."""
+    """Seven turns of different lengths, advantages, critic targets and rollout values (some
+    outside the value-clip band)."""
     rows = [
         ([9], [3, 1], [1.0, 1.0], 1.0),
         ([9, 4], [5], [-1.0], 0.0),
@@ -54,7 +55,7 @@ def _global_batch() -> list[TurnSample]:
         ([9], [6, 1], [-1.5, -1.5], 0.0),
     ]
     return [
-        TurnSample(prompt, completion, advantages, returns=target, episode=i)
+        TurnSample(prompt, completion, advantages, returns=target, old_value=0.3 - 0.1 * i)
         for i, (prompt, completion, advantages, target) in enumerate(rows)
     ]
 

@@ -381,6 +381,7 @@ class TurnSample:
         old_logprobs: ``pi_old`` per token, filled at the start of the update.
         ref_logprobs: ``pi_ref`` per token, when a KL term needs them.
         returns: The critic's regression target (PPO), when there is one.
+        old_value: The critic's value of the step before the update (PPO's value clipping).
         prompt: The prompt (text or messages), for models that read it differently (a critic
             with its own tokenizer).
         episode: Index of the episode in the batch; ``step`` its step index.
@@ -393,6 +394,7 @@ class TurnSample:
     old_logprobs: list[float] | None = None
     ref_logprobs: list[float] | None = None
     returns: float | None = None
+    old_value: float | None = None
     prompt: Any = None
     episode: int = 0
     step: int = 0
