@@ -38,7 +38,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gui_gym.core.trajectory import Trajectory, atomic_write_text, read_jsonl, write_jsonl
+from gui_gym.core.trajectory import (
+    Trajectory,
+    atomic_write_text,
+    errors_naming,
+    read_jsonl,
+    write_jsonl,
+)
 from gui_gym.models.optimizer_state import load_optimizer_state, save_optimizer_state
 from gui_gym.train.data_parallel import DataParallel
 
@@ -56,10 +62,14 @@ __all__ = [
     "iteration_rng",
     "kl_estimate",
     "policy_loss",
+    "read_checkpoint",
     "resolve_device",
+    "restore_torch_rng",
     "score_completions",
     "seed_everything",
+    "torch_rng_tensors",
     "turns_from_trajectory",
+    "write_checkpoint",
 ]
 
 KL_ESTIMATORS = ("k1", "k2", "k3")
@@ -1075,50 +1085,40 @@ class Trainer:
         as ``rank{r}.torch_cpu`` (``rng.safetensors``) and ``ranks[r - 1]``
         (``trainer_state.json``)."""
         torch = _torch()
-        from safetensors.torch import save_file
-
-        from gui_gym.models.prm import write_folder_atomically
-
         streams = self.parallel.gather_json(self._rng_state())
         if not self.parallel.is_main:
             self.parallel.barrier()
             return
 
-        def write(folder: Path) -> None:
-            weights = {
-                f"policy.{n}": p.detach().cpu().contiguous()
-                for n, p in self.policy.trainable_named_parameters()
-            }
-            for prefix, module in self.algorithm.modules().items():
-                # parameters, not state_dict: tied weights appear once (safetensors refuses
-                # shared tensors)
-                for n, p in module.named_parameters():
-                    weights[f"{prefix}.{n}"] = p.detach().cpu().contiguous()
-            save_file(weights, str(folder / "weights.safetensors"))
-            save_optimizer_state(self.optimizer, folder)
-            rng = {}
-            for rank, stream in enumerate(streams):
-                prefix = f"rank{rank}." if rank else ""
-                rng[f"{prefix}torch_cpu"] = torch.tensor(stream["torch_cpu"], dtype=torch.uint8)
-                for i, cuda in enumerate(stream.get("torch_cuda", [])):
-                    rng[f"{prefix}torch_cuda_{i}"] = torch.tensor(cuda, dtype=torch.uint8)
-            save_file(rng, str(folder / "rng.safetensors"))
-            state = {
-                "iteration": self.iteration,
-                "algorithm": self.algorithm.name,
-                "algorithm_state": self.algorithm.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
-                "python_random": streams[0]["python_random"],
-                "numpy_random": streams[0]["numpy_random"],
-                "world_size": self.parallel.world_size,
-                "ranks": [
-                    {key: s[key] for key in ("python_random", "numpy_random")} for s in streams[1:]
-                ],
-                "history": self.history,
-            }
-            (folder / "trainer_state.json").write_text(json.dumps(state, indent=1) + "\n")
-
-        write_folder_atomically(path, write)
+        weights = {
+            f"policy.{n}": p.detach().cpu().contiguous()
+            for n, p in self.policy.trainable_named_parameters()
+        }
+        for prefix, module in self.algorithm.modules().items():
+            # parameters, not state_dict: tied weights appear once (safetensors refuses
+            # shared tensors)
+            for n, p in module.named_parameters():
+                weights[f"{prefix}.{n}"] = p.detach().cpu().contiguous()
+        rng = {}
+        for rank, stream in enumerate(streams):
+            prefix = f"rank{rank}." if rank else ""
+            rng[f"{prefix}torch_cpu"] = torch.tensor(stream["torch_cpu"], dtype=torch.uint8)
+            for i, cuda in enumerate(stream.get("torch_cuda", [])):
+                rng[f"{prefix}torch_cuda_{i}"] = torch.tensor(cuda, dtype=torch.uint8)
+        state = {
+            "iteration": self.iteration,
+            "algorithm": self.algorithm.name,
+            "algorithm_state": self.algorithm.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "python_random": streams[0]["python_random"],
+            "numpy_random": streams[0]["numpy_random"],
+            "world_size": self.parallel.world_size,
+            "ranks": [
+                {key: s[key] for key in ("python_random", "numpy_random")} for s in streams[1:]
+            ],
+            "history": self.history,
+        }
+        write_checkpoint(path, weights=weights, optimizer=self.optimizer, state=state, rng=rng)
         self.parallel.barrier()
 
     def load_checkpoint(self, path: Path) -> None:
@@ -1128,15 +1128,12 @@ class Trainer:
             ValueError: when it was written by another algorithm or for another model.
         """
         torch = _torch()
-        from safetensors.torch import load_file
-
-        state = json.loads((path / "trainer_state.json").read_text())
+        state, weights, rng = read_checkpoint(path)
         if state.get("algorithm") != self.algorithm.name:
             raise ValueError(
                 f"{path} is a {state.get('algorithm')!r} checkpoint, not {self.algorithm.name!r};"
                 " use another --out"
             )
-        weights = load_file(str(path / "weights.safetensors"))
         own = dict(self.policy.trainable_named_parameters())
         missing = [n for n in own if f"policy.{n}" not in weights]
         if missing:
@@ -1155,19 +1152,16 @@ class Trainer:
                     param.copy_(weights[key].to(param.device, param.dtype))
         load_optimizer_state(self.optimizer, path)
         self.scheduler.load_state_dict(state["scheduler"])
-        self._load_rng_state(path, state)
+        self._load_rng_state(path, state, rng)
         self.algorithm.load_state_dict(state["algorithm_state"])
         self.iteration = int(state["iteration"])
         self.history = list(state.get("history", []))
 
-    def _load_rng_state(self, path: Path, state: dict[str, Any]) -> None:
+    def _load_rng_state(self, path: Path, state: dict[str, Any], rng: dict[str, Any]) -> None:
         """Restore this process's random streams from a checkpoint (see
         :meth:`save_checkpoint`); a process the checkpoint has none for (resumed with more
         processes than it was written with) keeps its fresh per-process seed, with a warning:
         the weights, optimizer and schedule are still exact, its sampling is not."""
-        torch = _torch()
-        from safetensors.torch import load_file
-
         rank = self.parallel.rank
         saved = int(state.get("world_size", 1))
         if saved != self.parallel.world_size and self.parallel.is_main:
@@ -1187,17 +1181,105 @@ class Trainer:
                 state["ranks"][rank - 1]["numpy_random"],
             )
         )
-        rng = load_file(str(path / "rng.safetensors"))
-        torch.set_rng_state(rng[f"{prefix}torch_cpu"])
-        cuda = sorted(
-            (k for k in rng if k.startswith(f"{prefix}torch_cuda_")),
-            key=lambda k: int(k.rsplit("_", 1)[1]),
-        )
-        if cuda and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all([rng[k] for k in cuda])
+        restore_torch_rng(rng, prefix)
         version, internal, gauss = python
         random.setstate((version, tuple(internal), gauss))
         np.random.set_state(tuple(numpy_state))  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------- checkpoint files
+
+
+CHECKPOINT_FILES = (
+    "weights.safetensors",
+    "optimizer.safetensors",
+    "optimizer.json",
+    "rng.safetensors",
+    "trainer_state.json",
+)
+"""The one checkpoint format of gui-gym's trainers (the RL core and SFT): trainable weights,
+the optimizer (:mod:`gui_gym.models.optimizer_state`), torch's random streams, and a JSON
+state; safetensors and JSON only, never pickle."""
+
+
+def torch_rng_tensors(prefix: str = "") -> dict[str, Any]:
+    """This process's torch random streams as uint8 tensors: ``{prefix}torch_cpu`` and
+    ``{prefix}torch_cuda_<i>`` for each visible GPU."""
+    torch = _torch()
+    rng = {f"{prefix}torch_cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        for i, state in enumerate(torch.cuda.get_rng_state_all()):
+            rng[f"{prefix}torch_cuda_{i}"] = state
+    return rng
+
+
+def restore_torch_rng(rng: dict[str, Any], prefix: str = "") -> None:
+    """Inverse of :func:`torch_rng_tensors` (GPU streams only where GPUs are visible)."""
+    torch = _torch()
+    torch.set_rng_state(rng[f"{prefix}torch_cpu"])
+    cuda = sorted(
+        (k for k in rng if k.startswith(f"{prefix}torch_cuda_")),
+        key=lambda k: int(k.rsplit("_", 1)[1]),
+    )
+    if cuda and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([rng[k] for k in cuda])
+
+
+def write_checkpoint(
+    path: str | Path,
+    *,
+    weights: dict[str, Any],
+    optimizer: Any,
+    state: dict[str, Any],
+    rng: dict[str, Any],
+) -> None:
+    """Write a checkpoint folder (:data:`CHECKPOINT_FILES`) atomically: built beside ``path``
+    and renamed into place, so a run killed mid-write leaves the previous checkpoint.
+
+    Args:
+        path: The folder.
+        weights: Trainable tensors by name (``policy.<parameter>``, ``critic.<parameter>``).
+        optimizer: A torch optimizer.
+        state: JSON-safe progress (iteration or epoch, counters, schedule, history).
+        rng: Random streams as tensors (:func:`torch_rng_tensors`).
+    """
+    from safetensors.torch import save_file
+
+    from gui_gym.models.prm import write_folder_atomically
+
+    def write(folder: Path) -> None:
+        save_file(weights, str(folder / "weights.safetensors"))
+        save_optimizer_state(optimizer, folder)
+        save_file(rng, str(folder / "rng.safetensors"))
+        (folder / "trainer_state.json").write_text(json.dumps(state, indent=1) + "\n")
+
+    write_folder_atomically(path, write)
+
+
+def read_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(state, weights, rng)`` of a :func:`write_checkpoint` folder; the optimizer is
+    restored apart (:func:`~gui_gym.models.optimizer_state.load_optimizer_state`), once it
+    exists.
+
+    Raises:
+        ValueError: naming the file, for a missing, truncated or malformed one.
+    """
+    from safetensors.torch import load_file
+
+    path = Path(path)
+    for name in CHECKPOINT_FILES:
+        if not (path / name).is_file():
+            raise ValueError(
+                f"checkpoint {path} has no {name} (not a gui-gym checkpoint, or one written by"
+                " an older version); remove it or choose another --out"
+            )
+    with errors_naming(path / "trainer_state.json"):
+        state = json.loads((path / "trainer_state.json").read_text())
+    with errors_naming(path / "weights.safetensors"):
+        weights = load_file(str(path / "weights.safetensors"))
+    with errors_naming(path / "rng.safetensors"):
+        rng = load_file(str(path / "rng.safetensors"))
+    return state, weights, rng
 
 
 def _numpy_state() -> list[Any]:
