@@ -150,8 +150,16 @@ def two_process_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     root = tmp_path_factory.mktemp("dp")
     (root / "results").mkdir()
     folder = policy_folder(root / "policy")
-    torch.multiprocessing.spawn(
-        _worker, args=(_free_port(), str(folder), str(root)), nprocs=WORLD, join=True
+    # forked, not spawned: the children start with torch and transformers imported (half the
+    # CPU time); safe because every torch test module sets one thread at import, so no
+    # OpenMP pool exists to be inherited, and each worker sets one thread again (as
+    # DataLoader workers do)
+    torch.multiprocessing.start_processes(
+        _worker,
+        args=(_free_port(), str(folder), str(root)),
+        nprocs=WORLD,
+        join=True,
+        start_method="fork",
     )
     return root, folder
 
