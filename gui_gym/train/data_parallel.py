@@ -16,6 +16,9 @@ How the RL loop uses it (:class:`~gui_gym.train.core.Trainer`):
 * files: only the main process (rank 0) writes metrics, checkpoints, the final model and the
   milestone store; checkpoints hold every process's RNG streams, so a resumed run is exact.
 
+A process that fails ends the run: the launcher (``accelerate launch``/``torchrun``, or
+``torch.multiprocessing``) stops the others, so none waits in a collective for it.
+
 Process groups are made by accelerate's :class:`accelerate.PartialState` (NCCL on GPUs, one
 device per process; gloo on CPU), or found already initialised (a test that made its own).
 Nothing here pickles: objects travel as JSON bytes in uint8 tensors.
@@ -27,6 +30,8 @@ import json
 import os
 from collections.abc import Sequence
 from typing import Any
+
+from gui_gym.core.trajectory import json_default
 
 __all__ = ["DataParallel", "shutdown_data_parallel"]
 
@@ -135,7 +140,7 @@ class DataParallel:
 
         distributed = torch.distributed
         device = self._tensor_device()
-        payload = json.dumps(value).encode()
+        payload = json.dumps(value, default=json_default).encode()
         size = torch.tensor([len(payload)], dtype=torch.long, device=device)
         sizes = [torch.zeros_like(size) for _ in range(self.world_size)]
         distributed.all_gather(sizes, size)
