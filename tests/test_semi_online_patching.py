@@ -32,8 +32,11 @@ def replay(dataset: ExpertDataset, **kwargs: Any) -> SemiOnlineReplayEnv:
     return SemiOnlineReplayEnv(dataset, **{**settings, **kwargs})
 
 
-def test_history_shows_the_executed_action_and_kept_thought(dataset: ExpertDataset) -> None:
-    env = replay(dataset, patch="off_policy_thought")
+@pytest.mark.parametrize("thoughts", [False, True])
+def test_history_shows_the_executed_action_and_kept_thought(
+    dataset: ExpertDataset, thoughts: bool
+) -> None:
+    env = replay(dataset, patch="off_policy_thought", history_thoughts=thoughts)
     env.reset(seed=0)
     first, second = dataset[0].steps[0], dataset[0].steps[1]
     _, _, _, _, info = env.step(f"<think>go back</think><action>{WRONG}</action>")
@@ -41,15 +44,17 @@ def test_history_shows_the_executed_action_and_kept_thought(dataset: ExpertDatas
     # moved on with (the history, H_{t+1} of Algorithm 1)
     assert info["action_description"] == describe(parse_action(WRONG), first.tree)
     shown = describe(first.action, first.tree)
-    expected = f"{shown} (thought: {first.thought})" if first.thought else shown
+    assert first.thought  # the sample dataset records expert thoughts
+    expected = f"{shown} (thought: {first.thought})" if thoughts else shown
     assert info["history_description"] == expected
     assert history_description(info) == expected
     right = f"<think>as planned</think><action>{second.action}</action>"
     _, _, _, _, info = env.step(right)
     assert info["semi_online"]["matched"]
-    assert info["history_description"] == (
-        f"{describe(second.action, second.tree)} (thought: as planned)"
-    )
+    shown = describe(second.action, second.tree)
+    assert info["history_description"] == (f"{shown} (thought: as planned)" if thoughts else shown)
+    # the env's own H_t keeps the thoughts either way
+    assert [e.thought for e in env.history_entries] == [first.thought, "as planned"]
 
 
 def test_an_unkept_step_has_no_history_entry(dataset: ExpertDataset) -> None:
@@ -88,7 +93,12 @@ def test_policy_thought_patch_asks_the_policy_with_the_expert_action() -> None:
     [asked] = llm.calls
     for part in ("Find cookies", "CLICK(3)", "<button id=3>Search</button>", "Step 1: CLICK(1)"):
         assert part in asked
-    env = replay(ExpertDataset.load(SAMPLE_DATASET), patch="on_policy_thought", thought_fn=patch)
+    env = replay(
+        ExpertDataset.load(SAMPLE_DATASET),
+        patch="on_policy_thought",
+        thought_fn=patch,
+        history_thoughts=True,
+    )
     env.reset(seed=0)
     _, _, _, _, info = env.step(WRONG)
     # the <think> block's content is kept, as set_patch_thought keeps it
@@ -107,7 +117,7 @@ def test_semi_online_trainer_writes_on_policy_thoughts_with_its_policy(tmp_path:
     data = ExpertDataset.load(SAMPLE_DATASET)
 
     def make_env() -> SemiOnlineReplayEnv:
-        return replay(data, patch="on_policy_thought", max_steps=2)
+        return replay(data, patch="on_policy_thought", max_steps=2, history_thoughts=True)
 
     algorithm = semi_online.SemiOnline(make_env, [0])
     train_config = TrainConfig.for_algorithm(

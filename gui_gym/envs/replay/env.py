@@ -127,9 +127,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     itself with :class:`gui_gym.train.semi_online.PolicyThoughtPatch`, as the semi-online
     trainer does; without one, ``info`` carries a prompt and :meth:`set_patch_thought` stores
     the answer). Otherwise the rollout ends there. ``info["history_description"]`` is the
-    step as the history keeps it (the *executed* action, the expert's on a patched step, and
-    the kept thought): agents build their prompt history from it, so the policy conditions on
-    ``H_t`` as UI-S1 does, not on its own rejected action.
+    step as the history keeps it (the *executed* action: the expert's on a patched step; with
+    ``history_thoughts=True`` also the kept thought): agents build their prompt history from
+    it, so the policy conditions on ``H_t`` as UI-S1 does, not on its own rejected action.
 
     ## Action Space
 
@@ -187,6 +187,12 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     * ``gamma``: discount of the returns reported at the end (0.5).
     * ``reward_scheme``: ``"paper"`` or ``"code"``.
     * ``screenshot``, ``history``, ``render_mode``, ``screen_size``: observation options.
+    * ``history_thoughts``: ``info["history_description"]`` (what agents' prompt history
+      shows) carries each kept step's thought too, as UI-S1's ``H_t`` does (its own for a
+      matched step, the patch's for a patched one). Default False: action descriptions only,
+      as online envs and SFT examples show history, so a policy trained on the replay is
+      evaluated online on the same prompt form; the thought patches then live in
+      ``observation["history"]`` and ``info["semi_online"]["thought"]``.
     * ``trajectory``: always replay this trajectory (index or id).
     * ``task``: always replay the first trajectory of this task id (the common argument of
       every id; ``trajectory`` wins when both are given).
@@ -221,6 +227,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         reward_scheme: Literal["paper", "code"] = "paper",
         screenshot: bool = False,
         history: bool = True,
+        history_thoughts: bool = False,
         render_mode: str | None = None,
         screen_size: tuple[int, int] | None = None,
         trajectory: int | str | None = None,
@@ -258,6 +265,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         for name, flag in (
             ("screenshot", screenshot),
             ("history", history),
+            ("history_thoughts", history_thoughts),
             ("require_think", require_think),
             ("skip_bad", skip_bad),
             ("include_failed", include_failed),
@@ -286,6 +294,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         self.reward_scheme = reward_scheme
         self.screenshot = bool(screenshot)
         self.history = bool(history)
+        self.history_thoughts = bool(history_thoughts)
         self.render_mode = render_mode
         self.screen_size: tuple[int, int] = tuple(screen_size or self.dataset.screen_size)  # type: ignore[assignment]
         if len(self.screen_size) != 2 or not all(
@@ -475,9 +484,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             # H_{t+1} = H_t + (S_t, a_t^patch, T_t^patch) (UI-S1 Algorithm 1): the history shows
             # the action the replay moved on with, and its kept thought
             shown = describe(expert.action, expert.tree) if patched else description
-            info["history_description"] = (
-                f"{shown} (thought: {' '.join(kept_thought.split())})" if kept_thought else shown
-            )
+            if self.history_thoughts and kept_thought:
+                shown = f"{shown} (thought: {' '.join(kept_thought.split())})"
+            info["history_description"] = shown
         target = target_element(predicted, expert.tree) if predicted is not None else None
         info["action_target"] = None if target is None else target.identity
         details = self._progress_info()
