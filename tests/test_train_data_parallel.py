@@ -259,3 +259,43 @@ def test_one_process_collectives_are_identities() -> None:
     assert alone.gather_shards([1, 2]) == [1, 2]
     assert alone.broadcast_json([3]) == [3]
     assert alone.all_reduce_sum({"x": 2.0}) == {"x": 2.0}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_accelerate_launch_runs_the_cli_data_parallel(tmp_path: Path) -> None:
+    """The documented command: ``accelerate launch --multi_gpu`` starts torchrun workers,
+    which on a machine without GPUs join a gloo group."""
+    import subprocess
+    import sys
+
+    import gui_gym
+    from tests.test_train_cli import TASK_ENV, first_task, word_policy
+
+    require("accelerate", "llm")
+    model = word_policy(tmp_path / "policy")
+    out = tmp_path / "run"
+    root = Path(gui_gym.__file__).resolve().parents[1]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root),
+        "OMP_NUM_THREADS": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+    command = [
+        sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
+        "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+        "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
+        "-m", "gui_gym.cli", "train", "--algo", "grpo", "--env", TASK_ENV,
+        "--model", str(model), "--out", str(out), "--task", first_task(),
+        "--env-arg", "max_steps=1", "--set", "iterations=1", "--set", "max_new_tokens=2",
+        "--set", "tasks_per_iteration=1", "--set", "group_size=2", "--set", "device=cpu",
+        "--no-progress",
+    ]  # fmt: skip
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=540)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("grpo: iterations 0..1") == 1  # rank 0 alone reports
+    assert "(2 processes)" in result.stdout
+    state = json.loads((out / "checkpoint" / "trainer_state.json").read_text())
+    assert state["world_size"] == 2
+    assert [json.loads(line)["episodes"] for line in (out / "metrics.jsonl").open()] == [2]
