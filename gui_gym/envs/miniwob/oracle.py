@@ -1868,16 +1868,7 @@ UNSCRIPTED: dict[str, str] = {
         "several options of a list box must be selected, which takes ctrl+click; the grammar's "
         "clicks carry no modifier key"
     ),
-    "count-sides": "the shape is drawn on a canvas: only the screenshot shows it",
     "drag-cube": "a CSS 3D cube; which face is in front only the screenshot shows",
-    "drag-items-grid": (
-        "miniwob's DOM reading skips the zero-height floated list, so its items are not in the "
-        "observation"
-    ),
-    "use-colorwheel-2": (
-        "the colour to pick is drawn in the instruction area, which miniwob's reading skips"
-    ),
-    "order-food": "the dishes' kinds are icons (images without text) only the screenshot shows",
     "daily-calendar": (
         "not scripted: an event is made by dragging over half-hour slots, most below the "
         "visible area"
@@ -1888,3 +1879,9 @@ UNSCRIPTED: dict[str, str] = {
     "flight.AA": "not scripted: FlightWoB's airline booking page (375x667)",
 }
 """MiniWoB++ tasks without an expert, and why (docs/miniwob.md lists the experts below 90%)."""
+
+
+# The experts that read the screen (canvas shapes, colour swatches, icons, SVG geometry).
+from gui_gym.envs.miniwob.oracle_visual import VISUAL_ORACLES  # noqa: E402
+
+ORACLES.update(VISUAL_ORACLES)
