@@ -211,6 +211,14 @@ EXPERTS_TESTED = [
     "click-shades",
     "click-pie-nodelay",
     "drag-shapes",
+    # the experts that read the screen (oracle_visual.py): a canvas polygon and the
+    # instruction's swatch on the screenshot, icons' alt text, the grafted floated grid, a
+    # curved stroke (DRAG_XY through points)
+    "count-sides",
+    "use-colorwheel-2",
+    "order-food",
+    "drag-items-grid",
+    "draw-circle",
 ]
 """Experts the tests run (3 seeds each, replayed on raw miniwob); every expert's success
 over 10 seeds is benchmarks/bench_miniwob_experts.py's job (docs/miniwob.md's table)."""
@@ -546,6 +554,28 @@ def test_dom_conversion_shows_what_a_person_sees() -> None:
     assert tags[-2:] == ["option", "option"] and refs[-2:] == [0, 0]
 
 
+def test_dom_conversion_reads_alt_texts_and_grafted_children() -> None:
+    from miniwob.dom import DOMElement
+
+    def raw(tag, ref, left, top, children=(), text=None):
+        out = {"tag": tag, "ref": ref, "left": left, "top": top, "width": 30, "height": 30}
+        out["children"] = list(children)
+        if text is not None:
+            out["text"] = text
+        return out
+
+    root = DOMElement(raw("BODY", 1, 0, 0, [raw("DIV", 2, 0, 50, [raw("IMG", 3, 0, 60)])]))
+    # what the page script returns for a sizeless list inside the area (ref 2): its items
+    grafts = {2: [DOMElement(raw("LI", 7, 5, 80, [raw("t", -9, 6, 81, text="Ola")]))]}
+    tree, refs, tags = dom_to_tree(root, 160, 210, alts={3: "vegan"}, grafts=grafts)
+    by_ref = {ref: tree.elements[i] for i, ref in enumerate(refs)}
+    assert by_ref[3].role == "image" and by_ref[3].description == "alt vegan"
+    item = by_ref[7]
+    assert item.role == "listitem" and item.parent == refs.index(2) and item.text == "Ola"
+    assert tree.elements[refs.index(2)].children == (refs.index(3), refs.index(7))
+    assert item.bounds == (5, 80, 35, 110)
+
+
 @pytest.mark.slow
 def test_record_writes_an_expert_dataset_with_screenshots(tmp_path: Path) -> None:
     from gui_gym.recording import record_dataset
@@ -691,6 +721,9 @@ def test_drag_moves_an_element_and_drag_xy_checks_its_points(multi: gym.Env) -> 
     large = next(e for e in env.ui_tree.elements if e.resource_id == "draggableLarge")
     *_, info = env.step(f"DRAG_XY(10, 10, 10, {env.ui_tree.height + 5})")
     assert not info["action_valid"] and "off the 160x210 screen" in info["action_error"]
+    *_, info = env.step("DRAG_XY(10, 10, 300, 20, 10, 30)")  # a stroke through a point
+    assert not info["action_valid"] and "point (300, 20) is off" in info["action_error"]
+    assert env.ui_tree.elements[small.index].center == small.center
     *_, info = env.step(f"DRAG({small.index}, {large.index})")
     assert info["action_valid"]
     moved = env.ui_tree.elements[small.index]

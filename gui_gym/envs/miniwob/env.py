@@ -919,7 +919,11 @@ class MiniWoBEnv(GuiEnv):
             else:
                 assert action.index is not None and action.end_index is not None
                 start, end = centre(action.index), centre(action.end_index)
-            path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(_DRAG_STEPS + 1)]
+            if action.via:  # a stroke through the given points, one pointer move each
+                via = action.via
+                path = [start, *(coords(x, y) for x, y in zip(via[::2], via[1::2])), end]
+            else:
+                path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(_DRAG_STEPS + 1)]
             return [{DRAG_KEY: [[float(x), float(y)] for x, y in path]}]
         if t is ActionType.SELECT:
             return self._select_actions(action, screen, act)

@@ -1873,7 +1873,6 @@ UNSCRIPTED: dict[str, str] = {
         "not scripted: an event is made by dragging over half-hour slots, most below the "
         "visible area"
     ),
-    "draw-circle": "not scripted: a circle needs a curved pointer path; DRAG_XY is straight",
     "flight.Alaska": "not scripted: FlightWoB's airline booking page (375x667)",
     "flight.Alaska-auto": "not scripted: FlightWoB's airline booking page (375x667)",
     "flight.AA": "not scripted: FlightWoB's airline booking page (375x667)",

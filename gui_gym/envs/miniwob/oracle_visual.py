@@ -293,7 +293,35 @@ def drag_items_grid(ctx: PredicateContext) -> Action:
     return Action(ActionType.DRAG, x=x, y=y, end_x=end_x, end_y=end_y)
 
 
+# -- draw-circle --------------------------------------------------------------------------------
+
+_STROKE_RADIUS = 15
+"""The drawn circle's radius: the page scores a stroke 1.0 when its points' distances from
+the mark spread by under 2 px and its box is at least 20 px each way."""
+_STROKE_POINTS = 24
+
+
+def draw_circle(ctx: PredicateContext) -> Action:
+    """Draw a circle around the marked point in one stroke (a DRAG_XY through points on
+    it), then submit."""
+    screen = ctx.screen
+    if ctx.action is not None and ctx.action.type is ActionType.DRAG:
+        return _submit(screen)
+    mark = _find(screen, lambda e: e.description.startswith("circle"))
+    x0, y0, x1, y1 = mark.bounds
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    turns = np.linspace(0, 2 * np.pi, _STROKE_POINTS + 1)
+    points = [
+        (round(cx + _STROKE_RADIUS * np.cos(t)), round(cy + _STROKE_RADIUS * np.sin(t)))
+        for t in turns
+    ]
+    (sx, sy), *middle, (ex, ey) = points
+    via = tuple(float(v) for point in middle for v in point)
+    return Action(ActionType.DRAG, x=sx, y=sy, end_x=ex, end_y=ey, via=via)
+
+
 VISUAL_ORACLES: dict[str, Expert] = {
+    "draw-circle": draw_circle,
     "count-sides": count_sides,
     "use-colorwheel-2": use_colorwheel_2,
     "order-food": order_food,
