@@ -295,6 +295,44 @@ def test_expert_solves_through_our_actions_and_raw_miniwob_agrees(
         assert raw_reward == ours, (name, seed)
 
 
+def _play_expert(env, name: str, seed: int) -> tuple[dict, list]:
+    env.reset(seed=seed, options={"task": name})
+    actions, done = [], False
+    while not done:
+        _, _, terminated, truncated, info = env.step(env.oracle_action())
+        assert info["action_valid"], info["action_error"]
+        actions.extend(env.last_miniwob_actions)
+        done = terminated or truncated
+    return info, actions
+
+
+# Scored by a continuous error on integer pixels: raw reward 1.0 needs an exact answer, which
+# a pixel grid allows on some seeds only (docs/miniwob.md); the experts come within 3%.
+CONTINUOUS_GEOMETRY = ["circle-center", "find-midpoint", "right-angle", "bisect-angle"]
+
+
+@pytest.mark.parametrize("name", CONTINUOUS_GEOMETRY)
+def test_geometry_experts_come_close_and_raw_miniwob_agrees(name: str, multi, raw_miniwob) -> None:
+    env = multi.unwrapped
+    info, actions = _play_expert(env, name, seed=3)
+    assert 0.95 < info["task_reward"] <= 1.0, info["task_reward"]
+    load_task_page(raw_miniwob, name)
+    raw_miniwob.reset(seed=env.last_seed)
+    for action in actions:
+        *_, done, _, raw_info = step_miniwob(raw_miniwob, action)
+        if done:
+            break
+    assert done and raw_info["raw_reward"] == info["task_reward"]
+
+
+def test_drag_cube_expert_reads_the_red_face_off_the_screen(multi) -> None:
+    # seed 0 asks for 6, the face the cube starts on: the expert waits for a still screen,
+    # reads the red digit and submits; turning the cube depends on the page's 20 ms timer
+    # (the benchmark measures that part)
+    info, _ = _play_expert(multi.unwrapped, "drag-cube", seed=0)
+    assert info["task_reward"] == 1.0 and multi.unwrapped.steps_taken >= 2
+
+
 def test_failed_episode_rewards_match_raw_miniwob(multi: gym.Env) -> None:
     # A wrong click ends click-test-2 with raw reward -1, in both.
     from miniwob.environment import MiniWoBEnvironment

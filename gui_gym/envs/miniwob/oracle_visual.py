@@ -4,13 +4,14 @@ a colour swatch, icons, geometry on an SVG grid.
 They follow :mod:`gui_gym.envs.miniwob.oracle`'s rules: they read only what the observation
 shows (the UI tree, miniwob's fields, and the screenshot that ``screenshot=True`` observes,
 through ``ctx.extra["screenshot"]``, analysed with numpy as a person reads the same screen)
-and act only through gui-gym actions. ``oracle.py`` registers :data:`VISUAL_ORACLES` into
-``ORACLES``.
+and act only through gui-gym actions. Importing this module (``oracle.py`` does, at its
+end) adds :data:`VISUAL_ORACLES` to ``ORACLES``.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.ui import UIElement, UITree
 from gui_gym.envs.miniwob.oracle import (
+    ORACLES,
     Expert,
     OracleStuck,
     _by_text,
@@ -320,7 +322,161 @@ def draw_circle(ctx: PredicateContext) -> Action:
     return Action(ActionType.DRAG, x=sx, y=sy, end_x=ex, end_y=ey, via=via)
 
 
+# -- drag-cube ----------------------------------------------------------------------------------
+
+
+def _red_box(pixels: np.ndarray) -> tuple[int, int, int, int] | None:
+    """Bounding box of the clearly red pixels (the active face's digit), or None."""
+    p = pixels.astype(int)
+    red = (p[..., 0] > 180) & (p[..., 1] < 90) & (p[..., 2] < 90)
+    if red.sum() < 15:
+        return None
+    ys, xs = np.nonzero(red)
+    return int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+
+
+_CUBE_STEP = 14
+"""Pixels per nudge: the cube keeps turning after the mouse lets go (its momentum fades
+by 7% every 20 ms), about 60 degrees for a nudge this long."""
+
+
+def drag_cube(ctx: PredicateContext) -> Action:
+    """Turn the cube until the asked digit is the active (red) face, nudging it sideways
+    (the four sides) or up and down (the top and bottom), then submit once the screen is
+    still. The active face is the digit whose box the red pixels fill (the screen shows
+    it red; the reading gives each digit's box, not its colour): the digit whose box is
+    centred where the red glyph is (the faces' boxes overlap, their centres do not)."""
+    screen = ctx.screen
+    notes = _state(ctx).notes
+    want = _state(ctx).fields["target"]
+    pixels = _pixels(ctx)
+    still = notes.get("last") is not None and np.array_equal(notes["last"], pixels)
+    notes["last"] = pixels
+    digits = [e for e in screen.elements if e.role == "text" and e.text in "123456" and e.text]
+    red = _red_box(pixels)
+    active = None
+    if red is not None and digits:
+        cx, cy = (red[0] + red[2]) / 2, (red[1] + red[3]) / 2
+        active = min(digits, key=lambda e: math.dist(e.center, (cx, cy))).text
+    if active is None or (active == want and not still):
+        return Action(ActionType.WAIT)  # the colour is fading in, or the cube still turns
+    if active == want:
+        return _submit(screen)
+    moved = notes.get("active") != active
+    notes["active"] = active
+    if not still and moved:
+        return Action(ActionType.WAIT)  # turning towards other faces: see where it stops
+    # The cube turns by how far the mouse moved while pressed between two of its 20 ms
+    # ticks, so each nudge starts where the mouse already is (a jump back to a fixed start
+    # right before the press would cancel the nudge); when the next nudge would leave the
+    # cube, the mouse first moves back across it unpressed.
+    x0, y0, x1, y1 = _find(screen, lambda e: e.resource_id == "wrapper").bounds
+    x, y = notes.get("pointer", ((x0 + x1) // 2, (y0 + y1) // 2 - 20))
+    vertical = want in "16" or active in "16"
+    dx, dy = (0, _CUBE_STEP) if vertical else (_CUBE_STEP, 0)
+    if not (x0 + 5 <= x + dx < x1 - 5 and y0 + 5 <= y + dy < y1 - 40):
+        notes["pointer"] = (x0 + 10, y) if not vertical else (x, y0 + 10)
+        return Action(ActionType.HOVER, x=notes["pointer"][0], y=notes["pointer"][1])
+    notes["pointer"] = (x + dx, y + dy)
+    return Action(ActionType.DRAG, x=x, y=y, end_x=x + dx, end_y=y + dy)
+
+
+# -- geometry on the SVG grid: circle-center, find-midpoint, right-angle, bisect-angle ----------
+
+
+def _svg_dots(screen: UITree, fill: str) -> list[tuple[float, float]]:
+    """Centres of the page's own circles of one fill (``#0000ff``, ``#000000``); not the dot
+    the expert placed (``blue-circle``)."""
+    return [
+        e.center
+        for e in screen.elements
+        if e.description == f"circle fill {fill}" and e.resource_id != "blue-circle"
+    ]
+
+
+def _place_dot(ctx: PredicateContext, target: tuple[float, float]) -> Action:
+    """Put the page's dot at ``target`` and submit: click there, see where the dot landed
+    (these pages draw it a couple of pixels off the pointer: their click handler ignores
+    the grid's margin), click once more corrected by that offset, submit."""
+    screen = ctx.screen
+    notes = _state(ctx).notes
+    clicks = notes.setdefault("clicks", [])
+    if clicks:
+        dot = next((e for e in screen.elements if e.resource_id == "blue-circle"), None)
+        if dot is None:
+            raise OracleStuck("the click placed no dot")
+        if len(clicks) == 1:
+            (cx, cy), (bx, by) = clicks[0], dot.center
+            clicks.append((round(target[0] - (bx - cx)), round(target[1] - (by - cy))))
+            if clicks[1] != clicks[0]:
+                return Action(ActionType.CLICK, x=clicks[1][0], y=clicks[1][1])
+        return _submit(screen)
+    clicks.append((round(target[0]), round(target[1])))
+    return Action(ActionType.CLICK, x=clicks[0][0], y=clicks[0][1])
+
+
+def _inside_grid(screen: UITree, origin: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """The point along ``direction`` from ``origin`` farthest out (up to 60 px) that stays
+    8 px inside the grid: a longer arm measures its angle more finely."""
+    grid = _find(screen, lambda e: e.role == "image")
+    x0, y0, x1, y1 = grid.bounds
+    for length in range(60, 5, -2):
+        x, y = origin + length * direction
+        if x0 + 8 <= x <= x1 - 8 and y0 + 8 <= y <= y1 - 8:
+            return origin + length * direction
+    raise OracleStuck("no room on the grid along that direction")
+
+
+def circle_center(ctx: PredicateContext) -> Action:
+    """Put the dot on the circle's centre, then submit."""
+    circle = _find(ctx.screen, lambda e: e.description == "circle fill #ffffff")
+    return _place_dot(ctx, circle.center)
+
+
+def find_midpoint(ctx: PredicateContext) -> Action:
+    """Put the dot halfway between the two black points, then submit."""
+    dots = _svg_dots(ctx.screen, "#000000")
+    if len(dots) != 2:
+        raise OracleStuck("no two points")
+    (ax, ay), (bx, by) = dots
+    return _place_dot(ctx, ((ax + bx) / 2, (ay + by) / 2))
+
+
+def right_angle(ctx: PredicateContext) -> Action:
+    """Put the dot on the perpendicular to the black point's line at the blue vertex."""
+    screen = ctx.screen
+    black, blue = _svg_dots(screen, "#000000"), _svg_dots(screen, "#0000ff")
+    if len(black) != 1 or len(blue) != 1:
+        raise OracleStuck("no vertex and point")
+    vertex, arm = np.array(blue[0]), np.array(black[0]) - np.array(blue[0])
+    normal = np.array([-arm[1], arm[0]]) / np.hypot(*arm)
+    for direction in (normal, -normal):
+        try:
+            return _place_dot(ctx, tuple(_inside_grid(screen, vertex, direction)))
+        except OracleStuck:
+            continue
+    raise OracleStuck("no room for the right angle's arm")
+
+
+def bisect_angle(ctx: PredicateContext) -> Action:
+    """Put the dot on the bisector of the angle the two black points make at the blue
+    vertex."""
+    screen = ctx.screen
+    black, blue = _svg_dots(screen, "#000000"), _svg_dots(screen, "#0000ff")
+    if len(black) != 2 or len(blue) != 1:
+        raise OracleStuck("no vertex and two points")
+    vertex = np.array(blue[0])
+    arms = [np.array(p) - vertex for p in black]
+    bisector = sum(a / np.hypot(*a) for a in arms)
+    return _place_dot(ctx, tuple(_inside_grid(screen, vertex, bisector / np.hypot(*bisector))))
+
+
 VISUAL_ORACLES: dict[str, Expert] = {
+    "circle-center": circle_center,
+    "find-midpoint": find_midpoint,
+    "right-angle": right_angle,
+    "bisect-angle": bisect_angle,
+    "drag-cube": drag_cube,
     "draw-circle": draw_circle,
     "count-sides": count_sides,
     "use-colorwheel-2": use_colorwheel_2,
@@ -328,3 +484,5 @@ VISUAL_ORACLES: dict[str, Expert] = {
     "drag-items-grid": drag_items_grid,
 }
 """The experts this module adds to ``oracle.ORACLES``."""
+
+ORACLES.update(VISUAL_ORACLES)
