@@ -158,6 +158,9 @@ def test_check_env_with_screenshots() -> None:
         shot = obs["screenshot"]
         assert shot.shape == (210, 160, 3) and shot.dtype == np.uint8 and shot.std() > 0
         assert np.array_equal(env.render(), shot)
+        # what the screen-reading experts get: the recorded capture, unchanged
+        grab = env.unwrapped.context().extra["screenshot"]
+        assert np.array_equal(grab(), shot)
     finally:
         env.close()
 
