@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from gui_gym.envs.miniwob.env import _DRAG_STEPS
 from gui_gym.envs.miniwob.oracle import OracleStuck
 from gui_gym.envs.miniwob.oracle_visual import (
     _grid_drag,
@@ -73,7 +74,10 @@ def test_sortable_places_the_item_by_the_last_moves_direction() -> None:
 @pytest.mark.parametrize(("source", "target"), [(8, 6), (1, 9), (7, 9), (6, 7), (5, 1), (2, 1)])
 def test_grid_drag_is_planned_to_land_on_the_target(source: int, target: int) -> None:
     sx, sy, ex, ey = _grid_drag(GRID, source, target)
-    path = [(int(sx + (ex - sx) * k / 4), int(sy + (ey - sy) * k / 4)) for k in range(5)]
+    steps = _DRAG_STEPS
+    path = [
+        (int(sx + (ex - sx) * k / steps), int(sy + (ey - sy) * k / steps)) for k in range(steps + 1)
+    ]
     assert all(_sortable_drop(GRID, source, path, refresh) == target for refresh in (False, True))
     x0, y0, x1, y1 = GRID[source - 1]
     assert x0 <= sx < x1 and y0 <= sy < y1  # pressed on the item itself

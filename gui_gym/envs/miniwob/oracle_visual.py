@@ -18,6 +18,7 @@ import numpy as np
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.ui import UIElement, UITree
+from gui_gym.envs.miniwob.env import _DRAG_STEPS  # the pointer moves of a straight drag
 from gui_gym.envs.miniwob.oracle import (
     ORACLES,
     Expert,
@@ -191,8 +192,6 @@ _GRID_PLACES = {
     "bottom center": 8,
     "bottom right": 9,
 }
-_DRAG_MOVES = 4
-"""Pointer moves of a gui-gym drag on MiniWoB++ (``env._DRAG_STEPS``)."""
 _GRID_STEPS = {"up by one": -3, "down by one": 3, "left by one": -1, "right by one": 1}
 
 
@@ -245,7 +244,7 @@ def _sortable_drop(
 def _grid_drag(
     boxes: list[tuple[int, int, int, int]], source: int, target: int
 ) -> tuple[int, int, int, int]:
-    """Press and release points of one straight drag (:data:`_DRAG_MOVES` pointer moves)
+    """Press and release points of one straight drag (:data:`_DRAG_STEPS` pointer moves)
     that moves item ``source`` to position ``target`` of a floated sortable whose items
     sit in ``boxes``, whether or not the page re-reads the items' positions mid-drag; the
     one whose release point lies deepest inside an item."""
@@ -264,8 +263,8 @@ def _grid_drag(
     for _, ex, ey in ends:
         for sx, sy in starts:
             path = [
-                (int(sx + (ex - sx) * k / _DRAG_MOVES), int(sy + (ey - sy) * k / _DRAG_MOVES))
-                for k in range(_DRAG_MOVES + 1)
+                (int(sx + (ex - sx) * k / _DRAG_STEPS), int(sy + (ey - sy) * k / _DRAG_STEPS))
+                for k in range(_DRAG_STEPS + 1)
             ]
             if all(
                 _sortable_drop(boxes, source, path, refresh) == target for refresh in (False, True)
