@@ -306,23 +306,43 @@ def plot(result: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def reach_outcome_final(arms: dict[str, Any], sft_train: float) -> dict[str, Any]:
+def mean_curve(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs' success curves averaged point by point."""
+    curve = []
+    for point in sorted({p["iteration"] for r in runs for p in r["curve"]}):
+        rows = [p for r in runs for p in r["curve"] if p["iteration"] == point]
+        mean = {"iteration": point, "train": sum(p["train"] for p in rows) / len(rows)}
+        held_out = [p["held_out"] for p in rows if "held_out" in p]
+        if held_out:
+            mean["held_out"] = sum(held_out) / len(held_out)
+        curve.append(mean)
+    return curve
+
+
+def reach_outcome_final(runs: list[dict[str, Any]], sft_train: float) -> dict[str, Any]:
     """For each shaped arm: the first iteration at which its mean success on the trained tasks
     reaches the final mean success of the same algorithm's outcome-only arm (None: never),
     and whether that is within half the outcome-only run's iterations (the issue's aim).
-    Iteration 0 is the SFT model every arm starts from."""
+    Both means are over the seeds the two arms share (an interrupted benchmark may hold more
+    seeds of one); iteration 0 is the SFT model every arm starts from."""
     out: dict[str, Any] = {}
-    for arm, summary in arms.items():
+    for arm in dict.fromkeys(r["arm"] for r in runs):
         _, reward, _, _ = parse_arm(arm)
-        baseline = arms.get(outcome_arm(arm))
-        if reward in ("outcome", "replay") or baseline is None or not baseline["mean_curve"]:
+        if reward in ("outcome", "replay"):
             continue
-        target = baseline["final"]["train"]
-        total = baseline["final"]["iteration"]
-        points = [{"iteration": 0, "train": sft_train}, *summary["mean_curve"]]
+        shaped = {r["seed"]: r for r in runs if r["arm"] == arm}
+        outcome = {r["seed"]: r for r in runs if r["arm"] == outcome_arm(arm)}
+        seeds = sorted(set(shaped) & set(outcome))
+        if not seeds:
+            continue
+        baseline = mean_curve([outcome[seed] for seed in seeds])[-1]
+        target, total = baseline["train"], baseline["iteration"]
+        points = [{"iteration": 0, "train": sft_train}]
+        points += mean_curve([shaped[seed] for seed in seeds])
         reached = next((p["iteration"] for p in points if p["train"] >= target - 1e-9), None)
         out[arm] = {
             "outcome_arm": outcome_arm(arm),
+            "seeds": seeds,
             "outcome_final_train": target,
             "outcome_iterations": total,
             "reached_at": reached,
@@ -343,22 +363,14 @@ def summarise(
     arms: dict[str, Any] = {}
     for arm in dict.fromkeys(r["arm"] for r in runs):
         mine = [r for r in runs if r["arm"] == arm]
-        points = sorted({p["iteration"] for r in mine for p in r["curve"]})
-        mean_curve = []
-        for point in points:
-            rows = [p for r in mine for p in r["curve"] if p["iteration"] == point]
-            mean = {"iteration": point, "train": sum(p["train"] for p in rows) / len(rows)}
-            held_out = [p["held_out"] for p in rows if "held_out" in p]
-            if held_out:
-                mean["held_out"] = sum(held_out) / len(held_out)
-            mean_curve.append(mean)
+        curve = mean_curve(mine)
         arms[arm] = {
             "seeds": [r["seed"] for r in mine],
-            "mean_curve": mean_curve,
-            "final": mean_curve[-1] if mean_curve else None,
+            "mean_curve": curve,
+            "final": curve[-1] if curve else None,
         }
     result = {
-        "reach": reach_outcome_final(arms, sft["train"]),
+        "reach": reach_outcome_final(runs, sft["train"]),
         "args": asdict(args),
         "tasks": tasks,
         "before_sft": before_sft,

@@ -52,41 +52,46 @@ def test_arms_name_algorithm_reward_progress_history_and_settings() -> None:
             bench.parse_arm(bad)
 
 
-def curve(*points: tuple[int, float]) -> dict[str, Any]:
-    mean = [{"iteration": i, "train": v} for i, v in points]
-    return {"mean_curve": mean, "final": mean[-1]}
+def run(arm: str, seed: int, *points: tuple[int, float]) -> dict[str, Any]:
+    return {"arm": arm, "seed": seed, "curve": [{"iteration": i, "train": v} for i, v in points]}
 
 
 def test_reach_is_the_first_iteration_at_the_outcome_arms_final_success() -> None:
-    arms = {
-        "grpo:outcome": curve((2, 0.5), (4, 0.5), (6, 0.6), (8, 0.7)),
-        "grpo:outcome+progress": curve((2, 0.6), (4, 0.7), (6, 0.7), (8, 0.8)),
-        "grpo:outcome+milestone": curve((2, 0.4), (4, 0.5), (6, 0.6), (8, 0.65)),
-        "reinforce_pp:outcome+progress:k=2": curve((2, 0.9), (8, 0.9)),  # no outcome arm
-        "semi_online:replay": curve((8, 0.9)),
-        "grpo:outcome:baseline=rloo": curve((8, 0.5)),
-        "grpo:outcome+prm:baseline=rloo": curve((2, 0.5), (8, 0.6)),
-    }
-    reach = bench.reach_outcome_final(arms, sft_train=0.4)
+    runs = [
+        run("grpo:outcome", 0, (2, 0.5), (4, 0.5), (6, 0.6), (8, 0.7)),
+        run("grpo:outcome", 1, (2, 0.5), (4, 0.5), (6, 0.6), (8, 0.7)),
+        run("grpo:outcome+progress", 0, (2, 0.6), (4, 0.8), (6, 0.7), (8, 0.8)),
+        run("grpo:outcome+progress", 1, (2, 0.6), (4, 0.6), (6, 0.7), (8, 0.8)),
+        run("grpo:outcome+milestone", 0, (2, 0.4), (4, 0.5), (6, 0.6), (8, 0.65)),
+        run("reinforce_pp:outcome+progress:k=2", 0, (2, 0.9), (8, 0.9)),  # no outcome arm
+        run("semi_online:replay", 0, (8, 0.9)),
+        run("grpo:outcome:baseline=rloo", 0, (8, 0.5)),
+        run("grpo:outcome+prm:baseline=rloo", 0, (2, 0.5), (8, 0.6)),
+    ]
+    reach = bench.reach_outcome_final(runs, sft_train=0.4)
     assert set(reach) == {
         "grpo:outcome+progress",
         "grpo:outcome+milestone",
         "grpo:outcome+prm:baseline=rloo",
     }
-    assert reach["grpo:outcome+prm:baseline=rloo"]["outcome_arm"] == "grpo:outcome:baseline=rloo"
-    assert reach["grpo:outcome+prm:baseline=rloo"]["reached_at"] == 2
+    # the mean over seeds 0 and 1 is 0.7 at iteration 4 (0.8 and 0.6)
     assert reach["grpo:outcome+progress"] == {
         "outcome_arm": "grpo:outcome",
+        "seeds": [0, 1],
         "outcome_final_train": 0.7,
         "outcome_iterations": 8,
         "reached_at": 4,
         "within_half": True,
     }
+    assert reach["grpo:outcome+prm:baseline=rloo"]["outcome_arm"] == "grpo:outcome:baseline=rloo"
+    assert reach["grpo:outcome+prm:baseline=rloo"]["reached_at"] == 2
+    # compared on the seeds both arms have: seed 0 only (the outcome arm also has seed 1)
+    assert reach["grpo:outcome+milestone"]["seeds"] == [0]
     assert reach["grpo:outcome+milestone"]["reached_at"] is None
     assert reach["grpo:outcome+milestone"]["within_half"] is False
     # an SFT start already at the target counts as iteration 0
     assert (
-        bench.reach_outcome_final(arms, sft_train=0.7)["grpo:outcome+milestone"]["reached_at"] == 0
+        bench.reach_outcome_final(runs, sft_train=0.7)["grpo:outcome+milestone"]["reached_at"] == 0
     )
 
 
