@@ -81,6 +81,7 @@ def test_reach_is_the_first_iteration_at_the_outcome_arms_final_success() -> Non
         "outcome_final_train": 0.7,
         "outcome_iterations": 8,
         "reached_at": 4,
+        "outcome_reached_at": 8,
         "within_half": True,
     }
     assert reach["grpo:outcome+prm:baseline=rloo"]["outcome_arm"] == "grpo:outcome:baseline=rloo"
