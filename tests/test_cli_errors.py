@@ -107,7 +107,7 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
         ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{model}", "--device", "gpu"]
     ],
     ("eval", "workers"): ["threads"],
-    ("train", "algo"): ["grpp"],
+    ("train", "algo"): ["grpp", "dapoo"],
     ("train", "env"): ["GuiGym/Nope-v0"],
     ("train", "model"): ["{tmp}/none", "{file}"],
     ("train", "reward"): ["outcome+0.3*milestones", "0.3*"],
@@ -120,6 +120,8 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train", "prm_model"): ["{tmp}/none"],
     ("train", "progress_model"): ["{tmp}/none"],
     ("train", "embedder"): ["minilmm"],
+    ("train", "milestones"): ["statc"],
+    ("train", "milestone_store"): ["{tmp}/none.json", "{file}"],
     ("sft", "dataset"): ["{tmp}/none", "{file}", "{tmp}"],
     ("sft", "model"): ["{tmp}/none", "{tmp}", "{file}"],
     ("sft", "out"): ["{file}"],
