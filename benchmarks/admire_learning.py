@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.core.trajectory import atomic_write_text, read_jsonl
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "admire_grpo.py"
 ARMS: dict[str, dict[str, Any]] = {
@@ -76,16 +76,26 @@ def run(
     embedder: str,
     verbose: bool = True,
     arms: tuple[str, ...] = DEFAULT_ARMS,
+    partial: Path | None = None,
 ) -> dict[str, Any]:
+    """Run the arms; with ``partial``, each finished (arm, seed) is appended to that JSONL
+    file and a rerun with the same settings skips the ones it holds (a killed run resumes)."""
     unknown = sorted(set(arms) - set(ARMS))
     if unknown:
         raise ValueError(f"unknown arm(s) {unknown}; allowed: {', '.join(ARMS)}")
     example = load_example()
     started = time.perf_counter()
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {arm: {} for arm in arms}
+    key = [iterations, num_tasks, group_size, max_steps, embedder]
+    if partial is not None and partial.exists():
+        for record in read_jsonl(partial):
+            if record.get("key") == key and record.get("arm") in runs:
+                runs[record["arm"]][str(record["seed"])] = record["history"]
     with tempfile.TemporaryDirectory() as tmp:
         for seed in seeds:
             for arm in arms:
+                if str(seed) in runs[arm]:
+                    continue  # done by an earlier, interrupted run
                 args = example.Args(
                     num_tasks=num_tasks,
                     tasks_per_iteration=num_tasks,
@@ -102,6 +112,11 @@ def run(
                 with contextlib.redirect_stdout(quiet):
                     history = example.main(args)
                 runs[arm][str(seed)] = history
+                if partial is not None:
+                    partial.parent.mkdir(parents=True, exist_ok=True)
+                    with open(partial, "a", encoding="utf-8") as f:
+                        record = {"key": key, "arm": arm, "seed": seed, "history": history}
+                        f.write(json.dumps(record) + "\n")
                 if verbose:
                     last = history[-5:]
                     print(
@@ -199,9 +214,11 @@ def main() -> None:
         args.max_steps,
         args.embedder,
         arms=tuple(args.arms),
+        partial=args.out.with_suffix(".partial.jsonl"),
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(report, indent=2) + "\n")
+    args.out.with_suffix(".partial.jsonl").unlink(missing_ok=True)
     for arm, row in report["summary"].items():
         first, last = row["first_window"], row["last_window"]
         print(

@@ -1,5 +1,6 @@
 """``gui-gym sft`` (supervised fine-tuning on an expert dataset) and ``gui-gym train`` (RL for
-LLM agents: GRPO, REINFORCE++, PPO, UI-S1 semi-online, offline GRPO)."""
+LLM agents: GRPO and its RLOO/DAPO presets, REINFORCE++, PPO, ARPO, UI-S1 semi-online, offline
+GRPO)."""
 
 from __future__ import annotations
 
@@ -104,7 +105,7 @@ def train_cmd(
     algo: Annotated[
         str,
         typer.Option(
-            help="grpo, rloo, dapo, reinforce_pp, ppo, semi_online or offline_grpo "
+            help="grpo, rloo, dapo, reinforce_pp, ppo, arpo, semi_online or offline_grpo "
             "(rloo and dapo: GRPO with ADMIRE Table 4's settings)"
         ),
     ],

@@ -661,6 +661,11 @@ class Algorithm:
         """JSON-safe state to checkpoint (counters, running statistics)."""
         return {}
 
+    def metrics(self) -> dict[str, Any]:
+        """Numbers for each iteration's metrics record; :meth:`state_dict` by default (an
+        algorithm whose state is bulky, such as ARPO's replay buffer, returns less)."""
+        return self.state_dict()
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
 
@@ -858,7 +863,7 @@ class Trainer:
         turns = self.algorithm.advantages(self, groups, iteration)
         metrics.update(self.update(turns))
         metrics["lr"] = self.scheduler.get_last_lr()[0]
-        metrics.update(self.algorithm.state_dict())  # running counters (dropped groups, ...)
+        metrics.update(self.algorithm.metrics())  # running counters (dropped groups, ...)
         with warnings.catch_warnings():
             # the schedule runs per iteration, also one where no group taught anything and
             # the optimizer did not step

@@ -35,7 +35,7 @@ __all__ = [
     "split_settings",
 ]
 
-ALGORITHMS = ("grpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo")
+ALGORITHMS = ("grpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo", "arpo")
 """The algorithm modules of :mod:`gui_gym.train`."""
 
 PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -94,6 +94,7 @@ def _algo_config_class(algo: str) -> type:
         "ppo": "PPOConfig",
         "semi_online": "SemiOnlineConfig",
         "offline_grpo": "OfflineGRPOConfig",
+        "arpo": "ARPOConfig",
     }
     return getattr(module, names[algo])
 
@@ -264,7 +265,7 @@ def make_trainer(
         task_ids = list(tasks) if tasks else list(getattr(base, "task_ids", []) or [])
         if not task_ids:
             raise ValueError(f"{env_id} lists no tasks to train on; pass tasks explicitly")
-        cls = {"grpo": "GRPO", "reinforce_pp": "ReinforcePP", "ppo": "PPO"}[algo]
+        cls = {"grpo": "GRPO", "reinforce_pp": "ReinforcePP", "ppo": "PPO", "arpo": "ARPO"}[algo]
         algorithm = getattr(module, cls)(make_env, task_ids, algo_config)
     if name != algo:
         # a preset names its runs and checkpoints (a dapo checkpoint is not resumed as rloo)
