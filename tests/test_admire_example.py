@@ -73,7 +73,7 @@ def test_example_advantages_for_grpo_rloo_and_dapo(monkeypatch) -> None:
     assert example.group_advantages([[0.5, 0.5], [0.5]], "grpo") == [[0.0, 0.0], [0.0]]
 
 
-ARMS = ("outcome_only", "static", "rloo", "dapo_outcome")
+ARMS = ("outcome_only", "static", "dapo_outcome")
 
 
 def test_admire_learning_benchmark_compares_its_arms(tmp_path: Path, monkeypatch) -> None:
@@ -99,7 +99,7 @@ def test_admire_learning_benchmark_compares_its_arms(tmp_path: Path, monkeypatch
     )
     assert set(report["summary"]) == set(ARMS)
     settings = report["settings"]["arms"]
-    assert settings["outcome_only"]["lambda0"] == 0.0 and settings["rloo"]["lambda0"] == 0.3
+    assert settings["outcome_only"]["lambda0"] == 0.0 and settings["static"]["lambda0"] == 0.3
     assert settings["static"]["milestones"] == "static"
     assert settings["dapo_outcome"] == {"lambda0": 0.0, "milestones": "adaptive", "algo": "dapo"}
     assert set(bench.DEFAULT_ARMS) <= set(bench.ARMS)
