@@ -410,7 +410,10 @@ def main(args: Args) -> list[dict[str, Any]]:
     print(f"{len(tasks)} tasks on {args.env_id}, device {device}, store {args.store}")
 
     if args.seed_with_oracle:  # one expert success per task initialises its milestones
-        learned = seed_milestones(seeding, tasks, args.seed)
+        # static milestones are generated once: a task the store already has keeps its own
+        fresh = [t for t in tasks if args.milestones == "adaptive" or t not in seeding.store]
+        learned = seed_milestones(seeding, fresh, args.seed)
+        learned |= {t: list(seeding.store.get(t).milestones) for t in tasks if t not in fresh}
         if not any(learned.values()):
             seeding.close()
             raise SystemExit(

@@ -3,6 +3,7 @@ the wrapper's deferred rewards, Eq. 13 advantages and the PPO update fit togethe
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -46,6 +47,15 @@ def test_admire_grpo_example_trains_a_tiny_model(tmp_path: Path, monkeypatch) ->
     assert len(log.read_text().splitlines()) == 2
     json.loads(log.read_text().splitlines()[0])
     assert len(MilestoneStore(store)) == 1  # the oracle's success initialised the milestones
+    # Table 3's static arm: milestones a task already has are kept as they are (not refined
+    # by the expert's episode nor by the policy's successes)
+    task = MilestoneStore(store).task_ids()[0]
+    given = tmp_path / "given.json"
+    MilestoneStore(given).commit(task, ["open the app"])
+    static = dataclasses.replace(args, store=str(given), log=None, iterations=1)
+    example.main(dataclasses.replace(static, milestones="static"))
+    assert MilestoneStore(given).get(task).milestones == ("open the app",)
+    assert MilestoneStore(given).version(task) == 1
 
 
 def _example(monkeypatch) -> object:
