@@ -135,8 +135,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--keep-best",
         choices=("ranking", "auc", "none"),
-        default="ranking",
-        help="epoch kept: best validation ranking top-1, best validation AUC, or the last",
+        default="none",
+        help="epoch kept: the last (GUI-Shepherd's, the default), or ours: best validation "
+        "ranking top-1 or best validation AUC",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=32, help="PRM training batch (GUI-Shepherd's 32)"
     )
     parser.add_argument(
         "--episodes", type=int, default=None, help="cap best-of-N episodes per env (iterating)"
@@ -257,7 +261,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         dataset.eval,
         config=PRMTrainConfig(
             epochs=args.epochs,
-            batch_size=16,
+            batch_size=args.batch_size,
             lr=args.lr,
             prompt_lm_weight=args.prompt_lm_weight,
             keep_best=None if args.keep_best == "none" else "auc",
