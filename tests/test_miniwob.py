@@ -211,6 +211,9 @@ EXPERTS_TESTED = [
     "click-shades",
     "click-pie-nodelay",
     "drag-shapes",
+    # a thesaurus (synonyms), ctrl+click in a multi-select list box
+    "click-checkboxes-soft",
+    "click-scroll-list",
 ]
 """Experts the tests run (3 seeds each, replayed on raw miniwob); every expert's success
 over 10 seeds is benchmarks/bench_miniwob_experts.py's job (docs/miniwob.md's table)."""
@@ -230,6 +233,14 @@ def test_experts_cover_the_suite() -> None:
     env.close()
     with pytest.raises(ValueError, match="or 'experts'"):
         gym.make("GuiGym/MiniWoB-v0", tasks="click-test")
+
+
+def test_the_experts_thesaurus_puts_each_word_in_one_group() -> None:
+    from gui_gym.envs.miniwob.oracle_forms import SYNONYM_GROUPS
+
+    words = [w for group in SYNONYM_GROUPS for w in group]
+    assert len(words) == len(set(words))  # "similar to" is a lookup: never two groups
+    assert all(w == w.lower() for w in words)
 
 
 @pytest.fixture(scope="module")

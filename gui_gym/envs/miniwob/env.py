@@ -66,6 +66,11 @@ _DRAG_STEPS = 4
 """Intermediate pointer moves of a drag: jQuery UI's draggables and sortables only notice a
 drag that moves the mouse after the press, as a hand does."""
 DRAG_KEY = "gui_gym_drag"
+CLICK_HOLDING_KEY = "gui_gym_click_holding"
+"""``last_miniwob_actions`` entry of a click with held keys: ``{CLICK_HOLDING_KEY: {"point":
+[x, y], "keys": ["ctrl"]}}`` (miniwob's own clicks hold no key)."""
+_WEBDRIVER_MODIFIERS = {"ctrl": "\ue009", "shift": "\ue008", "alt": "\ue00a", "meta": "\ue03d"}
+"""Our modifier names as WebDriver key codes (selenium's ``Keys.CONTROL``, ...)."""
 """Key of the one non-miniwob entry in :attr:`MiniWoBEnv.last_miniwob_actions`: a drag's
 pointer path. miniwob's MOUSEDOWN/MOVE/MOUSEUP actions each run as a separate WebDriver
 action sequence, between which Chromium ends a text selection (jQuery's draggables cope,
@@ -259,20 +264,34 @@ def step_miniwob(backend: Any, action: dict[str, Any]) -> tuple[Any, ...]:
     """Run one entry of :attr:`MiniWoBEnv.last_miniwob_actions` on a miniwob env (a
     ``miniwob.environment.MiniWoBEnvironment``, ours or a raw one) and return its ``step``
     result: a miniwob action dict as ``backend.step`` does; a drag (:data:`DRAG_KEY`) as one
-    pointer sequence (press, moves, release), then a no-op step to read the page."""
-    if DRAG_KEY not in action:
+    pointer sequence (press, moves, release), a click with held keys
+    (:data:`CLICK_HOLDING_KEY`) as one key-and-pointer sequence (keys down, click, keys up),
+    each then a no-op step to read the page."""
+    if DRAG_KEY not in action and CLICK_HOLDING_KEY not in action:
         return backend.step(action)
     from miniwob.action import ActionTypes
     from selenium.webdriver.common.action_chains import ActionChains
 
-    (x0, y0), *rest = action[DRAG_KEY]
     chain = ActionChains(backend.instance.driver, duration=0)
     pointer = chain.w3c_actions.pointer_action
-    pointer.move_to_location(int(x0), int(y0))
-    pointer.click_and_hold()
-    for x, y in rest:
+    if DRAG_KEY in action:
+        (x0, y0), *rest = action[DRAG_KEY]
+        pointer.move_to_location(int(x0), int(y0))
+        pointer.click_and_hold()
+        for x, y in rest:
+            pointer.move_to_location(int(x), int(y))
+        pointer.release()
+    else:
+        click = action[CLICK_HOLDING_KEY]
+        keys = [_WEBDRIVER_MODIFIERS[k] for k in click["keys"]]
+        for key in keys:
+            chain.key_down(key)
+        x, y = click["point"]
         pointer.move_to_location(int(x), int(y))
-    pointer.release()
+        chain.w3c_actions.key_action.pause()  # the key source idles while the pointer moves
+        chain.click()
+        for key in reversed(keys):
+            chain.key_up(key)
     chain.w3c_actions.perform()
     kinds = backend.action_space_config.action_types
     return backend.step({"action_type": kinds.index(ActionTypes.NONE)})
@@ -369,6 +388,7 @@ class MiniWoBEnv(GuiEnv):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     end_on_success = False
     unsupported_actions: ClassVar[dict[ActionType, str]] = {}  # web pages drag and select
+    modifier_clicks: ClassVar[bool] = True  # ctrl/shift+click: one WebDriver key+pointer sequence
 
     def __init__(
         self,
@@ -770,6 +790,14 @@ class MiniWoBEnv(GuiEnv):
             return [act(ActionTypes.NONE)]
         element = self._target(action, screen)
         if t is ActionType.CLICK:
+            if action.modifiers:  # a real click holding keys, at the point or element centre
+                if element is None and not action.has_point:
+                    raise ValueError("CLICK needs an element index, a label or coordinates")
+                x, y = (
+                    coords(action.x, action.y) if action.has_point else centre(element.index)  # type: ignore[union-attr]
+                )
+                keys = action.modifiers.split("+")
+                return [{CLICK_HOLDING_KEY: {"point": [float(x), float(y)], "keys": keys}}]
             if action.has_point:
                 return [act(ActionTypes.CLICK_COORDS, coords=coords(action.x, action.y))]
             if element is None:

@@ -1863,11 +1863,6 @@ ORACLES["hot-cold"] = hot_cold
 UNSCRIPTED: dict[str, str] = {
     "bisect-angle": "scored by the angle's error (continuous): raw reward 1.0 needs an exact angle",
     "right-angle": "scored by the angle's error (continuous): raw reward 1.0 needs an exact angle",
-    "click-checkboxes-soft": "the boxes to tick are synonyms of the asked words: needs a thesaurus",
-    "click-scroll-list": (
-        "several options of a list box must be selected, which takes ctrl+click; the grammar's "
-        "clicks carry no modifier key"
-    ),
     "count-sides": "the shape is drawn on a canvas: only the screenshot shows it",
     "drag-cube": "a CSS 3D cube; which face is in front only the screenshot shows",
     "drag-items-grid": (
@@ -1888,3 +1883,11 @@ UNSCRIPTED: dict[str, str] = {
     "flight.AA": "not scripted: FlightWoB's airline booking page (375x667)",
 }
 """MiniWoB++ tasks without an expert, and why (docs/miniwob.md lists the experts below 90%)."""
+
+
+# The experts of oracle_forms (imported last: it builds on this module's helpers).
+from gui_gym.envs.miniwob.oracle_forms import FORM_ORACLES  # noqa: E402
+
+ORACLES.update(FORM_ORACLES)
+for _name in FORM_ORACLES:
+    UNSCRIPTED.pop(_name, None)
