@@ -211,9 +211,10 @@ EXPERTS_TESTED = [
     "click-shades",
     "click-pie-nodelay",
     "drag-shapes",
-    # a thesaurus (synonyms), ctrl+click in a multi-select list box
+    # a thesaurus (synonyms), ctrl+click in a multi-select list box, formatting while typing
     "click-checkboxes-soft",
     "click-scroll-list",
+    "text-editor",
 ]
 """Experts the tests run (3 seeds each, replayed on raw miniwob); every expert's success
 over 10 seeds is benchmarks/bench_miniwob_experts.py's job (docs/miniwob.md's table)."""

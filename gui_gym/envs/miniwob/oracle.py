@@ -1520,48 +1520,7 @@ def find_greatest(ctx: PredicateContext) -> Action:
     return _click(_find(screen, lambda e: e.resource_id == "submit"))
 
 
-_EDITOR_BUTTONS = {"bold": 0, "italics": 1, "underlined": 2}  # the toolbar's order
-
-
-def text_editor(ctx: PredicateContext) -> Action:
-    """Style everything: select all in the editor, then press the style's toolbar button
-    (bold, italic and underline icons, in that order) or pick the colour swatch nearest
-    the named colour, then submit. Styling one word needs the word's position on screen,
-    which the reading does not give (the expert gives up on those)."""
-    screen = ctx.screen
-    target = _state(ctx).fields["target"]
-    style = re.search(r"everything the style (bold|italics|underlined)", target)
-    colour = re.search(r"everything the color (\w+)", target)
-    if style is None and colour is None:
-        raise OracleStuck(f"styling one word is not scripted: {target!r}")
-    stage = _notes(ctx).get("stage", 0)
-    _notes(ctx)["stage"] = stage + 1
-    editor = _find(screen, lambda e: e.resource_id == "editor")
-    if stage == 0:  # a real click puts the caret in the editor
-        return _point(next(e for e in _descendants(screen, editor) if e.text))
-    if stage == 1:
-        return _key("ctrl+a")
-    if style is not None and stage == 2:
-        buttons = [e for e in screen.elements if e.role == "button" and not e.text]
-        return _point(buttons[_EDITOR_BUTTONS[style.group(1)]])  # a click keeps the selection
-    if colour is not None and stage == 2:  # open the colour picker (an SVG icon)
-        picker = next(e for e in screen.elements if e.role == "image")
-        return _point(picker)
-    if colour is not None and stage == 3:
-        want = _NAMED_COLOURS.get(colour.group(1))
-        swatches = [
-            (e, c)
-            for e in screen.elements
-            if "ql-picker-item" in e.description and (c := _colour(e))
-        ]
-        if want is None or not swatches:
-            raise OracleStuck(f"no swatch for {colour.group(1)!r}")
-        best = min(swatches, key=lambda s: sum((x - y) ** 2 for x, y in zip(s[1], want)))[0]
-        return _point(best)
-    return _submit(screen)
-
-
-ORACLES.update({"find-greatest": find_greatest, "text-editor": text_editor})
+ORACLES["find-greatest"] = find_greatest  # text-editor: oracle_forms.py
 
 
 # The shapes pages' colours (miniwob's common/shapes.js), as a person names them.
