@@ -299,6 +299,53 @@ def test_expert_solves_through_our_actions_and_raw_miniwob_agrees(
         assert raw_reward == ours, (name, seed)
 
 
+@pytest.mark.slow
+def test_flight_experts_book_through_our_actions_and_raw_miniwob_agrees(raw_flight) -> None:
+    # FlightWoB's Alaska form (375x667, another page server): the generated task on two
+    # seeds, replayed on raw miniwob, and the human-demonstration one on a seed whose
+    # recorded request is what the instruction says (others name an airport it does not)
+    env = gym.make("GuiGym/MiniWoB-v0", tasks=["flight.Alaska", "flight.Alaska-auto"])
+    unwrapped = env.unwrapped
+    try:
+        for name, seed in (
+            ("flight.Alaska-auto", 0),
+            ("flight.Alaska-auto", 1),
+            ("flight.Alaska", 1),
+        ):
+            unwrapped.reset(seed=seed, options={"task": name})
+            actions, done = [], False
+            while not done:
+                _, _, terminated, truncated, info = unwrapped.step(unwrapped.oracle_action())
+                assert info["action_valid"], info["action_error"]
+                actions.extend(unwrapped.last_miniwob_actions)
+                done = terminated or truncated
+            assert info["success"] and info["miniwob"]["reason"] == "GOOD", (name, seed)
+            if name != "flight.Alaska-auto":
+                continue
+            raw_flight.reset(seed=unwrapped.last_seed)
+            for action in actions:
+                _, _, raw_done, _, raw_info = step_miniwob(raw_flight, action)
+                if raw_done:
+                    break
+            assert raw_done and raw_info["raw_reward"] == 1.0, seed
+    finally:
+        env.close()
+
+
+@pytest.fixture()
+def raw_flight():
+    """A raw miniwob env on FlightWoB's generated Alaska task."""
+    from miniwob.environment import MiniWoBEnvironment
+
+    chrome, driver = find_browser()
+    os.environ.setdefault("MINIWOB_CHROME_BINARY", chrome)
+    os.environ.setdefault("MINIWOB_CHROMEDRIVER", driver)
+    raw = MiniWoBEnvironment(subdomain="flight.Alaska-auto", action_space_config="all_supported")
+    raw.instance.record_screenshots = False
+    yield raw
+    _close_raw(raw)
+
+
 def test_failed_episode_rewards_match_raw_miniwob(multi: gym.Env) -> None:
     # A wrong click ends click-test-2 with raw reward -1, in both.
     from miniwob.environment import MiniWoBEnvironment

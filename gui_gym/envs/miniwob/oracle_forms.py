@@ -12,12 +12,15 @@ import re
 
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
+from gui_gym.core.ui import UIElement
 from gui_gym.envs.miniwob.oracle import (
     _NAMED_COLOURS,
     OracleStuck,
+    _by_id,
     _click,
     _colour,
     _descendants,
+    _fill,
     _find,
     _key,
     _label_of,
@@ -184,9 +187,117 @@ def text_editor(ctx: PredicateContext) -> Action:
     return _submit(screen)
 
 
+def _city_words(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z ]", " ", text.lower()).split())
+
+
+# The state a city name means when several states have one (Portland alone is Oregon's).
+_USUAL_STATE = {"portland": "OR"}
+
+
+def _airport(suggestions: list[UIElement], city: str) -> UIElement | None:
+    """The suggestion a person picks for a city: "City, ST (...)" whose city (with or
+    without its state) is the asked one; the city's "All Airports" entry when it has one;
+    the usual state's city when the name is shared."""
+    want = _city_words(city)
+    matches = [
+        e
+        for e in suggestions
+        if want in (_city_words(e.text.split("(")[0]), _city_words(e.text.split(",")[0]))
+    ]
+    state = _USUAL_STATE.get(want)
+    preferred = [e for e in matches if "All Airports" in e.text] + [
+        e for e in matches if state is not None and f", {state} (" in e.text
+    ]
+    return (preferred or matches or [None])[0]
+
+
+def _alaska_airport(ctx: PredicateContext, field_id: str, city: str) -> Action | None:
+    """Next action to make the From/To field hold the city's airport (None once it does):
+    type the city, then pick its suggestion."""
+    screen = ctx.screen
+    field = _find(screen, lambda e: e.resource_id == field_id)
+    if "(" in field.text and _city_words(city) in _city_words(field.text.replace(",", " ")):
+        return None
+    suggestions = [e for e in screen.elements if e.role == "listitem" and "(" in e.text]
+    choice = _airport(suggestions, city) if field.focused else None
+    if choice is not None:
+        return _click(choice)
+    if not field.text:
+        return Action(ActionType.INPUT, index=field.index, text=city)
+    if field.focused and _notes(ctx).get("waited", 0) < 5:  # the suggestions are coming
+        _notes(ctx)["waited"] = _notes(ctx).get("waited", 0) + 1
+        return Action(ActionType.WAIT)
+    _notes(ctx)["waited"] = 0
+    return _fill(ctx, field, "")
+
+
+def _alaska_date(ctx: PredicateContext, field_id: str, which: str, day: str) -> Action | None:
+    """Next action to give a date field March ``day`` (the page's calendar opens on March
+    2017, the month every instruction asks for), None once it has one. ``which`` is the
+    calendar's title word for the field ("departure", "return")."""
+    screen = ctx.screen
+    done = _by_id(screen, "btnDone")
+    field = _find(screen, lambda e: e.resource_id == field_id)
+    if done is None:
+        return None if field.text else _click(field)
+    title = _by_id(screen, "cal-top-text")
+    if title is None or title.text != which:  # the calendar is open for the other date
+        return None if field.text else _click(done)
+    month = _find(screen, lambda e: e.text == "March 2017")
+    picked = _notes(ctx).setdefault("dates", {})
+    if picked.get(field_id) != day:
+        link = _find(screen, lambda e: e.index > month.index and e.role == "link" and e.text == day)
+        picked[field_id] = day
+        return _click(link)
+    return _click(done)
+
+
+def flight_alaska(ctx: PredicateContext) -> Action:
+    """FlightWoB's Alaska Airlines form: the two airports (typed, then the suggestion), one
+    way or return, the dates on the page's calendar, the number of passengers and the
+    cabin, then search."""
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    for field_id, key in (("geo-from", "Departure City"), ("geo-to", "Destination City")):
+        action = _alaska_airport(ctx, field_id, fields[key])
+        if action is not None:
+            return action
+    trip = (fields.get("Ticket Type") or fields.get("One Way or Round Trip", "")).lower()
+    one_way = "one" in trip
+    returning = _by_id(screen, "return-date")
+    shown = returning is not None and returning.bounds[2] > returning.bounds[0]
+    if one_way and shown and not _notes(ctx).get("one-way"):
+        _notes(ctx)["one-way"] = True
+        return _click(_find(screen, lambda e: e.text == "One-way"))
+    action = _alaska_date(ctx, "departure-date", "departure", fields["Departure Day"])
+    if action is not None:
+        return action
+    if not one_way:
+        action = _alaska_date(ctx, "return-date", "return", fields["Returning Day"])
+        if action is not None:
+            return action
+    travellers = _by_id(screen, "tnum-display")
+    wanted = fields.get("Passengers")
+    if wanted is not None and travellers is not None and travellers.text != wanted:
+        sign = "+" if int(travellers.text or 0) < int(wanted) else "-"
+        holder = screen.elements[travellers.parent]
+        return _click(next(e for e in _descendants(screen, holder) if e.text == sign))
+    if fields.get("Seat type", "Coach") != "Coach":
+        first = _by_id(screen, "cabin-first")
+        if first is None:
+            return _click(_find(screen, lambda e: e.text == "More search options"))
+        if not first.checked:
+            return _click(_find(screen, lambda e: e.resource_id == "cabin-ftext"))
+    form = _find(screen, lambda e: e.resource_id == "searchForm")
+    return _click([e for e in _descendants(screen, form) if e.role == "button"][-1])
+
+
 FORM_ORACLES = {
     "click-checkboxes-soft": click_checkboxes_soft,
     "click-scroll-list": click_scroll_list,
     "text-editor": text_editor,
+    "flight.Alaska": flight_alaska,
+    "flight.Alaska-auto": flight_alaska,
 }
 """The experts of this module, by task name."""
