@@ -1843,7 +1843,6 @@ UNSCRIPTED: dict[str, str] = {
         "visible area"
     ),
     "draw-circle": "not scripted: a circle needs a curved pointer path; DRAG_XY is straight",
-    "flight.AA": "not scripted: FlightWoB's airline booking page (375x667)",
 }
 """MiniWoB++ tasks without an expert, and why (docs/miniwob.md lists the experts below 90%)."""
 

@@ -14,6 +14,7 @@ from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.miniwob.oracle import (
+    _MONTHS,
     _NAMED_COLOURS,
     OracleStuck,
     _by_id,
@@ -293,11 +294,92 @@ def flight_alaska(ctx: PredicateContext) -> Action:
     return _click([e for e in _descendants(screen, form) if e.role == "button"][-1])
 
 
+# A traveller's knowledge of a city's main airport where the suggestions' names do not say
+# it (San Diego's is Lindbergh Field; Carlsbad is another town).
+_MAIN_AIRPORT = {"san diego": "SAN"}
+
+
+def _aa_airport(suggestions: list[UIElement], city: str) -> UIElement | None:
+    """The suggestion ("CODE - Name, ST") a person picks on American Airlines' page: an
+    airport of the asked city, the city's all-airports code (named by the city alone) first,
+    then its main or international airport, then the usual state's."""
+    want = _city_words(city)
+    state = _USUAL_STATE.get(want)
+    main = _MAIN_AIRPORT.get(want)
+
+    def name(e: UIElement) -> str:
+        return _city_words(e.text.split(" - ", 1)[-1].rsplit(",", 1)[0])
+
+    ranked = []
+    for e in suggestions:
+        code, _, rest = e.text.partition(" - ")
+        words, region = name(e), rest.rsplit(",", 1)[-1].strip()
+        city_only = words == want or words == want.replace(" dc", "")
+        if not (words.startswith(want) or city_only):
+            continue
+        international = "international" in words or "intl" in words.split()
+        ranked.append((not city_only, code != main, not international, region != state, e))
+    return min(ranked, key=lambda r: r[:4])[-1] if ranked else None
+
+
+def flight_aa(ctx: PredicateContext) -> Action:
+    """FlightWoB's American Airlines form: one way or round trip (tabs), the two airports
+    (typed, then a suggestion), the dates typed as mm/dd/yyyy, then search."""
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    notes = _notes(ctx)
+    dialog = _by_id(screen, "datePickerDialogClose")
+    if dialog is not None:  # the calendar dialog: the day in the asked month
+        title = _find(screen, lambda e: e.role == "heading" and e.text in ("Depart", "Return"))
+        which = "Departure" if title.text == "Depart" else "Returning"
+        month = _MONTHS[int(fields[f"{which} Month"]) - 1]
+        header = _find(screen, lambda e: e.text == month)
+        day = fields[f"{which} Day"]
+        return _click(_find(screen, lambda e: e.index > header.index and e.text == day))
+    if "one" in fields.get("One Way or Round Trip", "").lower() and not notes.get("one-way"):
+        notes["one-way"] = True
+        return _click(_find(screen, lambda e: e.role == "link" and e.text == "One way"))
+    for field_id, key in (
+        ("segments0.origin", "Departure City"),
+        ("segments0.destination", "Destination City"),
+    ):
+        field = _find(screen, lambda e, i=field_id: e.resource_id == i)
+        chosen = notes.setdefault("airports", {})
+        if chosen.get(field_id) and field.text == chosen[field_id]:
+            continue
+        suggestions = [e for e in screen.elements if e.role == "link" and " - " in e.text]
+        choice = _aa_airport(suggestions, fields[key]) if field.focused else None
+        if choice is not None:
+            chosen[field_id] = choice.text.split(" - ")[0]
+            return _click(choice)
+        if field.text and field.text != fields[key]:
+            return _fill(ctx, field, "")  # the page's guess from the location: cleared
+        if not field.text:
+            return Action(ActionType.INPUT, index=field.index, text=fields[key])
+        if notes.get("waits", 0) > 40:
+            raise OracleStuck(f"no airport suggestion for {fields[key]!r}")
+        notes["waits"] = notes.get("waits", 0) + 1
+        return Action(ActionType.WAIT)  # the suggestions come after a delay
+    dates = ["segments0.travelDate"] + ([] if notes.get("one-way") else ["segments1.travelDate"])
+    for field_id in dates:
+        field = _find(screen, lambda e, i=field_id: e.resource_id == i)
+        if not field.text:
+            return _click(field)  # opens the calendar
+    return _click(
+        _find(screen, lambda e: e.role == "button" and _label_text(screen, e) == "Search")
+    )
+
+
+def _label_text(screen, e: UIElement) -> str:
+    return " ".join(screen.elements[i].text for i in e.children if screen.elements[i].text)
+
+
 FORM_ORACLES = {
     "click-checkboxes-soft": click_checkboxes_soft,
     "click-scroll-list": click_scroll_list,
     "text-editor": text_editor,
     "flight.Alaska": flight_alaska,
     "flight.Alaska-auto": flight_alaska,
+    "flight.AA": flight_aa,
 }
 """The experts of this module, by task name."""
