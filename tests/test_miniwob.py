@@ -212,10 +212,12 @@ EXPERTS_TESTED = [
     "click-shades",
     "click-pie-nodelay",
     "drag-shapes",
-    # a thesaurus (synonyms), ctrl+click in a multi-select list box, formatting while typing
+    # a thesaurus (synonyms), ctrl+click in a multi-select list box, formatting while
+    # typing, dragging over slots scrolled into view
     "click-checkboxes-soft",
     "click-scroll-list",
     "text-editor",
+    "daily-calendar",
 ]
 """Experts the tests run (3 seeds each, replayed on raw miniwob); every expert's success
 over 10 seeds is benchmarks/bench_miniwob_experts.py's job (docs/miniwob.md's table)."""

@@ -1838,10 +1838,6 @@ UNSCRIPTED: dict[str, str] = {
         "the colour to pick is drawn in the instruction area, which miniwob's reading skips"
     ),
     "order-food": "the dishes' kinds are icons (images without text) only the screenshot shows",
-    "daily-calendar": (
-        "not scripted: an event is made by dragging over half-hour slots, most below the "
-        "visible area"
-    ),
     "draw-circle": "not scripted: a circle needs a curved pointer path; DRAG_XY is straight",
 }
 """MiniWoB++ tasks without an expert, and why (docs/miniwob.md lists the experts below 90%)."""

@@ -18,6 +18,7 @@ from gui_gym.envs.miniwob.oracle import (
     _NAMED_COLOURS,
     OracleStuck,
     _by_id,
+    _by_text,
     _click,
     _colour,
     _descendants,
@@ -374,6 +375,50 @@ def _label_text(screen, e: UIElement) -> str:
     return " ".join(screen.elements[i].text for i in e.children if screen.elements[i].text)
 
 
+def _half_hours(length: str) -> int:
+    """ "90 mins" / "1.5 hours" as a number of half-hour slots."""
+    number = float(re.match(r"[\d.]+", length.strip()).group(0))  # type: ignore[union-attr]
+    return round(number * (60 if "hour" in length else 1) / 30)
+
+
+def _slot_of(clock: str) -> int:
+    """ "8AM" / "12PM" as the index of the half-hour slot that starts then."""
+    hour = int(re.match(r"\d+", clock).group(0)) % 12  # type: ignore[union-attr]
+    return 2 * (hour + (12 if clock.strip().upper().endswith("PM") else 0))
+
+
+def daily_calendar(ctx: PredicateContext) -> Action:
+    """Drag over free half-hour slots inside the asked window (scrolling the day to them),
+    then name the new event and create it."""
+    screen = ctx.screen
+    fields = _state(ctx).fields
+    name = _by_id(screen, "event-name")
+    if name is not None:
+        return _fill(ctx, name, fields["name"]) or _click(_by_text(screen, "Create", ("button",)))
+    area = _find(screen, lambda e: e.resource_id == "area")
+    slots = {
+        int(e.resource_id[3:]): e for e in screen.elements if re.fullmatch(r"hh-\d+", e.resource_id)
+    }
+    events = [e for e in screen.elements if e.parent == area.index and e.text]
+    length = _half_hours(fields["length"])
+    first, last = _slot_of(fields["between from"]), _slot_of(fields["between to"])
+
+    def free(start: int) -> bool:
+        top, bottom = slots[start].bounds[1], slots[start + length - 1].bounds[3]
+        return all(e.bounds[3] <= top + 1 or e.bounds[1] >= bottom - 1 for e in events)
+
+    start = next((s for s in range(first, last - length + 1) if free(s)), None)
+    if start is None:
+        raise OracleStuck("no free slots in the asked window")
+    top, bottom = slots[start].bounds[1], slots[start + length - 1].bounds[3]
+    if top < area.bounds[1] + 2:
+        return Action(ActionType.SCROLL, direction="up", index=area.index)
+    if bottom > min(area.bounds[3], screen.height) - 2:
+        return Action(ActionType.SCROLL, direction="down", index=area.index)
+    x = (slots[start].bounds[0] + slots[start].bounds[2]) / 2
+    return Action(ActionType.DRAG, x=x, y=top + 4, end_x=x, end_y=bottom - 4)
+
+
 FORM_ORACLES = {
     "click-checkboxes-soft": click_checkboxes_soft,
     "click-scroll-list": click_scroll_list,
@@ -381,5 +426,6 @@ FORM_ORACLES = {
     "flight.Alaska": flight_alaska,
     "flight.Alaska-auto": flight_alaska,
     "flight.AA": flight_aa,
+    "daily-calendar": daily_calendar,
 }
 """The experts of this module, by task name."""
