@@ -10,6 +10,7 @@ seeds and expects miniwob's raw reward of 1.0, and replays the same miniwob acti
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable
 
@@ -1142,8 +1143,12 @@ def sign_agreement(ctx: PredicateContext) -> Action:
         return _click(_by_text(screen, fields["button"], ("button",)))
     area = _find(screen, lambda e: e.resource_id == "text-area")
     notes = _notes(ctx)
-    # The textarea is disabled (no keys) and 2,000+ px tall: wheel steps of 50 px each.
-    if notes.get("scrolls", 0) < 46:
+    # The textarea is disabled (no keys) and 1,400 to 2,500 px tall: wheel steps of 50 px
+    # each, as many as its text needs (at most 1.25 px of height a character, in its
+    # 85 px window; the page unlocks 10 px before the end), and not more: at 150 ms a
+    # step a fixed worst-case count runs into the 10 s limit on a loaded machine.
+    needed = math.ceil((1.25 * len(area.text) - 95) / 50) + 1
+    if notes.get("scrolls", 0) < needed:
         notes["scrolls"] = notes.get("scrolls", 0) + 1
         return Action(ActionType.SCROLL, direction="down", index=area.index)
     field = _find(screen, lambda e: e.resource_id == "name")
