@@ -247,6 +247,25 @@ def test_the_experts_thesaurus_puts_each_word_in_one_group() -> None:
     assert all(w == w.lower() for w in words)
 
 
+def test_click_menu_2_finds_the_icon_the_instruction_draws() -> None:
+    # the icon half of click-menu-2 reads the screenshot: each menu icon's ink, matched
+    # where the instruction draws one (colours differ: dark on yellow, white on a highlight)
+    from gui_gym.envs.miniwob.oracle_forms import _icon_shown_in, _ink
+
+    rng = np.random.default_rng(0)
+    shapes = {name: rng.random((14, 14)) > 0.6 for name in ("Save", "Play", "Stop")}
+    area = np.full((50, 160, 3), (255, 255, 0), np.uint8)  # the instruction's yellow
+    area[5:14, 10:150] = 0  # a line of text
+    area[30:44, 40:54][shapes["Play"]] = (68, 68, 68)
+    highlighted = np.full((14, 14, 3), (0, 127, 255), np.uint8)
+    highlighted[shapes["Play"]] = 255  # the same glyph, white on a hovered item
+    grey = np.array([[80, 80, 80], [230, 230, 230]], np.uint8)  # grey glyphs on light grey
+    icons = {name: _ink(grey[(~shape).astype(int)]) for name, shape in shapes.items()}
+    icons["Play"] = _ink(highlighted)
+    assert _icon_shown_in(area, icons) == "Play"
+    assert _icon_shown_in(area, {"Save": icons["Save"]}) is None  # nothing alike: no guess
+
+
 @pytest.fixture(scope="module")
 def raw_miniwob():
     """One raw miniwob env (no gui-gym) whose page the tests point at each task in turn."""

@@ -1848,9 +1848,6 @@ UNSCRIPTED: dict[str, str] = {
 """MiniWoB++ tasks without an expert, and why (docs/miniwob.md lists the experts below 90%)."""
 
 
-# The experts of oracle_forms (imported last: it builds on this module's helpers).
-from gui_gym.envs.miniwob.oracle_forms import FORM_ORACLES  # noqa: E402
-
-ORACLES.update(FORM_ORACLES)
-for _name in FORM_ORACLES:
-    UNSCRIPTED.pop(_name, None)
+# The experts of oracle_forms register themselves into ORACLES (imported last: that module
+# builds on this one's helpers; imported first, it imports this one and then registers).
+from gui_gym.envs.miniwob import oracle_forms  # noqa: E402, F401

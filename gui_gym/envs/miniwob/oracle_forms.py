@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.ui import UIElement
 from gui_gym.envs.miniwob.oracle import (
     _MONTHS,
     _NAMED_COLOURS,
+    ORACLES,
+    UNSCRIPTED,
     OracleStuck,
     _by_id,
     _by_text,
@@ -31,6 +35,7 @@ from gui_gym.envs.miniwob.oracle import (
     _state,
     _submit,
 )
+from gui_gym.envs.miniwob.oracle import click_menu_2 as _click_menu_by_label
 
 __all__ = ["FORM_ORACLES", "SYNONYM_GROUPS"]
 
@@ -419,6 +424,75 @@ def daily_calendar(ctx: PredicateContext) -> Action:
     return Action(ActionType.DRAG, x=x, y=top + 4, end_x=x, end_y=bottom - 4)
 
 
+def _ink(pixels: np.ndarray) -> np.ndarray:
+    """Which pixels are drawn on their background (the most common colour around them)."""
+    flat = pixels.reshape(-1, 3).astype(int)
+    colours, counts = np.unique(flat, axis=0, return_counts=True)
+    background = colours[counts.argmax()]
+    contrast = np.abs(pixels.astype(int) - background).sum(axis=-1)
+    # half the strongest contrast: the same shape whatever the colours (grey on grey, white
+    # on a highlighted item, dark on the instruction's yellow)
+    return contrast > max(60, contrast.max() // 2)
+
+
+def _icon_shown_in(instruction_area: np.ndarray, icons: dict[str, np.ndarray]) -> str | None:
+    """The menu item whose icon (the ink of its glyph) is drawn in the instruction area: the icon
+    and place where the ink overlaps best (intersection over union)."""
+    ink = _ink(instruction_area)
+    best, best_score = None, 0.0
+    for label, icon in icons.items():
+        h, w = icon.shape
+        windows = np.lib.stride_tricks.sliding_window_view(ink, (h, w))
+        both = (windows & icon).sum(axis=(-2, -1))
+        either = (windows | icon).sum(axis=(-2, -1))
+        score = float((both / np.maximum(either, 1)).max())
+        if score > best_score:
+            best, best_score = label, score
+    return best if best_score > 0.6 else None
+
+
+def click_menu_2(ctx: PredicateContext) -> Action:
+    """Items named by label: :func:`oracle.click_menu_2`. Items named by an icon drawn in
+    the instruction: open the menu and the Playback submenu, note each item's icon as the
+    screen shows it, find which of them the instruction shows, and click that item."""
+    if "labeled" in _state(ctx).fields.get("target", ""):
+        return _click_menu_by_label(ctx)
+    screenshot = ctx.extra.get("screenshot")
+    if screenshot is None:
+        raise OracleStuck("the item is named by an icon only the screenshot shows")
+    screen = ctx.screen
+    items = [e for e in screen.elements if e.role == "listitem"]
+    if not items:
+        return _click(_by_text(screen, "Menu", ("button",)))
+    pixels = screenshot()
+    icons: dict[str, np.ndarray] = _notes(ctx).setdefault("icons", {})
+    labels: dict[str, UIElement] = {}
+    for item in items:
+        parts = (
+            [e for e in screen.elements if e.parent == item.children[0]] if item.children else []
+        )
+        words = " ".join(e.text for e in parts if e.text)
+        icon = next((e for e in parts if "ui-icon" in e.description and not e.text), None)
+        if not words or icon is None or "caret" in icon.description:
+            continue
+        labels[words] = next(e for e in parts if e.text)
+        x0, y0, x1, y1 = icon.bounds
+        # the glyph inside its 16x16 box (the box's edge can touch a highlighted neighbour)
+        ink = _ink(pixels[y0 + 1 : y1 - 1, x0 + 1 : x1 - 1])
+        if words not in icons and ink.shape == (14, 14) and ink.sum() >= 10:
+            icons[words] = ink  # (a closed submenu's items are read but not drawn)
+    wanted = _icon_shown_in(pixels[:50], icons)
+    if wanted is not None and wanted in labels:
+        return _point(labels[wanted])
+    notes = _notes(ctx)  # not among the icons seen: the submenu's show once Playback is hovered
+    if not notes.get("hovered"):
+        notes["hovered"] = True
+        return Action(ActionType.HOVER, index=_find(screen, lambda e: e.text == "Playback").index)
+    if ctx.step < 45:
+        return Action(ActionType.WAIT)  # the submenu opens 300 ms after the hover
+    raise OracleStuck("no menu icon matches the one in the instruction")
+
+
 FORM_ORACLES = {
     "click-checkboxes-soft": click_checkboxes_soft,
     "click-scroll-list": click_scroll_list,
@@ -427,5 +501,10 @@ FORM_ORACLES = {
     "flight.Alaska-auto": flight_alaska,
     "flight.AA": flight_aa,
     "daily-calendar": daily_calendar,
+    "click-menu-2": click_menu_2,
 }
 """The experts of this module, by task name."""
+
+ORACLES.update(FORM_ORACLES)
+for _name in FORM_ORACLES:
+    UNSCRIPTED.pop(_name, None)
