@@ -638,6 +638,34 @@ def test_dom_conversion() -> None:
     assert tree.elements[5].clickable and not tree.elements[0].clickable
 
 
+def test_a_list_box_shows_which_options_are_selected() -> None:
+    # a multi-select list box: miniwob reads its options (they have boxes); which are
+    # highlighted comes from the page (after ctrl+clicks), by position among them
+    def node(tag, ref, text=None, children=()):
+        return SimpleNamespace(
+            tag=tag,
+            ref=ref,
+            text=text,
+            value=None,
+            children=list(children),
+            classes="",
+            id="",
+            focused=False,
+            left=0,
+            top=0,
+            width=9,
+            height=9,
+            bg_color=None,
+        )
+
+    options = [node("option", 3 + k, text=t) for k, t in enumerate(("Pavia", "Viviana", "Agata"))]
+    root = node("body", 1, children=[node("select", 2, children=options)])
+    tree, _, _ = dom_to_tree(root, 160, 210, chosen_options={2: frozenset({0, 2})})
+    shown = [(e.text, e.selected) for e in tree.elements if e.role == "option"]
+    assert shown == [("Pavia", True), ("Viviana", False), ("Agata", True)]
+    assert not any(e.selected for e in dom_to_tree(root, 160, 210)[0].elements)
+
+
 def test_dom_conversion_shows_what_a_person_sees() -> None:
     def node(
         tag, ref, text=None, children=(), classes="", bg=(1.0, 1.0, 1.0, 1.0), box=(0, 0, 9, 9)

@@ -79,7 +79,9 @@ executes either kind on any miniwob env, ours or raw."""
 _PAGE_EXTRAS_JS = """
 var selects = Array.from(document.querySelectorAll('select')).map(function (s) {
   return [s.dataset.wob_ref === undefined ? null : +s.dataset.wob_ref, s.selectedIndex,
-          Array.from(s.options).map(function (o) { return o.text; })];
+          Array.from(s.options).map(function (o) { return o.text; }),
+          Array.from(s.options).filter(function (o) { return o.selected; })
+            .map(function (o) { return o.index; })];
 });
 var fills = Array.from(document.querySelectorAll('svg *')).filter(function (e) {
   return e.dataset && e.dataset.wob_ref !== undefined;
@@ -663,7 +665,7 @@ class MiniWoBEnv(GuiEnv):
         self._pixels = shot if isinstance(shot, np.ndarray) else None
 
     def _screen(self) -> UITree:
-        options, fills, alts, grafts = self._page_extras()
+        options, fills, alts, grafts, picked = self._page_extras()
         tree, refs, tags = dom_to_tree(
             self._root_dom,
             self.screen_size[0],
@@ -673,6 +675,7 @@ class MiniWoBEnv(GuiEnv):
             fills=fills,
             alts=alts,
             grafts=grafts,
+            chosen_options=picked,
         )
         self._refs = refs
         self._tags = tags
@@ -681,13 +684,17 @@ class MiniWoBEnv(GuiEnv):
     def _page_extras(
         self,
     ) -> tuple[
-        dict[int, tuple[int, list[str]]], dict[int, str], dict[int, str], dict[int, list[Any]]
+        dict[int, tuple[int, list[str]]],
+        dict[int, str],
+        dict[int, str],
+        dict[int, list[Any]],
+        dict[int, frozenset[int]],
     ]:
         """What miniwob's reading leaves out and a person sees, read with one script only on
         pages that need it: the options of ``<select>`` elements (they have no box), the
         fill colours of SVG shapes (miniwob reads CSS colours, which SVG shapes do not use),
         the alternative text of images (icons without text; an accessibility tree names
-        them so), and, when the task area reads empty, the visible children of sizeless
+        them so), which options of a list box are selected (highlighted), and, when the task area reads empty, the visible children of sizeless
         containers (a list of floated items has no height, and miniwob's reading skips
         everything inside an element without a size).
         """
@@ -700,19 +707,24 @@ class MiniWoBEnv(GuiEnv):
                 empty_area = True
             stack.extend(node.children)
         if not (needed or empty_area):
-            return {}, {}, {}, {}
+            return {}, {}, {}, {}, {}
         try:
             selects, fills, alts, grafts = self._backend.instance.driver.execute_script(
                 _PAGE_EXTRAS_JS, empty_area
             )
         except _selenium_errors() as err:
             logger.debug("could not read what miniwob's reading leaves out: %s", err)
-            return {}, {}, {}, {}
+            return {}, {}, {}, {}, {}
         from miniwob.dom import DOMElement
 
         options = {
             int(ref): (int(chosen), [str(t) for t in texts])
-            for ref, chosen, texts in selects
+            for ref, chosen, texts, _ in selects
+            if ref is not None
+        }
+        picked = {
+            int(ref): frozenset(int(i) for i in positions)
+            for ref, _, _, positions in selects
             if ref is not None
         }
         children: dict[int, list[Any]] = {}
@@ -723,6 +735,7 @@ class MiniWoBEnv(GuiEnv):
             {int(ref): _hex_colour(str(fill)) for ref, fill in fills},
             {int(ref): str(alt) for ref, alt in alts if str(alt).strip()},
             children,
+            picked,
         )
 
     def _predicate_state(self) -> MiniWoBState:

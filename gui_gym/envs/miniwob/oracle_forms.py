@@ -102,23 +102,23 @@ def click_checkboxes_soft(ctx: PredicateContext) -> Action:
 
 
 def click_scroll_list(ctx: PredicateContext) -> Action:
-    """Ctrl+click each asked option of the multi-select list box (ctrl keeps the options
-    chosen before), scrolling the box until the option shows, then submit."""
+    """Make the multi-select list box's highlighted options the asked ones: ctrl+click each
+    option that is wrong (ctrl keeps the others as they are), scrolling the box until it
+    shows, then submit."""
     screen = ctx.screen
     box = _find(screen, lambda e: e.role == "select")
-    options = {screen.elements[i].text: screen.elements[i] for i in box.children}
-    picked = _notes(ctx).setdefault("picked", [])
-    for name in (w.strip() for w in _state(ctx).fields["target"].split(",")):
-        if name in picked:
+    options = [screen.elements[i] for i in box.children]
+    asked = {w.strip() for w in _state(ctx).fields["target"].split(",")}
+    missing = asked - {o.text for o in options}
+    if missing:
+        raise OracleStuck(f"the list box has no option {sorted(missing)[0]!r}")
+    for option in options:
+        if (option.text in asked) == option.selected:
             continue
-        option = options.get(name)
-        if option is None:
-            raise OracleStuck(f"the list box has no option {name!r}")
         y = option.center[1]
         if y < box.bounds[1] + 4 or y > box.bounds[3] - 4:  # hidden: scroll the box to it
             direction = "up" if y < box.bounds[1] + 4 else "down"
             return Action(ActionType.SCROLL, direction=direction, index=box.index)
-        picked.append(name)
         return Action(ActionType.CLICK, index=option.index, modifiers="ctrl")
     return _submit(screen)
 
