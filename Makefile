@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.gui-gym-installed
 CORE_STAMP := $(VENV)/.gui-gym-core-installed
 
-.PHONY: setup setup-core browser demo test lint format bench bench-rewards clean
+.PHONY: setup setup-core browser demo test check-docs lint format bench bench-rewards clean
 
 setup: $(STAMP)
 
@@ -35,6 +35,10 @@ test: setup browser
 	$(VENV)/bin/ruff check gui_gym tests examples benchmarks scripts
 	$(VENV)/bin/ruff format --check gui_gym tests examples benchmarks scripts
 	CI=$${CI:-} $(PY) -m pytest -q
+
+# Every README and docs command, the minutes-long ones included (tests/test_docs_commands.py).
+check-docs: setup browser
+	GUI_GYM_DOCS_FULL=1 CI=$${CI:-} $(PY) -m pytest -q tests/test_readme.py tests/test_docs_commands.py
 
 lint: setup
 	$(VENV)/bin/ruff check gui_gym tests examples benchmarks scripts
