@@ -9,7 +9,8 @@ command) get the same one line. A missing optional dependency is not a mistake b
 one line (exit code 1), naming the ``pip install`` that fixes it. Anything else is a bug and
 keeps its traceback.
 
-Off a terminal (a log file, CI) the app turns tqdm's progress bars off (``TQDM_DISABLE``),
+Off a terminal (a log file, CI) the app turns progress bars off (``gui_gym.core.progress``
+decides, ``GUI_GYM_PROGRESS=1`` keeps them; ``TQDM_DISABLE=1`` quiets other libraries' bars),
 so logs hold results, not thousands of redraws.
 
 Validation helpers (each raises :class:`UsageError` naming the closest match and what is
@@ -310,11 +311,16 @@ def _print_error(err: click_errors.ClickException) -> None:
 
 
 def _quiet_progress_off_a_tty() -> None:
-    # A log file is not a terminal: tqdm's redraws (one per episode or batch, postfix
-    # refreshes included) would flood it, so bars are off there; the commands print their
-    # results at the end. tqdm reads TQDM_* variables as its defaults; TQDM_DISABLE set to
-    # the empty string by the user keeps the bars.
-    if not sys.stderr.isatty():
+    # gui-gym's own bars follow core.progress's rule; where it hides them (a log file, CI),
+    # TQDM_DISABLE=1 also quiets the bars of the libraries the commands call (transformers,
+    # datasets), which read TQDM_* variables as their defaults.
+    from gui_gym.core.progress import progress_enabled
+
+    try:
+        enabled = progress_enabled()
+    except ValueError as err:  # a bad GUI_GYM_PROGRESS
+        raise UsageError(str(err)) from None
+    if not enabled:
         os.environ.setdefault("TQDM_DISABLE", "1")
 
 
@@ -345,8 +351,8 @@ class OneLineErrors(TyperGroup):
         formatwarning = warnings.formatwarning
         warnings.formatwarning = _one_line_warning
         tqdm_disable = os.environ.get("TQDM_DISABLE")
-        _quiet_progress_off_a_tty()
         try:
+            _quiet_progress_off_a_tty()
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click_errors.NoArgsIsHelpError as err:  # bare `gui-gym`: the help (rich prints it)
             if err.message.strip():

@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from gui_gym.core.progress import progress_enabled
 from gui_gym.core.trajectory import Trajectory, atomic_write_text, read_jsonl, write_jsonl
 from gui_gym.models.optimizer_state import load_optimizer_state, save_optimizer_state
 
@@ -954,7 +955,7 @@ class Trainer:
         self.out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.out / "config.json", json.dumps(asdict(config), indent=2) + "\n")
         done: list[dict[str, Any]] = []
-        progress = _progress(config.progress)
+        progress = _progress(progress_enabled(config.progress))
         with progress:
             task = progress.add_task(
                 f"{self.algorithm.name}", total=config.iterations, completed=self.iteration
