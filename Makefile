@@ -48,10 +48,13 @@ format: setup
 	$(VENV)/bin/ruff format gui_gym tests examples benchmarks scripts
 	$(VENV)/bin/ruff check --fix gui_gym tests examples benchmarks scripts
 
+# Speed on this machine, then benchmarks/results/summary.json: every headline figure and the
+# machine and load it was measured under (an idle-machine reference run: benchmarks/reference/).
 bench: setup
 	$(PY) benchmarks/bench_envs.py --out benchmarks/results/bench_envs.json
 	$(PY) benchmarks/bench_miniwob.py --out benchmarks/results/bench_miniwob.json
 	$(PY) benchmarks/bench_webshop.py --out benchmarks/results/bench_webshop.json
+	$(PY) benchmarks/bench_summary.py --results benchmarks/results
 
 # The reward wrappers' speed and quality (tens of minutes on 2 CPU cores; see docs/*.md).
 bench-rewards: setup
