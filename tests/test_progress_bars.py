@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gui_gym.core.progress import PROGRESS_ENV, progress_enabled
+from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,3 +115,21 @@ def test_library_calls_are_quiet_in_a_log(tmp_path: Path, variables, bars) -> No
         "record GuiGym/WikiHow-v0" in result.stderr,
     )
     assert drawn == (bars, bars), result.stderr
+
+
+def test_model_loads_quiet_the_hugging_face_bars_in_a_log(clean_env) -> None:
+    # transformers draws "Loading weights" itself: inside a gui-gym model load it follows the
+    # rule, and its switch is given back after
+    require("transformers", "llm")
+    from transformers.utils import logging as transformers_logging
+
+    from gui_gym.core.progress import library_bars_follow_the_rule
+
+    clean_env.setattr(sys, "stderr", _Stderr(False))
+    assert transformers_logging.is_progress_bar_enabled()
+    with library_bars_follow_the_rule():
+        assert not transformers_logging.is_progress_bar_enabled()
+    assert transformers_logging.is_progress_bar_enabled()
+    clean_env.setenv(PROGRESS_ENV, "1")
+    with library_bars_follow_the_rule():
+        assert transformers_logging.is_progress_bar_enabled()

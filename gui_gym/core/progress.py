@@ -11,14 +11,16 @@ shown only where someone watches them. In order:
 A caller's own switch (``progress=False``, ``--no-progress``) always hides them. The library
 loops (evaluation, recording, SOP, the trainers) and the CLI ask :func:`progress_enabled`;
 the CLI also sets ``TQDM_DISABLE=1`` off a terminal so that the bars of the libraries it
-calls (transformers, datasets) are quiet too.
+calls (transformers, datasets) are quiet too, and model loads from library calls wrap
+themselves in :func:`library_bars_follow_the_rule`.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 PROGRESS_ENV = "GUI_GYM_PROGRESS"
@@ -71,3 +73,39 @@ def progress_bar(iterable: Iterable[Any] | None = None, *, enabled: bool = True,
     from tqdm.auto import tqdm
 
     return tqdm(iterable, disable=not progress_enabled(enabled), **kwargs)
+
+
+@contextmanager
+def library_bars_follow_the_rule() -> Iterator[None]:
+    """Inside, the bars Hugging Face libraries draw themselves (transformers' "Loading
+    weights", the hub's downloads) are hidden where :func:`progress_enabled` hides gui-gym's;
+    their switches are restored after. Wrap model loads with it."""
+    if progress_enabled():
+        yield
+        return
+    restore = []
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        if transformers_logging.is_progress_bar_enabled():
+            transformers_logging.disable_progress_bar()
+            restore.append(transformers_logging.enable_progress_bar)
+    except ImportError:  # no transformers: nothing of it to quiet
+        pass
+    try:
+        from huggingface_hub.utils import (
+            are_progress_bars_disabled,
+            disable_progress_bars,
+            enable_progress_bars,
+        )
+
+        if not are_progress_bars_disabled():
+            disable_progress_bars()
+            restore.append(enable_progress_bars)
+    except ImportError:
+        pass
+    try:
+        yield
+    finally:
+        for enable in restore:
+            enable()
