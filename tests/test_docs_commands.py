@@ -55,6 +55,9 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("distributed.md", "ray start"): "a Ray cluster across hosts; the local one runs above",
     ("distributed.md", 'address="auto"'): "a Ray cluster across hosts; tests/test_distributed",
     ("rl_libraries.md", "--device cuda"): "a CUDA device (the lead's GPU run)",
+    ("training.md", "accelerate launch"): (
+        "8 GPUs; tests/test_train_data_parallel.py launches 2 gloo workers through the CLI"
+    ),
     ("viewer.md", "gui-gym serve"): "a server that runs until stopped; tests/test_view.py",
 }
 
