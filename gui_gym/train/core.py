@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from gui_gym.core.progress import progress_enabled
 from gui_gym.core.trajectory import (
     Trajectory,
     atomic_write_text,
@@ -1032,7 +1033,7 @@ class Trainer:
             text = json.dumps(asdict(config), indent=2) + "\n"
             atomic_write_text(self.out / "config.json", text)
         done: list[dict[str, Any]] = []
-        progress = _progress(config.progress and main)
+        progress = _progress(progress_enabled(config.progress) and main)
         with progress:
             task = progress.add_task(
                 f"{self.algorithm.name}", total=config.iterations, completed=self.iteration
