@@ -75,6 +75,9 @@ def dom_to_tree(
     name: str = "",
     select_options: dict[int, tuple[int, list[str]]] | None = None,
     fills: dict[int, str] | None = None,
+    alts: dict[int, str] | None = None,
+    grafts: dict[int, list[Any]] | None = None,
+    chosen_options: dict[int, frozenset[int]] | None = None,
 ) -> tuple[UITree, list[int], list[str]]:
     """Flatten a miniwob DOM tree.
 
@@ -86,6 +89,13 @@ def dom_to_tree(
             the options' texts.
         fills: For SVG elements' refs, their fill colour as ``#rrggbb`` (added to the
             description as ``fill #rrggbb``).
+        alts: For ``<img>`` refs, their alternative text (what an accessibility tree names
+            an image by; added to the description as ``alt <text>``).
+        grafts: For an element's ref, more children (``DOMElement`` trees) to read after its
+            own: content miniwob's reading skips because its container has no size.
+        chosen_options: For a ``<select>``'s ref, the positions of its selected options:
+            a list box (miniwob reads its options, with boxes) shows them highlighted, and
+            its ``option`` elements get ``selected``.
 
     Returns:
         ``(tree, refs, tags)``: the screen and, for each element index, its miniwob ref
@@ -126,6 +136,14 @@ def dom_to_tree(
         fill = fills.get(int(node.ref)) if fills else None
         if fill:
             looks = f"{looks} fill {fill}".strip()
+        alt = alts.get(int(node.ref)) if alts else None
+        if alt:
+            looks = f"{looks} alt {alt}".strip()
+        selected = False
+        if tag == "option" and chosen_options and parent >= 0:
+            # its position among the list box's options read so far (document order)
+            position = sum(tags[i] == "option" for i in children.get(parent, ()))
+            selected = position in chosen_options.get(refs[parent], ())
         elements.append(
             UIElement(
                 index=index,
@@ -139,6 +157,7 @@ def dom_to_tree(
                 checkable=checkable,
                 checked=bool(value) if checkable else False,
                 focused=bool(node.focused),
+                selected=selected,
                 parent=parent,
             )
         )
@@ -170,7 +189,8 @@ def dom_to_tree(
                 refs.append(0)  # not in miniwob's reading: no ref of its own
                 tags.append("option")
         # Reverse so the stack pops children in document order.
-        stack.extend((child, index) for child in reversed(node.children))
+        kids = [*node.children, *(grafts.get(int(node.ref), ()) if grafts else ())]
+        stack.extend((child, index) for child in reversed(kids))
     if children:
         elements = [
             UIElement(**{**_fields(e), "children": tuple(children[e.index])})

@@ -66,6 +66,11 @@ _DRAG_STEPS = 4
 """Intermediate pointer moves of a drag: jQuery UI's draggables and sortables only notice a
 drag that moves the mouse after the press, as a hand does."""
 DRAG_KEY = "gui_gym_drag"
+CLICK_HOLDING_KEY = "gui_gym_click_holding"
+"""``last_miniwob_actions`` entry of a click with held keys: ``{CLICK_HOLDING_KEY: {"point":
+[x, y], "keys": ["ctrl"]}}`` (miniwob's own clicks hold no key)."""
+_WEBDRIVER_MODIFIERS = {"ctrl": "\ue009", "shift": "\ue008", "alt": "\ue00a", "meta": "\ue03d"}
+"""Our modifier names as WebDriver key codes (selenium's ``Keys.CONTROL``, ...)."""
 """Key of the one non-miniwob entry in :attr:`MiniWoBEnv.last_miniwob_actions`: a drag's
 pointer path. miniwob's MOUSEDOWN/MOVE/MOUSEUP actions each run as a separate WebDriver
 action sequence, between which Chromium ends a text selection (jQuery's draggables cope,
@@ -74,12 +79,35 @@ executes either kind on any miniwob env, ours or raw."""
 _PAGE_EXTRAS_JS = """
 var selects = Array.from(document.querySelectorAll('select')).map(function (s) {
   return [s.dataset.wob_ref === undefined ? null : +s.dataset.wob_ref, s.selectedIndex,
-          Array.from(s.options).map(function (o) { return o.text; })];
+          Array.from(s.options).map(function (o) { return o.text; }),
+          Array.from(s.options).filter(function (o) { return o.selected; })
+            .map(function (o) { return o.index; })];
 });
 var fills = Array.from(document.querySelectorAll('svg *')).filter(function (e) {
   return e.dataset && e.dataset.wob_ref !== undefined;
 }).map(function (e) { return [+e.dataset.wob_ref, getComputedStyle(e).fill]; });
-return [selects, fills];
+var alts = Array.from(document.querySelectorAll('img[alt]')).filter(function (e) {
+  return e.dataset.wob_ref !== undefined;
+}).map(function (e) { return [+e.dataset.wob_ref, e.alt]; });
+var grafts = [];
+if (arguments[0]) {
+  // a sizeless container's visible children, read as miniwob reads (keeping its refs)
+  var read = core.previousDOMInfo;
+  document.querySelectorAll('#area *').forEach(function (e) {
+    var box = e.getBoundingClientRect(), up = e.parentElement;
+    if ((box.width > 0 && box.height > 0) || !up || up.dataset.wob_ref === undefined ||
+        up.dataset.wob_eps !== 'e' + WOB_EPISODE_ID) return;
+    Array.from(e.children).forEach(function (c) {
+      var r = c.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0) {
+        grafts.push([+up.dataset.wob_ref, core.getDOMInfo(c)]);
+        Object.assign(read, core.previousDOMInfo);
+      }
+    });
+  });
+  core.previousDOMInfo = read;
+}
+return [selects, fills, alts, grafts];
 """
 FLIGHT_SIZE = (375, 667)
 MINIWOB_SIZE = (160, 210)
@@ -259,20 +287,34 @@ def step_miniwob(backend: Any, action: dict[str, Any]) -> tuple[Any, ...]:
     """Run one entry of :attr:`MiniWoBEnv.last_miniwob_actions` on a miniwob env (a
     ``miniwob.environment.MiniWoBEnvironment``, ours or a raw one) and return its ``step``
     result: a miniwob action dict as ``backend.step`` does; a drag (:data:`DRAG_KEY`) as one
-    pointer sequence (press, moves, release), then a no-op step to read the page."""
-    if DRAG_KEY not in action:
+    pointer sequence (press, moves, release), a click with held keys
+    (:data:`CLICK_HOLDING_KEY`) as one key-and-pointer sequence (keys down, click, keys up),
+    each then a no-op step to read the page."""
+    if DRAG_KEY not in action and CLICK_HOLDING_KEY not in action:
         return backend.step(action)
     from miniwob.action import ActionTypes
     from selenium.webdriver.common.action_chains import ActionChains
 
-    (x0, y0), *rest = action[DRAG_KEY]
     chain = ActionChains(backend.instance.driver, duration=0)
     pointer = chain.w3c_actions.pointer_action
-    pointer.move_to_location(int(x0), int(y0))
-    pointer.click_and_hold()
-    for x, y in rest:
+    if DRAG_KEY in action:
+        (x0, y0), *rest = action[DRAG_KEY]
+        pointer.move_to_location(int(x0), int(y0))
+        pointer.click_and_hold()
+        for x, y in rest:
+            pointer.move_to_location(int(x), int(y))
+        pointer.release()
+    else:
+        click = action[CLICK_HOLDING_KEY]
+        keys = [_WEBDRIVER_MODIFIERS[k] for k in click["keys"]]
+        for key in keys:
+            chain.key_down(key)
+        x, y = click["point"]
         pointer.move_to_location(int(x), int(y))
-    pointer.release()
+        chain.w3c_actions.key_action.pause()  # the key source idles while the pointer moves
+        chain.click()
+        for key in reversed(keys):
+            chain.key_up(key)
     chain.w3c_actions.perform()
     kinds = backend.action_space_config.action_types
     return backend.step({"action_type": kinds.index(ActionTypes.NONE)})
@@ -369,6 +411,7 @@ class MiniWoBEnv(GuiEnv):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     end_on_success = False
     unsupported_actions: ClassVar[dict[ActionType, str]] = {}  # web pages drag and select
+    modifier_clicks: ClassVar[bool] = True  # ctrl/shift+click: one WebDriver key+pointer sequence
 
     def __init__(
         self,
@@ -622,7 +665,7 @@ class MiniWoBEnv(GuiEnv):
         self._pixels = shot if isinstance(shot, np.ndarray) else None
 
     def _screen(self) -> UITree:
-        options, fills = self._page_extras()
+        options, fills, alts, grafts, picked = self._page_extras()
         tree, refs, tags = dom_to_tree(
             self._root_dom,
             self.screen_size[0],
@@ -630,35 +673,70 @@ class MiniWoBEnv(GuiEnv):
             name=self._backend_task or "",
             select_options=options,
             fills=fills,
+            alts=alts,
+            grafts=grafts,
+            chosen_options=picked,
         )
         self._refs = refs
         self._tags = tags
         return tree
 
-    def _page_extras(self) -> tuple[dict[int, tuple[int, list[str]]], dict[int, str]]:
+    def _page_extras(
+        self,
+    ) -> tuple[
+        dict[int, tuple[int, list[str]]],
+        dict[int, str],
+        dict[int, str],
+        dict[int, list[Any]],
+        dict[int, frozenset[int]],
+    ]:
         """What miniwob's reading leaves out and a person sees, read with one script only on
-        pages that need it: the options of ``<select>`` elements (they have no box) and the
-        fill colours of SVG shapes (miniwob reads CSS colours, which SVG shapes do not use).
+        pages that need it: the options of ``<select>`` elements (they have no box), the
+        fill colours of SVG shapes (miniwob reads CSS colours, which SVG shapes do not use),
+        the alternative text of images (icons without text; an accessibility tree names
+        them so), which options of a list box are selected (highlighted), and, when the task area reads empty, the visible children of sizeless
+        containers (a list of floated items has no height, and miniwob's reading skips
+        everything inside an element without a size).
         """
         stack = [self._root_dom] if self._root_dom is not None else []
-        needed = False
-        while stack and not needed:
+        needed = empty_area = False
+        while stack:
             node = stack.pop()
-            needed = node.tag in ("select", "svg")
+            needed = needed or node.tag in ("select", "svg", "img")
+            if node.id == "area" and not node.children and node.text is None:
+                empty_area = True
             stack.extend(node.children)
-        if not needed:
-            return {}, {}
+        if not (needed or empty_area):
+            return {}, {}, {}, {}, {}
         try:
-            selects, fills = self._backend.instance.driver.execute_script(_PAGE_EXTRAS_JS)
+            selects, fills, alts, grafts = self._backend.instance.driver.execute_script(
+                _PAGE_EXTRAS_JS, empty_area
+            )
         except _selenium_errors() as err:
-            logger.debug("could not read <select> options or SVG fills: %s", err)
-            return {}, {}
+            logger.debug("could not read what miniwob's reading leaves out: %s", err)
+            return {}, {}, {}, {}, {}
+        from miniwob.dom import DOMElement
+
         options = {
             int(ref): (int(chosen), [str(t) for t in texts])
-            for ref, chosen, texts in selects
+            for ref, chosen, texts, _ in selects
             if ref is not None
         }
-        return options, {int(ref): _hex_colour(str(fill)) for ref, fill in fills}
+        picked = {
+            int(ref): frozenset(int(i) for i in positions)
+            for ref, _, _, positions in selects
+            if ref is not None
+        }
+        children: dict[int, list[Any]] = {}
+        for ref, info in grafts:
+            children.setdefault(int(ref), []).append(DOMElement(info))
+        return (
+            options,
+            {int(ref): _hex_colour(str(fill)) for ref, fill in fills},
+            {int(ref): str(alt) for ref, alt in alts if str(alt).strip()},
+            children,
+            picked,
+        )
 
     def _predicate_state(self) -> MiniWoBState:
         return self._meta
@@ -681,6 +759,38 @@ class MiniWoBEnv(GuiEnv):
         if self._pixels is not None and self._pixels.shape == (height, width, 3):
             return self._pixels.astype(np.uint8)  # a copy: observations never share arrays
         return np.zeros((height, width, 3), np.uint8)  # a finished episode shows nothing
+
+    def current_screenshot(self) -> np.ndarray:
+        """The task area as the page shows it now, as ``screenshot=True`` observes it
+        (miniwob's capture, ``(height, width, 3)`` uint8): the last step's capture when the
+        env records them, else one taken now (about 20 ms). Experts of tasks that only the
+        screen shows (a canvas, a colour swatch in the instruction) read it through
+        ``ctx.extra["screenshot"]``.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset.
+        """
+        if self._backend is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        if self._record_screenshots() and self._pixels is not None:
+            return self._screenshot(self._current_screen())
+        from miniwob.screenshot import get_screenshot, pil_to_numpy_array
+
+        instance = self._backend.instance
+        image = get_screenshot(
+            instance.driver,
+            true_width=instance.inner_width,
+            true_height=instance.inner_height,
+            crop_width=instance.task_width,
+            crop_height=instance.task_height,
+        )
+        return pil_to_numpy_array(image)
+
+    def _context(self, screen: UITree) -> PredicateContext:
+        ctx = super()._context(screen)
+        # a callable, so that only the experts that look at the screen pay for a capture
+        ctx.extra["screenshot"] = self.current_screenshot
+        return ctx
 
     def _fork_backend(self, clone: GuiEnv) -> None:
         """Fork by replay: a live page cannot be copied, so the clone starts its own browser,
@@ -770,6 +880,14 @@ class MiniWoBEnv(GuiEnv):
             return [act(ActionTypes.NONE)]
         element = self._target(action, screen)
         if t is ActionType.CLICK:
+            if action.modifiers:  # a real click holding keys, at the point or element centre
+                if element is None and not action.has_point:
+                    raise ValueError("CLICK needs an element index, a label or coordinates")
+                x, y = (
+                    coords(action.x, action.y) if action.has_point else centre(element.index)  # type: ignore[union-attr]
+                )
+                keys = action.modifiers.split("+")
+                return [{CLICK_HOLDING_KEY: {"point": [float(x), float(y)], "keys": keys}}]
             if action.has_point:
                 return [act(ActionTypes.CLICK_COORDS, coords=coords(action.x, action.y))]
             if element is None:
@@ -842,7 +960,11 @@ class MiniWoBEnv(GuiEnv):
             else:
                 assert action.index is not None and action.end_index is not None
                 start, end = centre(action.index), centre(action.end_index)
-            path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(_DRAG_STEPS + 1)]
+            if action.via:  # a stroke through the given points, one pointer move each
+                via = action.via
+                path = [start, *(coords(x, y) for x, y in zip(via[::2], via[1::2])), end]
+            else:
+                path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(_DRAG_STEPS + 1)]
             return [{DRAG_KEY: [[float(x), float(y)] for x, y in path]}]
         if t is ActionType.SELECT:
             return self._select_actions(action, screen, act)
