@@ -429,5 +429,7 @@ def test_maskable_ppo_trains_on_ray_workers_and_a_dead_worker_ends_its_episode(r
         assert observations.shape == (2, *envs.observation_space.shape)
         model.learn(16, reset_num_timesteps=False)  # the pool goes on training
         assert model.num_timesteps == 32
+        pids = envs.envs.worker_pids()
     finally:
         envs.close()
+    assert pids_alive(pids) == []
