@@ -24,6 +24,14 @@ A = ActionType
         ("DRAG(3, 7)", Action(A.DRAG, index=3, end_index=7)),
         ("drag_and_drop( 3 ,7 )", Action(A.DRAG, index=3, end_index=7)),
         ("DRAG_XY(1, 2.5, 30, 40)", Action(A.DRAG, x=1, y=2.5, end_x=30, end_y=40)),
+        (
+            "DRAG_XY(1, 2, 3, 4.5, 5, 6)",
+            Action(A.DRAG, x=1, y=2, via=(3.0, 4.5), end_x=5, end_y=6),
+        ),
+        (
+            '{"action_type": "drag", "x": 1, "y": 2, "via": [3, 4, 7, 8], "end_x": 5, "end_y": 6}',
+            Action(A.DRAG, x=1, y=2, via=(3.0, 4.0, 7.0, 8.0), end_x=5, end_y=6),
+        ),
         ('SELECT(4, "Red")', Action(A.SELECT, index=4, text="Red")),
         ("select_option(index=4, option='a, b')", Action(A.SELECT, index=4, text="a, b")),
         (
@@ -60,6 +68,12 @@ def test_new_actions_parse_in_every_form(text: str, expected: Action) -> None:
         ("DRAG(-1, 2)", "non-negative"),
         ("DRAG_XY(1, 2, 3)", "DRAG_XY takes 4 coordinates"),
         ("DRAG_XY(1, 2, 3, nan)", "must be a number"),
+        ("DRAG_XY(1, 2, 3, 4, 5)", "or x, y pairs of a path"),
+        (f"DRAG_XY({', '.join(['1'] * 134)})", "through up to 64 more points"),
+        ('{"type": "DRAG", "x": 1, "y": 2, "end_x": 3, "end_y": 4, "via": [1]}', "x, y pairs"),
+        ('{"type": "DRAG", "x": 1, "y": 2, "end_x": 3, "end_y": 4, "via": "12"}', "a list"),
+        ('{"type": "DRAG", "x": 1, "y": 2, "end_x": 3, "end_y": 4, "via": [1, "a"]}', "via"),
+        ('{"type": "CLICK", "x": 1, "y": 2, "via": [1, 2]}', "belongs to DRAG_XY only"),
         ("SELECT(4)", "SELECT takes an element index and one option text"),
         ('SELECT(1, "a", "b")', "SELECT takes an element index and one option text"),
         ('SELECT("x", "y")', "non-negative integer"),
@@ -84,6 +98,10 @@ def test_descriptions_name_both_ends_and_the_option() -> None:
     )
     assert describe(parse_action("DRAG(0, 1)"), tree) == 'drag "small box" text onto "big box" text'
     assert describe(parse_action("DRAG_XY(1, 2, 30, 40)")) == "drag from (1, 2) to (30, 40)"
+    assert (
+        describe(parse_action("DRAG_XY(1, 2, 5, 5, 9, 1, 30, 40)"))
+        == "drag from (1, 2) through 2 point(s) to (30, 40)"
+    )
     assert describe(parse_action('SELECT(2, "Blue")'), tree) == 'select "Blue" in "Red" select'
 
 
@@ -96,6 +114,13 @@ new_actions = st.one_of(
     st.builds(
         lambda *xy: Action(A.DRAG, x=xy[0], y=xy[1], end_x=xy[2], end_y=xy[3]),
         *[st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: round(v, 3)) for _ in range(4)],
+    ),
+    st.builds(
+        lambda xy, via: Action(A.DRAG, x=xy[0], y=xy[1], end_x=xy[2], end_y=xy[3], via=via),
+        st.tuples(*[st.integers(-500, 500) for _ in range(4)]),
+        st.lists(st.integers(-500, 500), min_size=1, max_size=10).map(
+            lambda v: tuple(float(x) for x in v[: len(v) // 2 * 2]) or (1.0, 2.0)
+        ),
     ),
     st.builds(
         lambda i, t: Action(A.SELECT, index=i, text=t),
@@ -132,7 +157,15 @@ def test_fuzzed_new_action_calls_parse_or_fail_cleanly(name: str, args: list[str
 
 @pytest.mark.parametrize("env_id", list(gui_gym.ENV_IDS))
 @pytest.mark.parametrize(
-    "action", ["DRAG(0, 1)", "DRAG_XY(1, 1, 5, 5)", 'SELECT(0, "x")', "HOVER(0)", "HOVER_XY(1, 1)"]
+    "action",
+    [
+        "DRAG(0, 1)",
+        "DRAG_XY(1, 1, 5, 5)",
+        "DRAG_XY(1, 1, 3, 3, 5, 5)",
+        'SELECT(0, "x")',
+        "HOVER(0)",
+        "HOVER_XY(1, 1)",
+    ],
 )
 def test_backends_without_web_actions_refuse_them_with_a_reason(env_id: str, action: str) -> None:
     env = gym.make(env_id)

@@ -206,3 +206,25 @@ def test_sft_cli_errors_are_one_line(tmp_path: Path, expert: dict[str, Path]) ->
         result = runner.invoke(app, ["sft", *args, "--out", str(tmp_path / "o")])
         assert result.exit_code == 2, result.output
         assert message in result.output and "Traceback" not in result.output
+
+
+def test_sft_checkpoints_in_the_rl_trainers_format(expert: dict[str, Path], tmp_path: Path) -> None:
+    from gui_gym.train import sft
+    from gui_gym.train.core import CHECKPOINT_FILES, read_checkpoint
+
+    config = sft.SFTConfig(epochs=1, lr=1e-3, batch_size=4, eval_fraction=0.0, seed=1)
+    sft.train_sft(expert["data"], expert["base"], tmp_path / "run", config, progress=False)
+    folder = tmp_path / "run" / "checkpoint"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(CHECKPOINT_FILES)
+    state, weights, rng = read_checkpoint(folder)
+    assert state["algorithm"] == "sft" and state["epoch"] == 1 and not state["lora"]
+    assert weights and all(name.startswith("policy.") for name in weights)
+    assert "torch_cpu" in rng
+    # a checkpoint of another trainer, or of the format SFT wrote before, is refused by name
+    state["algorithm"] = "grpo"
+    (folder / "trainer_state.json").write_text(json.dumps(state))
+    with pytest.raises(ValueError, match="is a 'grpo' checkpoint, not an SFT one"):
+        sft.train_sft(expert["data"], expert["base"], tmp_path / "run", config, progress=False)
+    (folder / "weights.safetensors").rename(folder / "trainable.safetensors")
+    with pytest.raises(ValueError, match=r"has no weights\.safetensors"):
+        sft.train_sft(expert["data"], expert["base"], tmp_path / "run", config, progress=False)

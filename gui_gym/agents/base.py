@@ -37,7 +37,7 @@ import numpy as np
 from gui_gym.core.actions import Action
 from gui_gym.core.trajectory import Step, Trajectory
 
-__all__ = ["Agent", "AgentStep", "BatchAgent", "Turn", "run_episode"]
+__all__ = ["Agent", "AgentStep", "BatchAgent", "Turn", "history_description", "run_episode"]
 
 
 @dataclass
@@ -87,8 +87,9 @@ class Turn:
         screen: The rendered screen the action was chosen on.
         screenshot: That screen's screenshot (HxWx3 uint8), when the env makes them.
         step: What the agent produced.
-        action_description: ``info["action_description"]`` after the step (what the env
-            understood the action to be).
+        action_description: What the prompt's history shows for the step:
+            :func:`history_description` of the info after it (what the env understood the
+            action to be, or what its own history kept).
         action_valid: Whether the env accepted it.
     """
 
@@ -98,6 +99,14 @@ class Turn:
     action_description: str = ""
     action_valid: bool = True
     info: dict[str, Any] = field(default_factory=dict)
+
+
+def history_description(info: dict[str, Any]) -> str:
+    """How a step enters an agent's prompt history (:attr:`Turn.action_description`): the
+    env's ``info["history_description"]`` when it keeps its own history (UI-S1's semi-online
+    replay shows the expert's action on a patched step), else ``info["action_description"]``.
+    """
+    return str(info.get("history_description") or info.get("action_description", ""))
 
 
 @runtime_checkable

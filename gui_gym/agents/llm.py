@@ -29,7 +29,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gui_gym.agents.base import AgentStep, Turn
+from gui_gym.agents.base import AgentStep, Turn, history_description
 from gui_gym.agents.prompts import PromptFormat, PromptInput, get_prompt
 from gui_gym.core.actions import ActionParseError, parse_action
 
@@ -234,7 +234,7 @@ class LLMAgent:
         """The action string for one env (keeps the history between calls)."""
         if self._turns:  # what the env made of the previous action arrived with this info
             last = self._turns[-1]
-            last.action_description = str(info.get("action_description", ""))
+            last.action_description = history_description(info)
             last.action_valid = bool(info.get("action_valid", True))
         [step] = self.act_batch([observation], [info], [self._turns])
         self._turns.append(

@@ -147,6 +147,10 @@ def train_cmd(
 ) -> None:
     """Train an LLM agent with RL; a rerun with the same --out resumes from its checkpoint.
 
+    Data-parallel on one node under accelerate: ``accelerate launch --num_processes 8 -m
+    gui_gym.cli train ...`` (each process rolls out its share, gradients are summed, rank 0
+    writes the files).
+
     Settings (every hyperparameter, named as the paper names it, with its default cited in
     the docs) come from --config and --set, --set winning.
     """
@@ -194,10 +198,17 @@ def train_cmd(
         raise UsageError(
             str(err.args[0] if isinstance(err, KeyError) and err.args else err)
         ) from None
+    from gui_gym.train.data_parallel import shutdown_data_parallel
+
     start = trainer.iteration
-    metrics = trainer.train()
+    try:
+        metrics = trainer.train()
+    finally:
+        shutdown_data_parallel()
     last = metrics[-1] if metrics else (trainer.history[-1] if trainer.history else {})
-    typer.echo(
-        f"{algo}: iterations {start}..{trainer.iteration}, last success rate "
-        f"{last.get('success_rate')}, model in {out / 'model'}"
-    )
+    if trainer.parallel.is_main:
+        typer.echo(
+            f"{algo}: iterations {start}..{trainer.iteration}, last success rate "
+            f"{last.get('success_rate')}, model in {out / 'model'}"
+            + (f" ({trainer.parallel.world_size} processes)" if trainer.parallel.enabled else "")
+        )

@@ -8,7 +8,9 @@ string in any of these forms (case-insensitive, tolerant of whitespace and quote
   ``ANSWER("42")``, ``WAIT()``, ``DO_NOTHING()``, ``DONE()``, plus ``CLICK_XY(x, y)``,
   ``LONG_CLICK_XY(x, y)``, ``DOUBLE_CLICK(i)``, ``KEY("Tab")`` and ``SEARCH("query")``;
   web pages add ``DRAG(i, j)`` (element ``i`` onto element ``j``), ``DRAG_XY(x0, y0, x1, y1)``
-  (a press at one point, moved and released at another: sliders, drawing, text selection)
+  (a press at one point, moved and released at another: sliders, drawing, text selection;
+  more x, y pairs between make the stroke pass through them: ``DRAG_XY(x0, y0, x1, y1, x2,
+  y2)``, a curve such as a circle),
   ``SELECT(i, "option")`` (choose an option of a ``<select>``) and ``HOVER(i)`` /
   ``HOVER_XY(x, y)`` (move the mouse over an element: menus that open on hover);
   keyword arguments (``CLICK(element_id=3)``) and common aliases (``NOTHING``, ``BACK``,
@@ -126,6 +128,9 @@ class Action:
         label: Target by visible label instead of index (WebShop's ``click[label]``).
         end_index: DRAG's drop target element (``DRAG(i, j)``: ``index`` onto ``end_index``).
         end_x, end_y: DRAG_XY's release point (``x``, ``y`` is where the press starts).
+        via: DRAG_XY's points between press and release, flattened ``(x1, y1, x2, y2,
+            ...)``: the pointer moves through them in order (a curved stroke, e.g. drawing a
+            circle); None for a straight drag.
     """
 
     type: ActionType
@@ -138,6 +143,7 @@ class Action:
     end_index: int | None = None
     end_x: float | None = None
     end_y: float | None = None
+    via: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.type, ActionType):
@@ -171,6 +177,8 @@ class Action:
             raise ActionParseError(
                 f"drop target index must be an int from 0 to {MAX_INDEX}, got {self.end_index!r}"
             )
+        if self.via is not None:
+            _check_via(self)
 
     @property
     def is_terminal(self) -> bool:
@@ -199,8 +207,8 @@ class Action:
             return f"{name}()"
         if t is ActionType.DRAG:
             if self.has_point:
-                ends = f"{_num(self.end_x)}, {_num(self.end_y)}"
-                return f"DRAG_XY({_num(self.x)}, {_num(self.y)}, {ends})"
+                points = [self.x, self.y, *(self.via or ()), self.end_x, self.end_y]
+                return f"DRAG_XY({', '.join(_num(v) for v in points)})"
             return f"DRAG({self.index}, {self.end_index})"
         if t is ActionType.SELECT:
             return f"SELECT({self.index}, {_quote(self.text or '')})"
@@ -225,7 +233,7 @@ class Action:
         for name in _FIELDS[1:]:
             value = getattr(self, name)
             if value is not None:
-                out[name] = value
+                out[name] = list(value) if name == "via" else value
         return out
 
     @classmethod
@@ -250,6 +258,7 @@ class Action:
                 end_index=None if data.get("end_index") is None else _as_index(data["end_index"]),
                 end_x=None if data.get("end_x") is None else float(data["end_x"]),
                 end_y=None if data.get("end_y") is None else float(data["end_y"]),
+                via=None if data.get("via") is None else _as_via(data["via"]),
             )
         except KeyError:
             raise ActionParseError("an Action dict needs a 'type'") from None
@@ -262,7 +271,42 @@ class Action:
         return action
 
 
-_FIELDS = ("type", "index", "text", "direction", "x", "y", "label", "end_index", "end_x", "end_y")
+_FIELDS = (
+    "type",
+    "index",
+    "text",
+    "direction",
+    "x",
+    "y",
+    "label",
+    "end_index",
+    "end_x",
+    "end_y",
+    "via",
+)
+MAX_VIA_POINTS = 64
+"""Most points a DRAG_XY passes through between press and release (a circle needs ~24)."""
+
+
+def _as_via(value: Any) -> tuple[float, ...]:
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
+        raise ActionParseError(f"via must be a list of coordinates, got {value!r}")
+    return tuple(_as_coordinate(v, f"via[{k}]") for k, v in enumerate(value))
+
+
+def _check_via(action: Action) -> None:
+    """``via`` belongs to a DRAG by points: an even number of finite coordinates."""
+    via = action.via
+    if not isinstance(via, tuple):
+        raise ActionParseError(f"via must be a tuple of coordinates, got {via!r}")
+    if action.type is not ActionType.DRAG or not action.has_point:
+        raise ActionParseError("via (points a drag passes through) belongs to DRAG_XY only")
+    if len(via) % 2 or len(via) > 2 * MAX_VIA_POINTS:
+        raise ActionParseError(
+            f"via holds x, y pairs (at most {MAX_VIA_POINTS} points), got {len(via)} number(s)"
+        )
+    for k, v in enumerate(via):
+        _as_coordinate(v, f"via[{k}]")
 
 
 def _num(v: float | None) -> str:
@@ -636,8 +680,9 @@ def _from_call(name: str, body: str | None) -> Action:
 def _drag_or_select(
     atype: ActionType, coordinates: bool, args: list[_Arg], named: dict[str, _Arg]
 ) -> Action:
-    """``DRAG(i, j)``, ``DRAG_XY(x0, y0, x1, y1)`` and ``SELECT(i, "option")``: positional
-    only, except SELECT's ``index=``/``option=`` (``text=``) keywords."""
+    """``DRAG(i, j)``, ``DRAG_XY(x0, y0, x1, y1)`` (or ``DRAG_XY(x0, y0, ..., xn, yn)``
+    through more points) and ``SELECT(i, "option")``: positional only, except SELECT's
+    ``index=``/``option=`` (``text=``) keywords."""
     if atype is ActionType.SELECT:
         index, option = named.get("index"), named.get("text")
         rest = [a for a in args if a.keyword is None]
@@ -654,14 +699,14 @@ def _drag_or_select(
     if named:
         raise ActionParseError(f"DRAG takes positional arguments only, got {sorted(named)}")
     if coordinates:
-        if len(args) != 4:
+        if len(args) < 4 or len(args) % 2 or len(args) > 4 + 2 * MAX_VIA_POINTS:
             raise ActionParseError(
-                f"DRAG_XY takes 4 coordinates (x0, y0, x1, y1), got {len(args)} argument(s)"
+                f"DRAG_XY takes 4 coordinates (x0, y0, x1, y1), or x, y pairs of a path "
+                f"through up to {MAX_VIA_POINTS} more points, got {len(args)} argument(s)"
             )
-        x0, y0, x1, y1 = (
-            _as_coordinate(a.value, n) for a, n in zip(args, ("x0", "y0", "x1", "y1"))
-        )
-        return Action(atype, x=x0, y=y0, end_x=x1, end_y=y1)
+        values = [_as_coordinate(a.value, f"{'xy'[k % 2]}{k // 2}") for k, a in enumerate(args)]
+        x0, y0, *via, x1, y1 = values
+        return Action(atype, x=x0, y=y0, end_x=x1, end_y=y1, via=tuple(via) or None)
     if len(args) != 2:
         raise ActionParseError(
             f"DRAG takes 2 element indices (the dragged element, the drop target), e.g. "
@@ -956,7 +1001,10 @@ def describe(action: Action, tree: UITree | None = None) -> str:
     if t is ActionType.DRAG:
         if action.has_point:
             start = f"({_num(action.x)}, {_num(action.y)})"
-            return f"drag from {start} to ({_num(action.end_x)}, {_num(action.end_y)})"
+            end = f"({_num(action.end_x)}, {_num(action.end_y)})"
+            if action.via:
+                return f"drag from {start} through {len(action.via) // 2} point(s) to {end}"
+            return f"drag from {start} to {end}"
         end = Action(ActionType.CLICK, index=action.end_index)
         return f"drag {_target_phrase(action, tree)} onto {_target_phrase(end, tree)}"
     if t is ActionType.SELECT:

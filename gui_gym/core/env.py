@@ -519,7 +519,9 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         for index in (action.index, action.end_index):
             if index is not None and index > last:
                 return f"no element {index} on this screen (valid indices: 0..{last})"
-        for x, y in ((action.x, action.y), (action.end_x, action.end_y)):
+        via = action.via or ()
+        points = [(action.x, action.y), (action.end_x, action.end_y), *zip(via[::2], via[1::2])]
+        for x, y in points:
             if (
                 x is not None
                 and y is not None

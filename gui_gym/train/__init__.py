@@ -5,7 +5,10 @@ algorithms for LLM GUI agents.
   requests, GRPO and fork groups, ``infra_error``).
 * :mod:`gui_gym.train.core`: what every RL algorithm shares (models, LoRA, optimizer and
   schedule, token scoring, clipped surrogate, KL estimators, loss aggregation, checkpoints
-  with exact resume, metrics, progress) and the training loop.
+  with exact resume, metrics, progress) and the training loop; the one checkpoint format
+  (:func:`~gui_gym.train.core.write_checkpoint`) SFT uses too.
+* :mod:`gui_gym.train.data_parallel`: data-parallel training over the processes
+  ``accelerate launch`` starts (sharded rollouts, summed gradients, rank 0 writes).
 * One module per algorithm, holding only its advantages and loss: :mod:`~gui_gym.train.grpo`
   (ADMIRE's step-level and episode-level GRPO, RLOO, DAPO clip-higher),
   :mod:`~gui_gym.train.reinforce_pp` (ProgRM's REINFORCE++), :mod:`~gui_gym.train.ppo`

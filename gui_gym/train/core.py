@@ -15,7 +15,8 @@ its advantages and its loss. This module holds the rest, once:
 * :class:`Trainer`: the loop (collect, advantages, PPO-style epochs of mini-batches with
   gradient accumulation, LR schedule, clipping), seeding, safetensors checkpoints with exact
   resume (weights, optimizer, scheduler, every RNG; JSON beside, never pickle), JSONL
-  metrics and a rich progress bar.
+  metrics and a rich progress bar; data-parallel over the processes ``accelerate launch``
+  starts (:mod:`gui_gym.train.data_parallel`).
 
 The unit of training is a :class:`TurnSample`: one step's prompt ids, completion ids and a
 per-token advantage, cut from a :class:`~gui_gym.core.trajectory.Trajectory` whose steps carry
@@ -37,8 +38,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gui_gym.core.trajectory import Trajectory, atomic_write_text, read_jsonl, write_jsonl
+from gui_gym.core.progress import progress_enabled
+from gui_gym.core.trajectory import (
+    Trajectory,
+    atomic_write_text,
+    errors_naming,
+    read_jsonl,
+    write_jsonl,
+)
 from gui_gym.models.optimizer_state import load_optimizer_state, save_optimizer_state
+from gui_gym.train.data_parallel import DataParallel
 
 __all__ = [
     "KL_ESTIMATORS",
@@ -54,10 +63,14 @@ __all__ = [
     "iteration_rng",
     "kl_estimate",
     "policy_loss",
+    "read_checkpoint",
     "resolve_device",
+    "restore_torch_rng",
     "score_completions",
     "seed_everything",
+    "torch_rng_tensors",
     "turns_from_trajectory",
+    "write_checkpoint",
 ]
 
 KL_ESTIMATORS = ("k1", "k2", "k3")
@@ -272,9 +285,12 @@ class Policy:
         return hasattr(self.model, "disable_adapter")
 
     @classmethod
-    def load(cls, config: TrainConfig, *, need_reference: bool) -> Policy:
+    def load(
+        cls, config: TrainConfig, *, need_reference: bool, device: str | None = None
+    ) -> Policy:
         """Load ``config.model`` (safetensors only), wrap it in LoRA when asked, and make the
-        reference model when ``need_reference``.
+        reference model when ``need_reference``; on ``device`` when given (a data-parallel
+        process's own GPU), else ``config.device``.
 
         Raises:
             FileNotFoundError: when the folder or its safetensors weights are missing.
@@ -289,7 +305,7 @@ class Policy:
             raise FileNotFoundError(
                 f"{path} has no .safetensors weights (pickled checkpoints are not loaded)"
             )
-        device = resolve_device(config.device)
+        device = device or resolve_device(config.device)
         dtype = _dtype(config.dtype, device, config.lora)
         tokenizer = transformers.AutoTokenizer.from_pretrained(path)
         model = transformers.AutoModelForCausalLM.from_pretrained(
@@ -376,6 +392,7 @@ class TurnSample:
         old_logprobs: ``pi_old`` per token, filled at the start of the update.
         ref_logprobs: ``pi_ref`` per token, when a KL term needs them.
         returns: The critic's regression target (PPO), when there is one.
+        old_value: The critic's value of the step before the update (PPO's value clipping).
         prompt: The prompt (text or messages), for models that read it differently (a critic
             with its own tokenizer).
         episode: Index of the episode in the batch; ``step`` its step index.
@@ -388,6 +405,7 @@ class TurnSample:
     old_logprobs: list[float] | None = None
     ref_logprobs: list[float] | None = None
     returns: float | None = None
+    old_value: float | None = None
     prompt: Any = None
     episode: int = 0
     step: int = 0
@@ -684,6 +702,12 @@ class Trainer:
     ``save_every`` iterations and at the end; a run started on an ``out`` with a checkpoint
     resumes from it and does exactly what the uninterrupted run would have done next.
 
+    Under ``accelerate launch`` (more than one process) the loop is data-parallel
+    (:mod:`gui_gym.train.data_parallel`): each process rolls out its share of the requests,
+    every process sees the whole batch, each takes its share of every mini-batch and the
+    gradients are summed, so an update equals the one-process update of the same batch; the
+    main process alone writes files.
+
     Args:
         config: Shared hyperparameters.
         algorithm: The algorithm.
@@ -715,9 +739,16 @@ class Trainer:
         self.algorithm = algorithm
         self.on_batch = on_batch
         self.out = Path(config.out)
+        self.parallel = DataParallel.from_environment(config.device)
+        # one seed for everything built below, on every process (LoRA adapters and heads
+        # start random and must start equal); sampling streams are per process (see below)
         seed_everything(config.seed)
         needs_ref = algorithm.needs_reference or config.kl_coef > 0
-        self.policy = policy or Policy.load(config, need_reference=needs_ref)
+        self.policy = policy or Policy.load(
+            config,
+            need_reference=needs_ref,
+            device=self.parallel.device(resolve_device(config.device)),
+        )
         if needs_ref and self.policy.reference is None and not self.policy.is_lora:
             reference = copy.deepcopy(self.policy.model).eval()
             for p in reference.parameters():
@@ -746,6 +777,9 @@ class Trainer:
         ]
         self.optimizer = torch.optim.AdamW(groups, weight_decay=config.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        if self.parallel.enabled:
+            self.parallel.broadcast_parameters(self._parameters())
+            seed_everything(self.parallel.seed(config.seed))
         self.iteration = 0
         self.history: list[dict[str, Any]] = []
         if resume and (self.out / "checkpoint" / "trainer_state.json").exists():
@@ -765,6 +799,10 @@ class Trainer:
             return 1.0 - done
         return 0.5 * (1.0 + math.cos(math.pi * done))
 
+    def _parameters(self) -> list[Any]:
+        """Every parameter the optimizer updates (policy, then the algorithm's)."""
+        return [p for group in self.optimizer.param_groups for p in group["params"]]
+
     # -- rollouts ---------------------------------------------------------------------------
 
     def run_episodes(
@@ -773,23 +811,38 @@ class Trainer:
         """One episode per request (``{"seed": ..., "options": {"task": ...} | {...}}``)
         through the shared rollout engine (:mod:`gui_gym.train.rollout`), the policy acting on
         every env at once; an episode lost to an env or server failure carries
-        ``infra_error`` and is left out of the update by the algorithms."""
+        ``infra_error`` and is left out of the update by the algorithms.
+
+        Data-parallel, each process runs its contiguous share of ``requests`` and every
+        process returns all the episodes, in request order."""
         from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
 
+        share = self.parallel.shard(len(requests))
         engine = self._engines.get(make_env)
         if engine is None:
             # an engine makes its envs up front: no more than the first batch needs
-            size = max(1, min(self.config.num_envs, len(requests)))
+            size = max(1, min(self.config.num_envs, len(share)))
             engine = RolloutEngine(make_env, self.agent, num_envs=size, info_keys=STEP_INFO_KEYS)
             self._engines[make_env] = engine
         specs = []
-        for position, request in enumerate(requests):
-            options = dict(request.get("options") or {})
+        for position in share:
+            options = dict(requests[position].get("options") or {})
             task = options.pop("task", None)
             specs.append(
-                EpisodeSpec(task, request.get("seed"), episode=position, options=options or None)
+                EpisodeSpec(
+                    task,
+                    requests[position].get("seed"),
+                    episode=position,
+                    options=options or None,
+                )
             )
-        return engine.run(specs)
+        episodes = engine.run(specs) if specs else []
+        if not self.parallel.enabled:
+            return episodes
+        return [
+            Trajectory.from_dict(record)
+            for record in self.parallel.gather_shards([t.to_dict() for t in episodes])
+        ]
 
     def close(self) -> None:
         """Close the rollout engines' envs."""
@@ -817,25 +870,31 @@ class Trainer:
                 )
         return out
 
+    def _score_shared(self, model: Any, turns: Sequence[TurnSample]) -> list[list[float]]:
+        """:meth:`score` as lists, each process scoring its share of ``turns``."""
+        share = [turns[i] for i in self.parallel.shard(len(turns))]
+        local = [lp.cpu().tolist() for lp in self.score(model, share)]
+        return self.parallel.gather_shards(local)
+
     def reference_logprobs(self, turns: Sequence[TurnSample]) -> None:
         """Fill ``ref_logprobs`` of every turn (the adapter switched off under LoRA)."""
         context = self.policy.reference_context()
         if context is not None:
             with context:
-                scores = self.score(self.policy.model, turns)
+                scores = self._score_shared(self.policy.model, turns)
         elif self.policy.reference is not None:
-            scores = self.score(self.policy.reference, turns)
+            scores = self._score_shared(self.policy.reference, turns)
         else:
             raise ValueError("no reference model: set kl_coef > 0 or use LoRA")
         for turn, lp in zip(turns, scores):
-            turn.ref_logprobs = lp.cpu().tolist()
+            turn.ref_logprobs = lp
 
     def old_logprobs(self, turns: Sequence[TurnSample]) -> None:
         """Fill ``old_logprobs`` (``pi_old``: the current weights, before this update) of
         the turns that lack them."""
         missing = [t for t in turns if t.old_logprobs is None]
-        for turn, lp in zip(missing, self.score(self.policy.model, missing)):
-            turn.old_logprobs = lp.cpu().tolist()
+        for turn, lp in zip(missing, self._score_shared(self.policy.model, missing)):
+            turn.old_logprobs = lp
 
     # -- one iteration ----------------------------------------------------------------------
 
@@ -854,7 +913,7 @@ class Trainer:
             "mean_steps": float(np.mean([len(t.steps) for t in clean])) if clean else None,
         }
         if self.on_batch is not None:
-            self.on_batch(groups, iteration)
+            groups = self._run_on_batch(groups, iteration)
         turns = self.algorithm.advantages(self, groups, iteration)
         metrics.update(self.update(turns))
         metrics["lr"] = self.scheduler.get_last_lr()[0]
@@ -867,6 +926,17 @@ class Trainer:
         self.iteration += 1
         return metrics
 
+    def _run_on_batch(self, groups: list[list[Trajectory]], iteration: int) -> list[list]:
+        """``on_batch`` on the main process (it may write, e.g. the milestone store); its
+        re-scored groups are then every process's."""
+        assert self.on_batch is not None
+        if self.parallel.is_main:
+            self.on_batch(groups, iteration)
+        if not self.parallel.enabled:
+            return groups
+        records = self.parallel.broadcast_json([[t.to_dict() for t in g] for g in groups])
+        return [[Trajectory.from_dict(r) for r in group] for group in records]
+
     def update(self, turns: list[TurnSample]) -> dict[str, Any]:
         """``update_epochs`` passes of mini-batches over ``turns``; returns mean statistics."""
         torch = _torch()
@@ -878,21 +948,27 @@ class Trainer:
         ):
             self.reference_logprobs(turns)
         self.old_logprobs(turns)
-        stats: dict[str, list[float]] = {}
+        stats: dict[str, float] = {}
+        grad_norms: list[float] = []
         drift = [
             abs(a - b)
             for t in turns
             if t.sampled_logprobs is not None and len(t.sampled_logprobs) == len(t.old_logprobs)
             for a, b in zip(t.sampled_logprobs, t.old_logprobs or [])
         ]
-        params = [p for group in self.optimizer.param_groups for p in group["params"]]
+        params = self._parameters()
         device = self.policy.device
-        for _ in range(config.update_epochs):
-            order = torch.randperm(len(turns)).tolist()
-            for mini in _chunks(order, config.mini_batch_turns):
+        for epoch in range(config.update_epochs):
+            # the mini-batch order is a function of (seed, iteration, epoch): the same on
+            # every data-parallel process and in a resumed run
+            order = np.random.default_rng([config.seed, self.iteration, epoch, 1])
+            for mini in _chunks(order.permutation(len(turns)).tolist(), config.mini_batch_turns):
                 self.optimizer.zero_grad(set_to_none=True)
                 total_tokens = sum(len(turns[i].completion_ids) for i in mini)
-                for micro in _chunks(mini, config.micro_batch_turns):
+                # this process's share of the mini-batch; the loss denominators stay the
+                # whole mini-batch's, so the summed gradient is the mini-batch's
+                mine = [mini[i] for i in self.parallel.shard(len(mini))]
+                for micro in _chunks(mine, config.micro_batch_turns):
                     batch = [turns[i] for i in micro]
                     with autocast_context(config, device):
                         logp = score_completions(
@@ -925,17 +1001,17 @@ class Trainer:
                         loss, parts = self.algorithm.loss(self, inputs)
                     loss.backward()
                     for key, value in parts.items():
-                        stats.setdefault(key, []).append(value)
+                        stats[key] = stats.get(key, 0.0) + value
+                self.parallel.all_reduce_gradients(params)
                 grad_norm = torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
-                stats.setdefault("grad_norm", []).append(float(grad_norm))
+                grad_norms.append(float(grad_norm))
                 self.optimizer.step()
         # loss parts are each micro-batch's share of its mini-batch: their sum over a
-        # mini-batch is the mini-batch's value, averaged here over the mini-batches
+        # mini-batch (and over the processes) is the mini-batch's value, averaged here over
+        # the mini-batches
         n_mini = math.ceil(len(turns) / config.mini_batch_turns) * config.update_epochs
-        mean = {
-            key: float(np.mean(v)) if key == "grad_norm" else float(np.sum(v) / n_mini)
-            for key, v in stats.items()
-        }
+        mean = {key: v / n_mini for key, v in self.parallel.all_reduce_sum(stats).items()}
+        mean["grad_norm"] = float(np.mean(grad_norms))
         advantages = [a for t in turns for a in t.advantages]
         mean.update(
             turns=len(turns),
@@ -951,10 +1027,13 @@ class Trainer:
     def train(self, on_iteration: Callable[[dict[str, Any]], None] | None = None) -> list[dict]:
         """Run until ``config.iterations``; returns the metrics of this call's iterations."""
         config = self.config
-        self.out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.out / "config.json", json.dumps(asdict(config), indent=2) + "\n")
+        main = self.parallel.is_main
+        if main:
+            self.out.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(asdict(config), indent=2) + "\n"
+            atomic_write_text(self.out / "config.json", text)
         done: list[dict[str, Any]] = []
-        progress = _progress(config.progress)
+        progress = _progress(progress_enabled(config.progress) and main)
         with progress:
             task = progress.add_task(
                 f"{self.algorithm.name}", total=config.iterations, completed=self.iteration
@@ -963,7 +1042,8 @@ class Trainer:
                 metrics = self.step()
                 self.history.append(metrics)
                 done.append(metrics)
-                write_jsonl(self.out / "metrics.jsonl", self.history)
+                if main:
+                    write_jsonl(self.out / "metrics.jsonl", self.history)
                 if self.iteration % config.save_every == 0 or self.iteration == config.iterations:
                     self.save_checkpoint(self.out / "checkpoint")
                 if on_iteration is not None:
@@ -977,49 +1057,70 @@ class Trainer:
                 )
         from gui_gym.models.prm import write_folder_atomically
 
-        write_folder_atomically(self.out / "model", self.policy.save_pretrained)
+        if main:
+            write_folder_atomically(self.out / "model", self.policy.save_pretrained)
+        self.parallel.barrier()
         self.close()
         return done
 
     # -- checkpoints ------------------------------------------------------------------------
 
-    def save_checkpoint(self, path: Path) -> None:
-        """Everything the next iteration depends on, safetensors + JSON, written atomically."""
+    def _rng_state(self) -> dict[str, Any]:
+        """This process's random streams, JSON-safe."""
         torch = _torch()
-        from safetensors.torch import save_file
+        python_state = random.getstate()
+        state: dict[str, Any] = {
+            "torch_cpu": torch.get_rng_state().tolist(),
+            "python_random": [python_state[0], list(python_state[1]), python_state[2]],
+            "numpy_random": _numpy_state(),
+        }
+        if torch.cuda.is_available():
+            state["torch_cuda"] = [s.tolist() for s in torch.cuda.get_rng_state_all()]
+        return state
 
-        from gui_gym.models.prm import write_folder_atomically
+    def save_checkpoint(self, path: Path) -> None:
+        """Everything the next iteration depends on, safetensors + JSON, written atomically.
 
-        def write(folder: Path) -> None:
-            weights = {
-                f"policy.{n}": p.detach().cpu().contiguous()
-                for n, p in self.policy.trainable_named_parameters()
-            }
-            for prefix, module in self.algorithm.modules().items():
-                # parameters, not state_dict: tied weights appear once (safetensors refuses
-                # shared tensors)
-                for n, p in module.named_parameters():
-                    weights[f"{prefix}.{n}"] = p.detach().cpu().contiguous()
-            save_file(weights, str(folder / "weights.safetensors"))
-            save_optimizer_state(self.optimizer, folder)
-            rng = {"torch_cpu": torch.get_rng_state()}
-            if torch.cuda.is_available():
-                for i, state in enumerate(torch.cuda.get_rng_state_all()):
-                    rng[f"torch_cuda_{i}"] = state
-            save_file(rng, str(folder / "rng.safetensors"))
-            python_state = random.getstate()
-            state = {
-                "iteration": self.iteration,
-                "algorithm": self.algorithm.name,
-                "algorithm_state": self.algorithm.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
-                "python_random": [python_state[0], list(python_state[1]), python_state[2]],
-                "numpy_random": _numpy_state(),
-                "history": self.history,
-            }
-            (folder / "trainer_state.json").write_text(json.dumps(state, indent=1) + "\n")
+        Data-parallel, every process must call it (each one's random streams are gathered);
+        the main process writes: rank 0's streams under the one-process names, rank ``r``'s
+        as ``rank{r}.torch_cpu`` (``rng.safetensors``) and ``ranks[r - 1]``
+        (``trainer_state.json``)."""
+        torch = _torch()
+        streams = self.parallel.gather_json(self._rng_state())
+        if not self.parallel.is_main:
+            self.parallel.barrier()
+            return
 
-        write_folder_atomically(path, write)
+        weights = {
+            f"policy.{n}": p.detach().cpu().contiguous()
+            for n, p in self.policy.trainable_named_parameters()
+        }
+        for prefix, module in self.algorithm.modules().items():
+            # parameters, not state_dict: tied weights appear once (safetensors refuses
+            # shared tensors)
+            for n, p in module.named_parameters():
+                weights[f"{prefix}.{n}"] = p.detach().cpu().contiguous()
+        rng = {}
+        for rank, stream in enumerate(streams):
+            prefix = f"rank{rank}." if rank else ""
+            rng[f"{prefix}torch_cpu"] = torch.tensor(stream["torch_cpu"], dtype=torch.uint8)
+            for i, cuda in enumerate(stream.get("torch_cuda", [])):
+                rng[f"{prefix}torch_cuda_{i}"] = torch.tensor(cuda, dtype=torch.uint8)
+        state = {
+            "iteration": self.iteration,
+            "algorithm": self.algorithm.name,
+            "algorithm_state": self.algorithm.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "python_random": streams[0]["python_random"],
+            "numpy_random": streams[0]["numpy_random"],
+            "world_size": self.parallel.world_size,
+            "ranks": [
+                {key: s[key] for key in ("python_random", "numpy_random")} for s in streams[1:]
+            ],
+            "history": self.history,
+        }
+        write_checkpoint(path, weights=weights, optimizer=self.optimizer, state=state, rng=rng)
+        self.parallel.barrier()
 
     def load_checkpoint(self, path: Path) -> None:
         """Restore a :meth:`save_checkpoint` folder.
@@ -1028,15 +1129,12 @@ class Trainer:
             ValueError: when it was written by another algorithm or for another model.
         """
         torch = _torch()
-        from safetensors.torch import load_file
-
-        state = json.loads((path / "trainer_state.json").read_text())
+        state, weights, rng = read_checkpoint(path)
         if state.get("algorithm") != self.algorithm.name:
             raise ValueError(
                 f"{path} is a {state.get('algorithm')!r} checkpoint, not {self.algorithm.name!r};"
                 " use another --out"
             )
-        weights = load_file(str(path / "weights.safetensors"))
         own = dict(self.policy.trainable_named_parameters())
         missing = [n for n in own if f"policy.{n}" not in weights]
         if missing:
@@ -1055,17 +1153,134 @@ class Trainer:
                     param.copy_(weights[key].to(param.device, param.dtype))
         load_optimizer_state(self.optimizer, path)
         self.scheduler.load_state_dict(state["scheduler"])
-        rng = load_file(str(path / "rng.safetensors"))
-        torch.set_rng_state(rng["torch_cpu"])
-        cuda = [rng[k] for k in sorted(rng) if k.startswith("torch_cuda_")]
-        if cuda and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(cuda)
-        version, internal, gauss = state["python_random"]
-        random.setstate((version, tuple(internal), gauss))
-        np.random.set_state(tuple(state["numpy_random"]))  # type: ignore[arg-type]
+        self._load_rng_state(path, state, rng)
         self.algorithm.load_state_dict(state["algorithm_state"])
         self.iteration = int(state["iteration"])
         self.history = list(state.get("history", []))
+
+    def _load_rng_state(self, path: Path, state: dict[str, Any], rng: dict[str, Any]) -> None:
+        """Restore this process's random streams from a checkpoint (see
+        :meth:`save_checkpoint`); a process the checkpoint has none for (resumed with more
+        processes than it was written with) keeps its fresh per-process seed, with a warning:
+        the weights, optimizer and schedule are still exact, its sampling is not."""
+        rank = self.parallel.rank
+        saved = int(state.get("world_size", 1))
+        if saved != self.parallel.world_size and self.parallel.is_main:
+            warnings.warn(
+                f"{path} was written by {saved} process(es) and resumes with "
+                f"{self.parallel.world_size}: sampling streams differ from the original run's",
+                stacklevel=3,
+            )
+        if rank >= saved:
+            return
+        prefix = f"rank{rank}." if rank else ""
+        python, numpy_state = (
+            (state["python_random"], state["numpy_random"])
+            if rank == 0
+            else (
+                state["ranks"][rank - 1]["python_random"],
+                state["ranks"][rank - 1]["numpy_random"],
+            )
+        )
+        restore_torch_rng(rng, prefix)
+        version, internal, gauss = python
+        random.setstate((version, tuple(internal), gauss))
+        np.random.set_state(tuple(numpy_state))  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------- checkpoint files
+
+
+CHECKPOINT_FILES = (
+    "weights.safetensors",
+    "optimizer.safetensors",
+    "optimizer.json",
+    "rng.safetensors",
+    "trainer_state.json",
+)
+"""The one checkpoint format of gui-gym's trainers (the RL core and SFT): trainable weights,
+the optimizer (:mod:`gui_gym.models.optimizer_state`), torch's random streams, and a JSON
+state; safetensors and JSON only, never pickle."""
+
+
+def torch_rng_tensors(prefix: str = "") -> dict[str, Any]:
+    """This process's torch random streams as uint8 tensors: ``{prefix}torch_cpu`` and
+    ``{prefix}torch_cuda_<i>`` for each visible GPU."""
+    torch = _torch()
+    rng = {f"{prefix}torch_cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        for i, state in enumerate(torch.cuda.get_rng_state_all()):
+            rng[f"{prefix}torch_cuda_{i}"] = state
+    return rng
+
+
+def restore_torch_rng(rng: dict[str, Any], prefix: str = "") -> None:
+    """Inverse of :func:`torch_rng_tensors` (GPU streams only where GPUs are visible)."""
+    torch = _torch()
+    torch.set_rng_state(rng[f"{prefix}torch_cpu"])
+    cuda = sorted(
+        (k for k in rng if k.startswith(f"{prefix}torch_cuda_")),
+        key=lambda k: int(k.rsplit("_", 1)[1]),
+    )
+    if cuda and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([rng[k] for k in cuda])
+
+
+def write_checkpoint(
+    path: str | Path,
+    *,
+    weights: dict[str, Any],
+    optimizer: Any,
+    state: dict[str, Any],
+    rng: dict[str, Any],
+) -> None:
+    """Write a checkpoint folder (:data:`CHECKPOINT_FILES`) atomically: built beside ``path``
+    and renamed into place, so a run killed mid-write leaves the previous checkpoint.
+
+    Args:
+        path: The folder.
+        weights: Trainable tensors by name (``policy.<parameter>``, ``critic.<parameter>``).
+        optimizer: A torch optimizer.
+        state: JSON-safe progress (iteration or epoch, counters, schedule, history).
+        rng: Random streams as tensors (:func:`torch_rng_tensors`).
+    """
+    from safetensors.torch import save_file
+
+    from gui_gym.models.prm import write_folder_atomically
+
+    def write(folder: Path) -> None:
+        save_file(weights, str(folder / "weights.safetensors"))
+        save_optimizer_state(optimizer, folder)
+        save_file(rng, str(folder / "rng.safetensors"))
+        (folder / "trainer_state.json").write_text(json.dumps(state, indent=1) + "\n")
+
+    write_folder_atomically(path, write)
+
+
+def read_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(state, weights, rng)`` of a :func:`write_checkpoint` folder; the optimizer is
+    restored apart (:func:`~gui_gym.models.optimizer_state.load_optimizer_state`), once it
+    exists.
+
+    Raises:
+        ValueError: naming the file, for a missing, truncated or malformed one.
+    """
+    from safetensors.torch import load_file
+
+    path = Path(path)
+    for name in CHECKPOINT_FILES:
+        if not (path / name).is_file():
+            raise ValueError(
+                f"checkpoint {path} has no {name} (not a gui-gym checkpoint, or one written by"
+                " an older version); remove it or choose another --out"
+            )
+    with errors_naming(path / "trainer_state.json"):
+        state = json.loads((path / "trainer_state.json").read_text())
+    with errors_naming(path / "weights.safetensors"):
+        weights = load_file(str(path / "weights.safetensors"))
+    with errors_naming(path / "rng.safetensors"):
+        rng = load_file(str(path / "rng.safetensors"))
+    return state, weights, rng
 
 
 def _numpy_state() -> list[Any]:

@@ -15,7 +15,10 @@ episodes, one per task), the advantages and the loss.
   :func:`gui_gym.rewards.advantages.gae`), whitened over the batch (verl's default), the
   same advantage on every token of a step.
 * Loss: the shared clipped surrogate (Eq. 5) plus ``vf_coef`` times the critic's squared
-  error to the GAE returns; no KL (App. B.2).
+  error to the GAE returns, clipped around the values of the rollout
+  (:func:`clipped_value_loss`; ``value_clip=0.5`` is verl's ``critic.cliprange_value``, the
+  setting GUI-Shepherd's verl-based PPO ran with; ``None`` is the plain squared error); no KL
+  (App. B.2).
 """
 
 from __future__ import annotations
@@ -45,7 +48,12 @@ __all__ = [
     "TRAIN_DEFAULTS",
     "PPOConfig",
     "ValueModel",
+    "clipped_value_loss",
 ]
+
+DEFAULT_VALUE_CLIP = 0.5
+"""verl's ``critic.cliprange_value`` (``verl/trainer/config/critic/critic.yaml``): GUI-Shepherd
+trains its PPO with verl (App. B.2) and states no value clip of its own."""
 
 TRAIN_DEFAULTS: dict[str, Any] = {"loss_agg": "token_mean", "kl_coef": 0.0}
 """GUI-Shepherd's PPO has no KL term (App. B.2); verl averages the policy loss over tokens."""
@@ -63,6 +71,10 @@ class PPOConfig:
         critic_learning_rate: The critic's learning rate (verl's default 1e-5; GUI-Shepherd's
             value did not survive extraction).
         vf_coef: Weight of the value loss.
+        value_clip: Half-width of the band around the rollout's values that the clipped
+            value loss allows (:func:`clipped_value_loss`); 0.5 is verl's default, which
+            GUI-Shepherd's PPO ran with; None turns clipping off (the plain squared error;
+            cleanrl's ``clip_vloss=False``).
         normalize_advantages: Whiten advantages over the batch.
         critic_init: ``policy`` (a copy of the initial policy with a zero head) or the path of
             a ``gui-gym train-prm`` checkpoint.
@@ -73,6 +85,7 @@ class PPOConfig:
     lam: float = DEFAULT_GAE_LAMBDA
     critic_learning_rate: float = 1e-5
     vf_coef: float = 0.5
+    value_clip: float | None = DEFAULT_VALUE_CLIP
     normalize_advantages: bool = True
     critic_init: str = "policy"
 
@@ -81,6 +94,34 @@ class PPOConfig:
             raise ValueError(f"tasks_per_iteration must be >= 1, got {self.tasks_per_iteration}")
         if not self.critic_learning_rate > 0 or self.vf_coef < 0:
             raise ValueError("critic_learning_rate must be > 0 and vf_coef >= 0")
+        if self.value_clip is not None and not self.value_clip > 0:
+            raise ValueError(
+                f"value_clip must be > 0, or None for no clipping, got {self.value_clip!r}"
+            )
+
+
+def clipped_value_loss(values: Any, old_values: Any, returns: Any, clip: float | None) -> Any:
+    """PPO's value loss per step, as verl's ``compute_value_loss`` and cleanrl's
+    ``clip_vloss`` compute it.
+
+    ``0.5 * max((V - R)^2, (clip(V, V_old - c, V_old + c) - R)^2)``: the new value ``V`` may
+    move at most ``c`` from the rollout's ``V_old`` before the loss stops rewarding it (the
+    pessimistic maximum, as in the policy's clipped surrogate). ``clip=None`` gives
+    ``0.5 * (V - R)^2``.
+
+    Args:
+        values: The critic's current values (differentiable), one per step.
+        old_values: Its values at the rollout (no gradient).
+        returns: The regression targets (GAE returns).
+        clip: ``c``; None for no clipping.
+    """
+    import torch
+
+    unclipped = (values - returns) ** 2
+    if clip is None:
+        return 0.5 * unclipped
+    moved = old_values + torch.clamp(values - old_values, -clip, clip)
+    return 0.5 * torch.maximum(unclipped, (moved - returns) ** 2)
 
 
 def _value_model_class() -> Any:
@@ -238,8 +279,9 @@ class PPO(Algorithm):
             advantages, returns = gae(
                 reward_stream(trajectory), values, gamma=self.config.gamma, lam=self.config.lam
             )
-            for turn, advantage, target in zip(rows, advantages, returns):
+            for turn, advantage, target, value in zip(rows, advantages, returns, values):
                 turn.returns = target
+                turn.old_value = value
                 per_step.append(advantage)
             turns.extend(rows)
         if self.config.normalize_advantages and len(per_step) > 1:
@@ -258,7 +300,13 @@ class PPO(Algorithm):
         turns = list(inputs.turns)
         values = self.values(turns, grad=True)
         targets = torch.tensor([t.returns for t in turns], device=values.device)
-        # each micro-batch's share of the mini-batch's mean squared error
-        value_loss = 0.5 * ((values - targets) ** 2).sum() / inputs.total_turns
+        old = torch.tensor([t.old_value for t in turns], device=values.device)
+        # each micro-batch's share of the mini-batch's mean (clipped) squared error
+        per_step = clipped_value_loss(values, old, targets, self.config.value_clip)
+        value_loss = per_step.sum() / inputs.total_turns
+        stats["value_clip_fraction"] = float(
+            ((values.detach() - old).abs() > (self.config.value_clip or float("inf"))).sum()
+            / inputs.total_turns
+        )
         stats["value_loss"] = float(value_loss.detach())
         return loss + self.config.vf_coef * value_loss, stats

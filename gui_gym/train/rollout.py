@@ -70,7 +70,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gui_gym.agents.base import Agent, AgentStep, BatchAgent, Turn
+from gui_gym.agents.base import Agent, AgentStep, BatchAgent, Turn, history_description
 from gui_gym.core.actions import Action
 from gui_gym.core.trajectory import Step, Trajectory, json_safe
 from gui_gym.models.llm import LLMError
@@ -669,7 +669,7 @@ class RolloutEngine:
                     screen=screen,
                     step=step,
                     screenshot=observation.get("screenshot") if self._keep_screenshots else None,
-                    action_description=str(new_info.get("action_description", "")),
+                    action_description=history_description(new_info),
                     action_valid=bool(new_info.get("action_valid", True)),
                 )
             )

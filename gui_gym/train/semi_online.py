@@ -6,7 +6,11 @@ the loss.
 
 * Rollouts: ``group_size`` rollouts of each of ``trajectories_per_iteration`` expert
   trajectories; the env keeps the policy's own history and patches mismatches with the expert
-  action within its budget (``epsilon``, ``patch``: the env does it, Sec. 3.3).
+  action within its budget (``epsilon``, ``patch``: the env does it, Sec. 3.3), and the
+  prompt history shows the patched step as the env kept it (``info["history_description"]``).
+  With ``patch="on_policy_thought"`` the policy being trained writes the patched step's
+  thought, ``M(I, a*, H_t, S_t)`` of UI-S1 Table 5 (:class:`PolicyThoughtPatch`), before the
+  next observation is made, so the next prompt's history holds it.
 * Advantages: UI-S1's dual-level advantages ``A = A^E + omega A^S`` (Eq. 9-12), computed by
   :func:`gui_gym.rewards.semi_online.dual_level_advantages` from the rollout each episode's
   final ``info["semi_online"]`` reports.
@@ -19,6 +23,7 @@ the loss.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -35,7 +40,7 @@ from gui_gym.rewards.semi_online import (
 from gui_gym.train.core import Algorithm, Trainer, TurnSample, iteration_rng, turns_from_trajectory
 from gui_gym.train.rewards import clean_groups
 
-__all__ = ["TRAIN_DEFAULTS", "SemiOnline", "SemiOnlineConfig"]
+__all__ = ["TRAIN_DEFAULTS", "PolicyThoughtPatch", "SemiOnline", "SemiOnlineConfig"]
 
 TRAIN_DEFAULTS: dict[str, Any] = {"loss_agg": "token_mean", "kl_coef": 1e-4}
 """Shared settings UI-S1 fixes: the 1/K token-level objective (Eq. 13) and kl_loss_coef 1e-4
@@ -72,6 +77,59 @@ class SemiOnlineConfig:
             raise ValueError("trajectories_per_iteration must be >= 1 and max_resamples >= 0")
 
 
+class PolicyThoughtPatch:
+    """UI-S1's on-policy thought patch (Sec. 3.3, Table 5): ``M(I, a*, H_t, S_t)``, the policy
+    being trained writing the reasoning for the expert action that replaced its own.
+
+    A :class:`~gui_gym.envs.replay.env.ThoughtGenerator`: the env calls it during the patched
+    step with the instruction, the expert action, the screen and the history kept so far; it
+    asks the policy with :func:`~gui_gym.envs.replay.env.thought_prompt` (our wording of
+    UI-S1 App. I: reason from the goal and the history to this action, never saying it was
+    given). The thought's tokens are not trained on: it only enters the history.
+
+    Args:
+        llm: The policy's generator (e.g. ``trainer.agent.llm``, a
+            :class:`~gui_gym.models.llm.TransformersLLM` sharing the trained weights).
+        max_new_tokens: Length budget of a thought.
+        temperature: Sampling temperature (the policy's own).
+    """
+
+    def __init__(self, llm: Any, *, max_new_tokens: int = 256, temperature: float = 1.0):
+        self.llm = llm
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.calls = 0
+
+    def __call__(
+        self,
+        instruction: str,
+        expert_action: str,
+        screen: str,
+        history: list[tuple[str, str | None]],
+    ) -> str:
+        from gui_gym.envs.replay.env import HistoryEntry, render_history, thought_prompt
+
+        entries = [HistoryEntry(action, thought, False) for action, thought in history]
+        prompt = thought_prompt(instruction, render_history(entries, 65536), screen, expert_action)
+        [[text]] = self.llm.generate(
+            [[{"role": "user", "content": prompt}]],
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+        )
+        self.calls += 1
+        return text
+
+
+def _env_with_policy_thoughts(make_env: Callable[[], Any], patcher: PolicyThoughtPatch) -> Any:
+    """``make_env()``, its replay env given ``patcher`` when it patches on-policy and has no
+    thought writer of its own."""
+    env = make_env()
+    base = env.unwrapped
+    if getattr(base, "patch", None) == "on_policy_thought" and base.thought_fn is None:
+        base.thought_fn = patcher
+    return env
+
+
 class SemiOnline(Algorithm):
     """UI-S1 semi-online RL.
 
@@ -97,6 +155,20 @@ class SemiOnline(Algorithm):
         self.config = config or SemiOnlineConfig()
         self.dropped_groups = 0
         self.resampled_groups = 0
+        self.thought_patch: PolicyThoughtPatch | None = None
+        # the factory the rollouts use: make_env, its env given the policy's thought patch
+        self.rollout_make_env: Callable[[], Any] = make_env
+
+    def setup(self, trainer: Trainer) -> None:
+        # the env writes on-policy patch thoughts with the policy being trained
+        self.thought_patch = PolicyThoughtPatch(
+            trainer.agent.llm,
+            max_new_tokens=trainer.config.max_new_tokens,
+            temperature=trainer.config.temperature,
+        )
+        self.rollout_make_env = functools.partial(
+            _env_with_policy_thoughts, self.make_env, self.thought_patch
+        )
 
     def _dual(self, group: list[Trajectory]) -> Any:
         rollouts = [Rollout.from_info(t.steps[-1].info) for t in group]
@@ -127,7 +199,7 @@ class SemiOnline(Algorithm):
                 for key in keys
                 for _ in range(size)
             ]
-            episodes = trainer.run_episodes(self.make_env, requests)
+            episodes = trainer.run_episodes(self.rollout_make_env, requests)
             return [episodes[i : i + size] for i in range(0, len(episodes), size)]
 
         groups = roll(chosen)

@@ -19,11 +19,11 @@ completion ids, then the end token): the model is trained on the ids generation 
 never on a re-tokenization of the joined text.
 
 Training: AdamW, a seeded shuffle per epoch, gradient accumulation, optional LoRA (peft),
-bf16 autocast on CUDA, a progress bar. Checkpoints (``out/checkpoint/``, written
-atomically: a temporary folder renamed into place) hold the weights (or the LoRA adapter),
-the optimizer state and the RNG states as safetensors plus a JSON state; rerunning the
-same command resumes from the last one and ends with the same weights as an uninterrupted
-run. At the end ``out/`` holds the model (LoRA merged in) and tokenizer, loadable by
+bf16 autocast on CUDA, a progress bar. Checkpoints (``out/checkpoint/``) are in the RL
+trainers' format (:func:`gui_gym.train.core.write_checkpoint`: the trainable weights, or the
+LoRA adapter, the optimizer state and torch's random streams as safetensors, the progress as
+JSON; written atomically); rerunning the same command resumes from the last one and ends
+with the same weights as an uninterrupted run. At the end ``out/`` holds the model (LoRA merged in) and tokenizer, loadable by
 :class:`~gui_gym.models.llm.TransformersLLM` and so by ``LLMAgent`` and ``gui-gym eval
 --agent llm --model out``, and ``sft_report.json`` with the losses and the step accuracy on
 a held-out split of the trajectories (greedy generation, actions compared with the loose
@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -45,6 +44,7 @@ from typing import Any
 from gui_gym.agents.base import AgentStep, Turn
 from gui_gym.agents.llm import LLMAgent
 from gui_gym.core.actions import ActionParseError, describe, parse_action
+from gui_gym.core.progress import progress_bar, progress_enabled
 from gui_gym.core.trajectory import atomic_write_text
 
 __all__ = ["SFTConfig", "SFTExample", "SFTReport", "build_examples", "train_sft"]
@@ -232,77 +232,54 @@ def step_accuracy(
 def _save_checkpoint(
     out: Path, model: Any, optimizer: Any, state: dict[str, Any], lora: bool
 ) -> None:
-    """Write ``out/checkpoint`` atomically: into a temporary sibling, then renamed."""
-    import torch
-    from safetensors.torch import save_file
+    """Write ``out/checkpoint`` in the RL trainers' format (:func:`~gui_gym.train.core.
+    write_checkpoint`: trainable weights as ``policy.<name>``, the optimizer, torch's random
+    streams, the progress as ``trainer_state.json``), atomically."""
+    from gui_gym.train.core import torch_rng_tensors, write_checkpoint
 
-    final = out / CHECKPOINT_DIR
-    tmp = out / f".{CHECKPOINT_DIR}.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    trainable = {
-        n: p.detach().cpu().contiguous() for n, p in model.named_parameters() if p.requires_grad
+    weights = {
+        f"policy.{n}": p.detach().cpu().contiguous()
+        for n, p in model.named_parameters()
+        if p.requires_grad
     }
-    save_file(trainable, str(tmp / "trainable.safetensors"))
-    tensors: dict[str, Any] = {}
-    scalars: dict[str, Any] = {"param_groups": optimizer.state_dict()["param_groups"], "state": {}}
-    for key, values in optimizer.state_dict()["state"].items():
-        scalars["state"][str(key)] = {}
-        for name, value in values.items():
-            if torch.is_tensor(value):
-                tensors[f"{key}.{name}"] = value.detach().cpu().contiguous()
-            else:
-                scalars["state"][str(key)][name] = value
-    tensors["rng.cpu"] = torch.get_rng_state()
-    if torch.cuda.is_available():
-        for i, rng in enumerate(torch.cuda.get_rng_state_all()):
-            tensors[f"rng.cuda.{i}"] = rng
-    save_file(tensors, str(tmp / "optimizer.safetensors"))
-    (tmp / "optimizer.json").write_text(json.dumps(scalars), encoding="utf-8")
-    (tmp / "state.json").write_text(json.dumps({**state, "lora": lora}), encoding="utf-8")
-    old = out / f".{CHECKPOINT_DIR}.old"
-    if final.exists():
-        if old.exists():
-            shutil.rmtree(old)
-        final.rename(old)
-    tmp.rename(final)
-    if old.exists():
-        shutil.rmtree(old)
+    write_checkpoint(
+        out / CHECKPOINT_DIR,
+        weights=weights,
+        optimizer=optimizer,
+        state={**state, "algorithm": "sft", "lora": lora},
+        rng=torch_rng_tensors(),
+    )
 
 
 def _load_checkpoint(out: Path, model: Any, optimizer: Any) -> dict[str, Any] | None:
+    """Restore ``out/checkpoint`` into ``model`` and ``optimizer`` (and torch's random
+    streams: dropout draws on), returning its progress; None when there is none.
+
+    Raises:
+        ValueError: for a checkpoint of another trainer or model, or an unreadable one.
+    """
     import torch
-    from safetensors.torch import load_file
+
+    from gui_gym.models.optimizer_state import load_optimizer_state
+    from gui_gym.train.core import read_checkpoint, restore_torch_rng
 
     folder = out / CHECKPOINT_DIR
-    if not (folder / "state.json").is_file():
+    if not folder.is_dir():
         return None
-    state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
-    weights = load_file(str(folder / "trainable.safetensors"))
-    params = dict(model.named_parameters())
-    with torch.no_grad():
-        for name, value in weights.items():
-            params[name].copy_(value.to(params[name].device))
-    tensors = load_file(str(folder / "optimizer.safetensors"))
-    scalars = json.loads((folder / "optimizer.json").read_text(encoding="utf-8"))
-    restored: dict[str, Any] = {"param_groups": scalars["param_groups"], "state": {}}
-    for key, values in scalars["state"].items():
-        restored["state"][int(key)] = dict(values)
-    for name, value in tensors.items():
-        if name.startswith("rng."):
-            continue
-        key, _, field_name = name.partition(".")
-        device = next(model.parameters()).device
-        restored["state"].setdefault(int(key), {})[field_name] = (
-            value if field_name == "step" else value.to(device)
+    state, weights, rng = read_checkpoint(folder)
+    if state.get("algorithm") != "sft":
+        raise ValueError(
+            f"{folder} is a {state.get('algorithm')!r} checkpoint, not an SFT one; choose "
+            "another --out"
         )
-    optimizer.load_state_dict(restored)
-    torch.set_rng_state(tensors["rng.cpu"])
-    if torch.cuda.is_available():
-        cuda = [tensors[k] for k in sorted(tensors) if k.startswith("rng.cuda.")]
-        if cuda:
-            torch.cuda.set_rng_state_all(cuda)
+    params = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    if sorted(f"policy.{n}" for n in params) != sorted(weights):
+        raise ValueError(f"{folder} does not fit this model; remove it or choose another --out")
+    with torch.no_grad():
+        for name, param in params.items():
+            param.copy_(weights[f"policy.{name}"].to(param.device, param.dtype))
+    load_optimizer_state(optimizer, folder)
+    restore_torch_rng(rng)
     return state
 
 
@@ -432,10 +409,8 @@ def train_sft(
     per_epoch = _batches(len(encoded), config.batch_size, config.seed, 0)
     total_batches = config.epochs * len(per_epoch)
     bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
+    if progress_enabled(progress):
+        bar = progress_bar(
             total=total_batches,
             initial=state["epoch"] * len(per_epoch) + state["batch"],
             desc="sft",

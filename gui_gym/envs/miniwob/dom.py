@@ -75,6 +75,8 @@ def dom_to_tree(
     name: str = "",
     select_options: dict[int, tuple[int, list[str]]] | None = None,
     fills: dict[int, str] | None = None,
+    alts: dict[int, str] | None = None,
+    grafts: dict[int, list[Any]] | None = None,
 ) -> tuple[UITree, list[int], list[str]]:
     """Flatten a miniwob DOM tree.
 
@@ -86,6 +88,10 @@ def dom_to_tree(
             the options' texts.
         fills: For SVG elements' refs, their fill colour as ``#rrggbb`` (added to the
             description as ``fill #rrggbb``).
+        alts: For ``<img>`` refs, their alternative text (what an accessibility tree names
+            an image by; added to the description as ``alt <text>``).
+        grafts: For an element's ref, more children (``DOMElement`` trees) to read after its
+            own: content miniwob's reading skips because its container has no size.
 
     Returns:
         ``(tree, refs, tags)``: the screen and, for each element index, its miniwob ref
@@ -126,6 +132,9 @@ def dom_to_tree(
         fill = fills.get(int(node.ref)) if fills else None
         if fill:
             looks = f"{looks} fill {fill}".strip()
+        alt = alts.get(int(node.ref)) if alts else None
+        if alt:
+            looks = f"{looks} alt {alt}".strip()
         elements.append(
             UIElement(
                 index=index,
@@ -170,7 +179,8 @@ def dom_to_tree(
                 refs.append(0)  # not in miniwob's reading: no ref of its own
                 tags.append("option")
         # Reverse so the stack pops children in document order.
-        stack.extend((child, index) for child in reversed(node.children))
+        kids = [*node.children, *(grafts.get(int(node.ref), ()) if grafts else ())]
+        stack.extend((child, index) for child in reversed(kids))
     if children:
         elements = [
             UIElement(**{**_fields(e), "children": tuple(children[e.index])})

@@ -79,7 +79,28 @@ var selects = Array.from(document.querySelectorAll('select')).map(function (s) {
 var fills = Array.from(document.querySelectorAll('svg *')).filter(function (e) {
   return e.dataset && e.dataset.wob_ref !== undefined;
 }).map(function (e) { return [+e.dataset.wob_ref, getComputedStyle(e).fill]; });
-return [selects, fills];
+var alts = Array.from(document.querySelectorAll('img[alt]')).filter(function (e) {
+  return e.dataset.wob_ref !== undefined;
+}).map(function (e) { return [+e.dataset.wob_ref, e.alt]; });
+var grafts = [];
+if (arguments[0]) {
+  // a sizeless container's visible children, read as miniwob reads (keeping its refs)
+  var read = core.previousDOMInfo;
+  document.querySelectorAll('#area *').forEach(function (e) {
+    var box = e.getBoundingClientRect(), up = e.parentElement;
+    if ((box.width > 0 && box.height > 0) || !up || up.dataset.wob_ref === undefined ||
+        up.dataset.wob_eps !== 'e' + WOB_EPISODE_ID) return;
+    Array.from(e.children).forEach(function (c) {
+      var r = c.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0) {
+        grafts.push([+up.dataset.wob_ref, core.getDOMInfo(c)]);
+        Object.assign(read, core.previousDOMInfo);
+      }
+    });
+  });
+  core.previousDOMInfo = read;
+}
+return [selects, fills, alts, grafts];
 """
 FLIGHT_SIZE = (375, 667)
 MINIWOB_SIZE = (160, 210)
@@ -622,7 +643,7 @@ class MiniWoBEnv(GuiEnv):
         self._pixels = shot if isinstance(shot, np.ndarray) else None
 
     def _screen(self) -> UITree:
-        options, fills = self._page_extras()
+        options, fills, alts, grafts = self._page_extras()
         tree, refs, tags = dom_to_tree(
             self._root_dom,
             self.screen_size[0],
@@ -630,35 +651,59 @@ class MiniWoBEnv(GuiEnv):
             name=self._backend_task or "",
             select_options=options,
             fills=fills,
+            alts=alts,
+            grafts=grafts,
         )
         self._refs = refs
         self._tags = tags
         return tree
 
-    def _page_extras(self) -> tuple[dict[int, tuple[int, list[str]]], dict[int, str]]:
+    def _page_extras(
+        self,
+    ) -> tuple[
+        dict[int, tuple[int, list[str]]], dict[int, str], dict[int, str], dict[int, list[Any]]
+    ]:
         """What miniwob's reading leaves out and a person sees, read with one script only on
-        pages that need it: the options of ``<select>`` elements (they have no box) and the
-        fill colours of SVG shapes (miniwob reads CSS colours, which SVG shapes do not use).
+        pages that need it: the options of ``<select>`` elements (they have no box), the
+        fill colours of SVG shapes (miniwob reads CSS colours, which SVG shapes do not use),
+        the alternative text of images (icons without text; an accessibility tree names
+        them so), and, when the task area reads empty, the visible children of sizeless
+        containers (a list of floated items has no height, and miniwob's reading skips
+        everything inside an element without a size).
         """
         stack = [self._root_dom] if self._root_dom is not None else []
-        needed = False
-        while stack and not needed:
+        needed = empty_area = False
+        while stack:
             node = stack.pop()
-            needed = node.tag in ("select", "svg")
+            needed = needed or node.tag in ("select", "svg", "img")
+            if node.id == "area" and not node.children and node.text is None:
+                empty_area = True
             stack.extend(node.children)
-        if not needed:
-            return {}, {}
+        if not (needed or empty_area):
+            return {}, {}, {}, {}
         try:
-            selects, fills = self._backend.instance.driver.execute_script(_PAGE_EXTRAS_JS)
+            selects, fills, alts, grafts = self._backend.instance.driver.execute_script(
+                _PAGE_EXTRAS_JS, empty_area
+            )
         except _selenium_errors() as err:
-            logger.debug("could not read <select> options or SVG fills: %s", err)
-            return {}, {}
+            logger.debug("could not read what miniwob's reading leaves out: %s", err)
+            return {}, {}, {}, {}
+        from miniwob.dom import DOMElement
+
         options = {
             int(ref): (int(chosen), [str(t) for t in texts])
             for ref, chosen, texts in selects
             if ref is not None
         }
-        return options, {int(ref): _hex_colour(str(fill)) for ref, fill in fills}
+        children: dict[int, list[Any]] = {}
+        for ref, info in grafts:
+            children.setdefault(int(ref), []).append(DOMElement(info))
+        return (
+            options,
+            {int(ref): _hex_colour(str(fill)) for ref, fill in fills},
+            {int(ref): str(alt) for ref, alt in alts if str(alt).strip()},
+            children,
+        )
 
     def _predicate_state(self) -> MiniWoBState:
         return self._meta
@@ -681,6 +726,38 @@ class MiniWoBEnv(GuiEnv):
         if self._pixels is not None and self._pixels.shape == (height, width, 3):
             return self._pixels.astype(np.uint8)  # a copy: observations never share arrays
         return np.zeros((height, width, 3), np.uint8)  # a finished episode shows nothing
+
+    def current_screenshot(self) -> np.ndarray:
+        """The task area as the page shows it now, as ``screenshot=True`` observes it
+        (miniwob's capture, ``(height, width, 3)`` uint8): the last step's capture when the
+        env records them, else one taken now (about 20 ms). Experts of tasks that only the
+        screen shows (a canvas, a colour swatch in the instruction) read it through
+        ``ctx.extra["screenshot"]``.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset.
+        """
+        if self._backend is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        if self._record_screenshots() and self._pixels is not None:
+            return self._screenshot(self._current_screen())
+        from miniwob.screenshot import get_screenshot, pil_to_numpy_array
+
+        instance = self._backend.instance
+        image = get_screenshot(
+            instance.driver,
+            true_width=instance.inner_width,
+            true_height=instance.inner_height,
+            crop_width=instance.task_width,
+            crop_height=instance.task_height,
+        )
+        return pil_to_numpy_array(image)
+
+    def _context(self, screen: UITree) -> PredicateContext:
+        ctx = super()._context(screen)
+        # a callable, so that only the experts that look at the screen pay for a capture
+        ctx.extra["screenshot"] = self.current_screenshot
+        return ctx
 
     def _fork_backend(self, clone: GuiEnv) -> None:
         """Fork by replay: a live page cannot be copied, so the clone starts its own browser,
@@ -842,7 +919,11 @@ class MiniWoBEnv(GuiEnv):
             else:
                 assert action.index is not None and action.end_index is not None
                 start, end = centre(action.index), centre(action.end_index)
-            path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(_DRAG_STEPS + 1)]
+            if action.via:  # a stroke through the given points, one pointer move each
+                via = action.via
+                path = [start, *(coords(x, y) for x, y in zip(via[::2], via[1::2])), end]
+            else:
+                path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(_DRAG_STEPS + 1)]
             return [{DRAG_KEY: [[float(x), float(y)] for x, y in path]}]
         if t is ActionType.SELECT:
             return self._select_actions(action, screen, act)

@@ -1391,22 +1391,6 @@ def _click_then_submit(ctx: PredicateContext, x: float, y: float) -> Action:
     return Action(ActionType.CLICK, x=x, y=y)
 
 
-def circle_center(ctx: PredicateContext) -> Action:
-    svg = _find(ctx.screen, lambda e: e.resource_id == "svg-grid")
-    circle = next(e for e in _descendants(ctx.screen, svg) if e.description.startswith("circle"))
-    x0, y0, x1, y1 = circle.bounds
-    return _click_then_submit(ctx, (x0 + x1) / 2, (y0 + y1) / 2)
-
-
-def find_midpoint(ctx: PredicateContext) -> Action:
-    svg = _find(ctx.screen, lambda e: e.resource_id == "svg-grid")
-    dots = [e for e in _descendants(ctx.screen, svg) if e.description.startswith("circle")][:2]
-    if len(dots) < 2:
-        raise OracleStuck("no two points")
-    (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = dots[0].bounds, dots[1].bounds
-    return _click_then_submit(ctx, (ax0 + ax1 + bx0 + bx1) / 4, (ay0 + ay1 + by0 + by1) / 4)
-
-
 def draw_line(ctx: PredicateContext) -> Action:
     screen = ctx.screen
     if ctx.action is not None and ctx.action.type is ActionType.DRAG:
@@ -1483,8 +1467,6 @@ ORACLES.update(
         "click-color": click_color,
         "click-shades": click_shades,
         "identify-shape": identify_shape,
-        "circle-center": circle_center,
-        "find-midpoint": find_midpoint,
         "draw-line": draw_line,
         "click-pie": click_pie,
         "click-pie-nodelay": click_pie,
@@ -1861,30 +1843,22 @@ ORACLES["hot-cold"] = hot_cold
 
 
 UNSCRIPTED: dict[str, str] = {
-    "bisect-angle": "scored by the angle's error (continuous): raw reward 1.0 needs an exact angle",
-    "right-angle": "scored by the angle's error (continuous): raw reward 1.0 needs an exact angle",
     "click-checkboxes-soft": "the boxes to tick are synonyms of the asked words: needs a thesaurus",
     "click-scroll-list": (
         "several options of a list box must be selected, which takes ctrl+click; the grammar's "
         "clicks carry no modifier key"
     ),
-    "count-sides": "the shape is drawn on a canvas: only the screenshot shows it",
-    "drag-cube": "a CSS 3D cube; which face is in front only the screenshot shows",
-    "drag-items-grid": (
-        "miniwob's DOM reading skips the zero-height floated list, so its items are not in the "
-        "observation"
-    ),
-    "use-colorwheel-2": (
-        "the colour to pick is drawn in the instruction area, which miniwob's reading skips"
-    ),
-    "order-food": "the dishes' kinds are icons (images without text) only the screenshot shows",
     "daily-calendar": (
         "not scripted: an event is made by dragging over half-hour slots, most below the "
         "visible area"
     ),
-    "draw-circle": "not scripted: a circle needs a curved pointer path; DRAG_XY is straight",
     "flight.Alaska": "not scripted: FlightWoB's airline booking page (375x667)",
     "flight.Alaska-auto": "not scripted: FlightWoB's airline booking page (375x667)",
     "flight.AA": "not scripted: FlightWoB's airline booking page (375x667)",
 }
 """MiniWoB++ tasks without an expert, and why (docs/miniwob.md lists the experts below 90%)."""
+
+
+# The experts that read the screen (canvas shapes, colour swatches, icons, SVG geometry):
+# importing the module adds them to ORACLES (whichever of the two modules is imported first).
+import gui_gym.envs.miniwob.oracle_visual  # noqa: E402, F401

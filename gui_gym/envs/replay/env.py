@@ -77,7 +77,9 @@ class HistoryEntry:
     patched: bool
 
 
-def _render_history(entries: list[HistoryEntry], limit: int) -> str:
+def render_history(entries: list[HistoryEntry], limit: int) -> str:
+    """``H_t`` as text: ``Step k: ACTION`` and ``Thought: ...`` lines, the most recent that
+    fit in ``limit`` characters."""
     lines: list[str] = []
     for k, entry in enumerate(entries, start=1):
         lines.append(f"Step {k}: {entry.action}")
@@ -121,8 +123,13 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     have been used, the Patch Module injects the expert action instead (Table 5): the
     history gets ``a_t^*`` with no thought (``thought_free``), with an auxiliary model's or
     the dataset's expert thought (``off_policy_thought``), or with a thought the policy must
-    regenerate (``on_policy_thought``: ``info`` carries a prompt and
-    :meth:`set_patch_thought` stores the answer). Otherwise the rollout ends there.
+    regenerate (``on_policy_thought``: ``thought_fn`` writes it during the step, e.g. the policy
+    itself with :class:`gui_gym.train.semi_online.PolicyThoughtPatch`, as the semi-online
+    trainer does; without one, ``info`` carries a prompt and :meth:`set_patch_thought` stores
+    the answer). Otherwise the rollout ends there. ``info["history_description"]`` is the
+    step as the history keeps it (the *executed* action: the expert's on a patched step; with
+    ``history_thoughts=True`` also the kept thought): agents build their prompt history from
+    it, so the policy conditions on ``H_t`` as UI-S1 does, not on its own rejected action.
 
     ## Action Space
 
@@ -180,6 +187,12 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
     * ``gamma``: discount of the returns reported at the end (0.5).
     * ``reward_scheme``: ``"paper"`` or ``"code"``.
     * ``screenshot``, ``history``, ``render_mode``, ``screen_size``: observation options.
+    * ``history_thoughts``: ``info["history_description"]`` (what agents' prompt history
+      shows) carries each kept step's thought too, as UI-S1's ``H_t`` does (its own for a
+      matched step, the patch's for a patched one). Default False: action descriptions only,
+      as online envs and SFT examples show history, so a policy trained on the replay is
+      evaluated online on the same prompt form; the thought patches then live in
+      ``observation["history"]`` and ``info["semi_online"]["thought"]``.
     * ``trajectory``: always replay this trajectory (index or id).
     * ``task``: always replay the first trajectory of this task id (the common argument of
       every id; ``trajectory`` wins when both are given).
@@ -214,6 +227,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         reward_scheme: Literal["paper", "code"] = "paper",
         screenshot: bool = False,
         history: bool = True,
+        history_thoughts: bool = False,
         render_mode: str | None = None,
         screen_size: tuple[int, int] | None = None,
         trajectory: int | str | None = None,
@@ -251,6 +265,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         for name, flag in (
             ("screenshot", screenshot),
             ("history", history),
+            ("history_thoughts", history_thoughts),
             ("require_think", require_think),
             ("skip_bad", skip_bad),
             ("include_failed", include_failed),
@@ -279,6 +294,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
         self.reward_scheme = reward_scheme
         self.screenshot = bool(screenshot)
         self.history = bool(history)
+        self.history_thoughts = bool(history_thoughts)
         self.render_mode = render_mode
         self.screen_size: tuple[int, int] = tuple(screen_size or self.dataset.screen_size)  # type: ignore[assignment]
         if len(self.screen_size) != 2 or not all(
@@ -430,7 +446,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             if regenerate:
                 prompt = thought_prompt(
                     trajectory.instruction,
-                    _render_history(self._history, self.max_history_length),
+                    render_history(self._history, self.max_history_length),
                     expert.screen,
                     expert_text,
                 )
@@ -464,6 +480,13 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             else (without_lone_surrogates(action) if isinstance(action, str) else repr(action))
         )
         info = self._base_info(action_text, predicted is not None, error, description, success)
+        if executed is not None:
+            # H_{t+1} = H_t + (S_t, a_t^patch, T_t^patch) (UI-S1 Algorithm 1): the history shows
+            # the action the replay moved on with, and its kept thought
+            shown = describe(expert.action, expert.tree) if patched else description
+            if self.history_thoughts and kept_thought:
+                shown = f"{shown} (thought: {' '.join(kept_thought.split())})"
+            info["history_description"] = shown
         target = target_element(predicted, expert.tree) if predicted is not None else None
         info["action_target"] = None if target is None else target.identity
         details = self._progress_info()
@@ -601,9 +624,9 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             assert self.trajectory is not None
             pairs = [(e.action, e.thought) for e in self._history]
             screen = self.trajectory.steps[self._t].screen
-            return str(
-                self.thought_fn(self.trajectory.instruction, expert_action, screen, pairs)
-            ), False
+            text = str(self.thought_fn(self.trajectory.instruction, expert_action, screen, pairs))
+            # a model's answer keeps its <think> block's content, as set_patch_thought does
+            return _extract_thought(text) or text.strip(), False
         if self.patch == "off_policy_thought" and expert_thought:
             return expert_thought, False
         return None, True
@@ -655,7 +678,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
             "screen": self._screen_text(),
         }
         if self.history:
-            obs["history"] = _render_history(self._history, self.max_history_length)
+            obs["history"] = render_history(self._history, self.max_history_length)
         if self.screenshot:
             obs["screenshot"] = self._screenshot()
         return obs
