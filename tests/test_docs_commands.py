@@ -54,6 +54,17 @@ EXCLUDED: dict[tuple[str, str], str] = {
     # other machines
     ("distributed.md", "ray start"): "a Ray cluster across hosts; the local one runs above",
     ("distributed.md", 'address="auto"'): "a Ray cluster across hosts; tests/test_distributed",
+    ("distributed.md", "RAY_AUTH_TOKEN=<"): (
+        "a Ray cluster across hosts; scripts/ray_cluster_local.sh runs it in network namespaces"
+    ),
+    ("distributed.md", "scripts/ray_cluster_local.sh"): (
+        "root, network namespaces and minutes; tests/test_distributed_cluster.py runs a cluster"
+    ),
+    ("distributed.md", "ray stop"): "a Ray cluster across hosts; tests/test_distributed_cluster",
+    ("rl_libraries.md", "benchmarks/learning_curves.py"): (
+        "a 30-minute benchmark; benchmarks/reference/learning_curves.json is its run, "
+        "tests/test_sb3.py its logic"
+    ),
     ("rl_libraries.md", "--device cuda"): "a CUDA device (the lead's GPU run)",
     ("training.md", "accelerate launch"): (
         "8 GPUs; tests/test_train_data_parallel.py launches 2 gloo workers through the CLI"
