@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.gui-gym-installed
 CORE_STAMP := $(VENV)/.gui-gym-core-installed
 
-.PHONY: setup setup-core browser demo test lint format bench bench-rewards clean
+.PHONY: setup setup-core browser demo test check-docs lint format bench bench-rewards clean
 
 setup: $(STAMP)
 
@@ -36,6 +36,10 @@ test: setup browser
 	$(VENV)/bin/ruff format --check gui_gym tests examples benchmarks scripts
 	CI=$${CI:-} $(PY) -m pytest -q
 
+# Every README and docs command, the minutes-long ones included (tests/test_docs_commands.py).
+check-docs: setup browser
+	GUI_GYM_DOCS_FULL=1 CI=$${CI:-} $(PY) -m pytest -q tests/test_readme.py tests/test_docs_commands.py
+
 lint: setup
 	$(VENV)/bin/ruff check gui_gym tests examples benchmarks scripts
 	$(VENV)/bin/ruff format --check gui_gym tests examples benchmarks scripts
@@ -44,10 +48,13 @@ format: setup
 	$(VENV)/bin/ruff format gui_gym tests examples benchmarks scripts
 	$(VENV)/bin/ruff check --fix gui_gym tests examples benchmarks scripts
 
+# Speed on this machine, then benchmarks/results/summary.json: every headline figure and the
+# machine and load it was measured under (an idle-machine reference run: benchmarks/reference/).
 bench: setup
 	$(PY) benchmarks/bench_envs.py --out benchmarks/results/bench_envs.json
 	$(PY) benchmarks/bench_miniwob.py --out benchmarks/results/bench_miniwob.json
 	$(PY) benchmarks/bench_webshop.py --out benchmarks/results/bench_webshop.json
+	$(PY) benchmarks/bench_summary.py --results benchmarks/results
 
 # The reward wrappers' speed and quality (tens of minutes on 2 CPU cores; see docs/*.md).
 bench-rewards: setup

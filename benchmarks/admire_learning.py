@@ -1,14 +1,17 @@
 """Does ADMIRE's milestone reward give a learning signal where the outcome alone gives none?
 
 Runs ``examples/admire_grpo.py`` (step-level GRPO, Eq. 12-13) with the tiny CPU policy on a
-few WikiHow tasks, in two arms that differ only in ``lambda0``:
+few WikiHow tasks, in arms that each change one thing of the first:
 
 * ``milestone``: ``R_total = R_outcome + eta * R_format + lambda0 * gamma**epoch * R_mil``
-  with ``lambda0 = 0.3`` (the paper's);
+  with ``lambda0 = 0.3`` (the paper's), adaptive milestones, GRPO;
 * ``outcome_only``: the same with ``lambda0 = 0``: a random tiny policy almost never
   succeeds, and the candidate actions are well-formed, so almost every step of a group gets
-  the same reward (only an action the env rejects, such as going back from the first page,
-  gets the format penalty) and the GRPO advantages carry next to no signal.
+  the same reward and the GRPO advantages carry next to no signal;
+* ``static``: milestones from the expert's episode, never refined (Table 3's static arm);
+* ``rloo``, ``dapo``: the milestone reward with RLOO's leave-one-out baseline or DAPO's
+  clip-higher and dropped flat groups (Table 4's algorithms); ``rloo_outcome`` and
+  ``dapo_outcome`` are the same algorithms with the outcome alone (Table 4's other row).
 
 Both arms are measured the same way, per iteration: success rate, ``k/K`` (milestones of the
 store reached, the same oracle-seeded milestones in both arms), and the env's own
@@ -37,10 +40,20 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.core.trajectory import atomic_write_text, read_jsonl
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "admire_grpo.py"
-ARMS = {"milestone": 0.3, "outcome_only": 0.0}
+ARMS: dict[str, dict[str, Any]] = {
+    "milestone": {},
+    "outcome_only": {"lambda0": 0.0},
+    "static": {"milestones": "static"},
+    "rloo": {"algo": "rloo"},
+    "dapo": {"algo": "dapo"},
+    "rloo_outcome": {"algo": "rloo", "lambda0": 0.0},
+    "dapo_outcome": {"algo": "dapo", "lambda0": 0.0},
+}
+"""Each arm's changes to the example's defaults (lambda0 0.3, adaptive milestones, GRPO)."""
+DEFAULT_ARMS = ("milestone", "outcome_only", "static", "rloo", "dapo")
 CURVES = ("success_rate", "milestone_progress", "env_milestones", "mean_step_reward")
 
 
@@ -62,29 +75,48 @@ def run(
     max_steps: int,
     embedder: str,
     verbose: bool = True,
+    arms: tuple[str, ...] = DEFAULT_ARMS,
+    partial: Path | None = None,
 ) -> dict[str, Any]:
+    """Run the arms; with ``partial``, each finished (arm, seed) is appended to that JSONL
+    file and a rerun with the same settings skips the ones it holds (a killed run resumes)."""
+    unknown = sorted(set(arms) - set(ARMS))
+    if unknown:
+        raise ValueError(f"unknown arm(s) {unknown}; allowed: {', '.join(ARMS)}")
     example = load_example()
     started = time.perf_counter()
-    runs: dict[str, dict[str, list[dict[str, Any]]]] = {arm: {} for arm in ARMS}
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {arm: {} for arm in arms}
+    key = [iterations, num_tasks, group_size, max_steps, embedder]
+    if partial is not None and partial.exists():
+        for record in read_jsonl(partial):
+            if record.get("key") == key and record.get("arm") in runs:
+                runs[record["arm"]][str(record["seed"])] = record["history"]
     with tempfile.TemporaryDirectory() as tmp:
         for seed in seeds:
-            for arm, lambda0 in ARMS.items():
+            for arm in arms:
+                if str(seed) in runs[arm]:
+                    continue  # done by an earlier, interrupted run
                 args = example.Args(
                     num_tasks=num_tasks,
                     tasks_per_iteration=num_tasks,
                     group_size=group_size,
                     iterations=iterations,
                     max_steps=max_steps,
-                    lambda0=lambda0,
                     embedder=embedder,
                     seed=seed,
                     store=str(Path(tmp) / f"{arm}-{seed}.json"),
+                    **ARMS[arm],
                 )
                 t = time.perf_counter()
                 quiet = io.StringIO()
                 with contextlib.redirect_stdout(quiet):
                     history = example.main(args)
                 runs[arm][str(seed)] = history
+                if partial is not None:
+                    partial.parent.mkdir(parents=True, exist_ok=True)
+                    with open(partial, "a", encoding="utf-8") as f:
+                        record = {"key": key, "arm": arm, "seed": seed, "history": history}
+                        f.write(json.dumps(record) + "\n")
                 if verbose:
                     last = history[-5:]
                     print(
@@ -117,7 +149,10 @@ def run(
             "group_size": group_size,
             "max_steps": max_steps,
             "embedder": embedder,
-            "arms": {arm: {"lambda0": lam} for arm, lam in ARMS.items()},
+            "arms": {
+                arm: {"lambda0": 0.3, "milestones": "adaptive", "algo": "grpo", **ARMS[arm]}
+                for arm in arms
+            },
             "policy": "tiny random GPT-2 (char tokenizer) ranking candidate actions, CPU",
         },
         "summary": summary,
@@ -167,6 +202,7 @@ def main() -> None:
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(DEFAULT_ARMS))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/admire_learning.json"))
     parser.add_argument("--plot", type=Path, default=Path("benchmarks/results/admire_learning.png"))
     args = parser.parse_args()
@@ -177,9 +213,12 @@ def main() -> None:
         args.group_size,
         args.max_steps,
         args.embedder,
+        arms=tuple(args.arms),
+        partial=args.out.with_suffix(".partial.jsonl"),
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(report, indent=2) + "\n")
+    args.out.with_suffix(".partial.jsonl").unlink(missing_ok=True)
     for arm, row in report["summary"].items():
         first, last = row["first_window"], row["last_window"]
         print(

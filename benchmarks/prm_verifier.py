@@ -9,6 +9,10 @@ state, the argmax executed (Eq. 6). Two verifiers:
   prompts, fine-tuned on the label token (Eq. 2) with labelled steps collected from the
   *train* split of both envs (``gui-gym train-prm``'s pipeline), on CPU.
 
+With ``--actor-model DIR`` (a policy LM, e.g. ``gui-gym sft`` output) a second table puts that
+LLM in the policy's place and adds Table 5's "actor itself" verifier
+(:class:`gui_gym.agents.ActorVerifier`: its own log-probability, or its yes/no judgement).
+
 Reported on the *test* split (WikiHow test tasks; AndroidWorld templates with the test
 parameter stream): success rate for N = 1, 2, 4, 8 per env and verifier, and the trained
 PRM's step accuracy (accuracy, AUC, F1, per step position) on labelled steps collected from
@@ -83,6 +87,7 @@ def _success_rate(
     p: float,
     max_steps: int,
     selection: str = "positive_logit",
+    make_policy: Any = None,
 ) -> dict[str, Any]:
     env = gym.make(env_id, split="test", max_steps=max_steps)
     wins = 0
@@ -91,7 +96,10 @@ def _success_rate(
     for task_id, seed in episodes:
         # The policy's randomness depends on the episode only, so N = 1 is the same run for
         # every verifier and the N > 1 runs differ from it only by the verifier's choices.
-        policy = NoisyOraclePolicy(env, p=p, seed=seed)
+        if make_policy is None:
+            policy = NoisyOraclePolicy(env, p=p, seed=seed)
+        else:
+            policy = make_policy(seed)
         agent = BestOfNAgent(policy, prm, n, env=env, selection=selection)
         trajectory = run_episode(env, agent, seed=seed, options={"task": task_id})
         wins += trajectory.success
@@ -127,8 +135,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--keep-best",
         choices=("ranking", "auc", "none"),
-        default="ranking",
-        help="epoch kept: best validation ranking top-1, best validation AUC, or the last",
+        default="none",
+        help="epoch kept: the last (GUI-Shepherd's, the default), or ours: best validation "
+        "ranking top-1 or best validation AUC",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=32, help="PRM training batch (GUI-Shepherd's 32)"
     )
     parser.add_argument(
         "--episodes", type=int, default=None, help="cap best-of-N episodes per env (iterating)"
@@ -159,6 +171,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="a few tasks, for a smoke run")
     parser.add_argument("--save-model", type=Path, default=None, help="save the trained PRM here")
+    parser.add_argument(
+        "--actor-model",
+        type=Path,
+        default=None,
+        help="a policy LM folder (e.g. gui-gym sft output): adds best-of-N with that policy, "
+        "verified by itself (Table 5's 'actor itself') and by the PRMs",
+    )
+    parser.add_argument(
+        "--actor-episodes", type=int, default=30, help="test episodes per env for the actor arm"
+    )
+    parser.add_argument("--device", default=None, help="cpu or cuda for the actor (default: auto)")
     args = parser.parse_args(argv)
 
     import torch
@@ -238,7 +261,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         dataset.eval,
         config=PRMTrainConfig(
             epochs=args.epochs,
-            batch_size=16,
+            batch_size=args.batch_size,
             lr=args.lr,
             prompt_lm_weight=args.prompt_lm_weight,
             keep_best=None if args.keep_best == "none" else "auc",
@@ -354,6 +377,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     f"({result['episodes']} episodes, {result['seconds']:.0f} s)"
                 )
         report["best_of_n"][SHORT[env_id]] = rows
+    if args.actor_model is not None:
+        report["best_of_n_llm_actor"] = _actor_arm(args, prm, limit)
     report["seconds"] = time.perf_counter() - started
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -361,6 +386,47 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"written to {args.out}")
     _plot(report, args.plot, args.ns, args.p)
     return report
+
+
+def _actor_arm(args: argparse.Namespace, prm: Any, limit: int | None) -> dict[str, Any]:
+    """Best-of-N with an LLM policy sampling its own candidates (temperature 1), verified by
+    the policy itself (GUI-Shepherd Sec. 5.4, Table 5: "the actor model serves as its own
+    verifier"; its mean token log-probability, or its yes/no self-judgement) and by the PRMs."""
+    import torch
+
+    from gui_gym.agents import ActorVerifier, LLMPolicy
+    from gui_gym.models.llm import TransformersLLM
+
+    llm = TransformersLLM(args.actor_model, device=args.device)
+    template = LLMPolicy(llm).prompt_template  # what the actor is prompted with
+    verifiers = {
+        "actor itself (log-probability)": ActorVerifier(llm, template, mode="logprob"),
+        "actor itself (yes/no judgement)": ActorVerifier(llm, template, mode="judge"),
+        "RulePRM": RulePRM(),
+        "TransformersPRM": prm,
+    }
+
+    def make_policy(seed: int) -> Any:
+        torch.manual_seed(seed)  # the same proposals for every verifier at the same N
+        return LLMPolicy(llm, temperature=1.0)
+
+    out: dict[str, Any] = {"model": str(args.actor_model)}
+    for env_id in ENVS:
+        episodes = _test_episodes(env_id, 1, limit or args.actor_episodes)
+        rows: dict[str, Any] = {}
+        for name, verifier in verifiers.items():
+            rows[name] = {}
+            for n in args.ns:
+                result = _success_rate(
+                    env_id, episodes, verifier, n, args.p, args.max_steps, make_policy=make_policy
+                )
+                rows[name][str(n)] = result
+                print(
+                    f"{SHORT[env_id]:12s} LLM actor, {name:32s} N={n}: success "
+                    f"{result['success_rate']:.3f} ({result['episodes']} episodes)"
+                )
+        out[SHORT[env_id]] = rows
+    return out
 
 
 def _plot(report: dict[str, Any], path: Path, ns: list[int], p: float) -> None:

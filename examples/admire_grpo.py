@@ -28,6 +28,11 @@ Face causal LM is trained (bfloat16 on CUDA), e.g.::
 
 Milestones come from the LLM-free trajectory generator by default; ``--generator llm`` asks
 an OpenAI-compatible server (``--llm-base-url``, ``--llm-model``) with the appendix's prompts.
+
+The paper's comparison arms: ``--milestones static`` keeps the milestones the expert's episode
+gave (Table 3's static baseline: generated once, never refined); ``--algo rloo`` (leave-one-out
+baseline) and ``--algo dapo`` (clip-higher 0.28, groups with equal rewards dropped) are Table
+4's other RL algorithms; ``--lambda0 0`` is the outcome-only reward.
 """
 
 from __future__ import annotations
@@ -55,7 +60,9 @@ from gui_gym.models.milestones import (
     LLMMilestoneGenerator,
     TrajectoryMilestoneGenerator,
 )
+from gui_gym.rewards.advantages import rloo_advantages
 from gui_gym.rewards.milestones import step_grpo_advantages
+from gui_gym.rewards.semi_online import group_std
 from gui_gym.wrappers import MilestoneWrapper
 
 MAX_CANDIDATE_TOKENS = 128
@@ -90,8 +97,13 @@ class Args:
     """torch threads on CPU (one is fastest for the tiny model and MiniLM's single sentences)"""
     learning_rate: float | None = None
     """None: 1e-6 for a real model (the paper's), 1e-3 for the tiny one"""
+    algo: Literal["grpo", "rloo", "dapo"] = "grpo"
+    """step-level GRPO (Eq. 13), RLOO's leave-one-out baseline, or DAPO (clip-higher, groups
+    whose rewards are all equal dropped): ADMIRE Table 4's three algorithms"""
     clip: float = 0.2
     """PPO clip ratio epsilon"""
+    clip_high: float | None = None
+    """upper clip epsilon (None: --clip, or DAPO's 0.28 with --algo dapo)"""
     update_epochs: int = 2
     """passes over each iteration's steps"""
     minibatch_size: int = 32
@@ -102,6 +114,8 @@ class Args:
     """softmax temperature over candidate scores"""
     store: str = "runs/admire/milestones.json"
     """the milestone store (kept across runs: milestones keep adapting)"""
+    milestones: Literal["adaptive", "static"] = "adaptive"
+    """adaptive (refined from successes) or static (Table 3: the expert's, never refined)"""
     generator: Literal["trajectory", "llm"] = "trajectory"
     """milestone generator: LLM-free key steps + Soft-LCS, or an LLM with the paper's prompts"""
     llm_base_url: str = "http://localhost:8000/v1"
@@ -258,7 +272,7 @@ def category_of(args: Args) -> str | None:
     return "Cross-Page" if args.env_id == "GuiGym/WikiHow-v0" else None
 
 
-def make_env(args: Args, embedder) -> MilestoneWrapper:
+def make_env(args: Args, embedder, adaptive: bool = True) -> MilestoneWrapper:
     env = gym.make(
         args.env_id, split=args.split, category=category_of(args), max_steps=args.max_steps
     )
@@ -277,6 +291,7 @@ def make_env(args: Args, embedder) -> MilestoneWrapper:
         decay=args.decay,
         eta=args.eta,
         credit="deferred",
+        adaptive=adaptive,
     )
 
 
@@ -305,8 +320,27 @@ def rollout(env: MilestoneWrapper, policy: CandidatePolicy, task_id: str, seed: 
     return episode
 
 
+def group_advantages(rewards: list[list[float]], algo: str) -> list[list[float]] | None:
+    """Per-step advantages of one group's episodes, or None for a group DAPO drops."""
+    flat = [r for row in rewards for r in row]
+    if algo == "dapo" and group_std(flat) == 0:
+        return None  # DAPO dynamic sampling: equal rewards teach nothing
+    if algo == "rloo":  # each step's reward minus the mean of the group's other steps
+        values, out, start = rloo_advantages(flat), [], 0
+        for row in rewards:
+            out.append(values[start : start + len(row)])
+            start += len(row)
+        return out
+    return [list(a) for a in step_grpo_advantages(rewards)]  # Eq. 13
+
+
 def ppo_update(policy: CandidatePolicy, optimizer, steps: list[StepRecord], args: Args) -> float:
     """PPO-clipped step-level objective (Eq. 12), averaged over all steps."""
+    high = (
+        args.clip_high
+        if args.clip_high is not None
+        else (0.28 if args.algo == "dapo" else args.clip)
+    )
     losses = []
     for _ in range(args.update_epochs):
         random.shuffle(steps)
@@ -316,7 +350,7 @@ def ppo_update(policy: CandidatePolicy, optimizer, steps: list[StepRecord], args
             for step in batch:  # one step at a time: candidate batches can be large
                 new = policy.logprobs(step.prompt, step.candidates)[step.chosen]
                 ratio = torch.exp(new - step.old_logprob)
-                clipped = torch.clamp(ratio, 1 - args.clip, 1 + args.clip)
+                clipped = torch.clamp(ratio, 1 - args.clip, 1 + high)
                 loss = -torch.min(ratio * step.advantage, clipped * step.advantage) / len(batch)
                 loss.backward()
                 losses.append(loss.item() * len(batch))
@@ -371,19 +405,25 @@ def main(args: Args) -> list[dict[str, Any]]:
     if device == "cpu":
         torch.set_num_threads(args.cpu_threads)
     embedder = default_embedder(args.embedder)
-    env = make_env(args, embedder)
-    tasks = list(env.unwrapped.task_ids)[: args.num_tasks]  # the env's own list, not a suite's
+    seeding = make_env(args, embedder)  # adaptive: the expert's successes write the store
+    tasks = list(seeding.unwrapped.task_ids)[: args.num_tasks]  # the env's own list
     print(f"{len(tasks)} tasks on {args.env_id}, device {device}, store {args.store}")
 
     if args.seed_with_oracle:  # one expert success per task initialises its milestones
-        learned = seed_milestones(env, tasks, args.seed)
+        # static milestones are generated once: a task the store already has keeps its own
+        fresh = [t for t in tasks if args.milestones == "adaptive" or t not in seeding.store]
+        learned = seed_milestones(seeding, fresh, args.seed)
+        learned |= {t: list(seeding.store.get(t).milestones) for t in tasks if t not in fresh}
         if not any(learned.values()):
-            env.close()
+            seeding.close()
             raise SystemExit(
                 f"admire_grpo.py: error: no task of {args.env_id} has milestones after the "
                 f"expert's episodes (it did not succeed within --max-steps {args.max_steps}?): "
                 "the milestone reward would be 0 on every step; raise --max-steps"
             )
+    seeding.close()
+    # static milestones (Table 3) are the ones seeded above, never refined in training
+    env = make_env(args, embedder, adaptive=args.milestones == "adaptive")
     model, tokenizer = load_model(args, device)
     policy = CandidatePolicy(model, tokenizer, device, args.max_prompt_tokens, args.temperature)
     lr = args.learning_rate or (1e-6 if args.model else 1e-3)
@@ -396,17 +436,21 @@ def main(args: Args) -> list[dict[str, Any]]:
         env.set_epoch(iteration)  # lambda0 * gamma**epoch (Algorithm 1 line 4)
         batch_steps: list[StepRecord] = []
         episodes: list[Episode] = []
+        dropped = 0
         for task_id in rng.sample(tasks, min(args.tasks_per_iteration, len(tasks))):
             group = [
                 rollout(env, policy, task_id, seed=rng.randrange(2**31))
                 for _ in range(args.group_size)
             ]
-            advantages = step_grpo_advantages([e.rewards for e in group])  # Eq. 13
+            episodes.extend(group)
+            advantages = group_advantages([e.rewards for e in group], args.algo)
+            if advantages is None:
+                dropped += 1
+                continue
             for episode, adv in zip(group, advantages):
                 for step, a in zip(episode.steps, adv):
                     step.advantage = float(a)
                 batch_steps.extend(episode.steps)
-            episodes.extend(group)
         loss = ppo_update(policy, optimizer, batch_steps, args)
         metrics = {
             "iteration": iteration,
@@ -417,6 +461,7 @@ def main(args: Args) -> list[dict[str, Any]]:
             "env_milestones": float(np.mean([e.env_milestones for e in episodes])),
             "mean_step_reward": float(np.mean([r for e in episodes for r in e.rewards])),
             "milestone_weight": env.weight,
+            "dropped_groups": dropped,
             "loss": loss,
             "seconds": round(time.perf_counter() - started, 2),
         }

@@ -26,6 +26,7 @@ from typing import Any
 import gymnasium as gym
 
 from gui_gym.agents.base import Agent, BatchAgent
+from gui_gym.core.progress import progress_bar, progress_enabled
 from gui_gym.core.trajectory import Trajectory, atomic_write_text, open_run_log
 
 __all__ = [
@@ -284,7 +285,7 @@ def evaluate(
         out: Summary JSON path; episodes stream to ``<out>.episodes.jsonl`` and a rerun resumes
             (episodes lost to infrastructure are run again).
         env_kwargs: Extra ``gym.make`` arguments (``split``, ``category``, ``max_steps``...).
-        progress: Show a progress bar.
+        progress: Show a progress bar (where ``gui_gym.core.progress`` allows: a terminal).
         num_envs: Episodes in flight at once (envs the rollout engine keeps).
         workers: ``"inline"`` or ``"process"`` (each env in its own worker process; a
             worker that dies is reported, restarted, and its episode marked infra_error).
@@ -324,10 +325,8 @@ def evaluate(
         if episode not in rows or rows[episode].infra_error is not None
     ]
     bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
+    if progress_enabled(progress):
+        bar = progress_bar(
             total=len(schedule),
             initial=len(schedule) - len(todo),
             desc=f"{agent_name} on {env_id}",

@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 from gui_gym.agents.base import Agent
+from gui_gym.core.progress import progress_bar, progress_enabled
 from gui_gym.core.trajectory import Step, Trajectory
 from gui_gym.envs.replay.dataset import IMAGES_DIR, ExpertDatasetWriter
 
@@ -159,10 +160,10 @@ def record_dataset(
     try:
         done = writer.recorded_ids()
         todo = [i for i in range(episodes) if f"{i:05d}" not in done]
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=episodes, initial=episodes - len(todo), desc=f"record {env_id}")
+        if progress_enabled(progress):
+            bar = progress_bar(
+                total=episodes, initial=episodes - len(todo), desc=f"record {env_id}"
+            )
         if todo:
             from gui_gym.evaluation import _agent_for_engine
             from gui_gym.train.rollout import EpisodeSpec, RolloutEngine

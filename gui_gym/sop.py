@@ -29,6 +29,7 @@ from typing import Any
 import gymnasium as gym
 
 from gui_gym.agents.base import Agent
+from gui_gym.core.progress import progress_bar, progress_enabled
 from gui_gym.core.trajectory import Trajectory, atomic_write_text, open_run_log
 from gui_gym.envs.replay import ExpertDataset, SemiOnlineReplayEnv
 from gui_gym.envs.replay.dataset import ExpertTrajectory
@@ -220,10 +221,10 @@ def evaluate_sop(
 
     bar = None
     try:
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=total, initial=len(rows), desc=f"SOP {agent_name}", unit="traj")
+        if progress_enabled(progress):
+            bar = progress_bar(
+                total=total, initial=len(rows), desc=f"SOP {agent_name}", unit="traj"
+            )
         todo = [i for i in range(total) if i not in rows]
         if todo:
             from gui_gym.evaluation import _agent_for_engine

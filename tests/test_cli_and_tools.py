@@ -156,6 +156,22 @@ def test_bench_writes_json(tmp_path: Path) -> None:
     assert rows == {(env_id, shot) for env_id in gui_gym.ENV_IDS for shot in (False, True)}
     assert all(r["ratio_to_cartpole"] > 0 for r in report["results"])
     assert 0 < report["import_gui_gym_s"] < 10
+    # `make bench` ends with the summary: every headline figure, the machine and its load
+    from gui_gym.bench.summary import write_summary
+
+    (tmp_path / "learning.json").write_text('{"benchmark": "learning", "summary": {"sr": 0.5}}')
+    summary = json.loads(write_summary(tmp_path).read_text())
+    assert (
+        summary["machine"]["cpus"] >= 1 and len(summary["machine"]["load_average_1_5_15_min"]) == 3
+    )
+    envs = summary["benchmarks"]["bench"]["headline"]
+    row = next(r for r in report["results"] if r["id"] == "GuiGym/WikiHow-v0" and r["screenshot"])
+    assert envs["ids"]["GuiGym/WikiHow-v0"]["screenshot"]["steps_per_s"] == row["steps_per_s"]
+    assert envs["cartpole_steps_per_s"] == report["cartpole"]["steps_per_s"]
+    assert summary["benchmarks"]["learning"]["headline"] == {"sr": 0.5}
+    (tmp_path / "broken.json").write_text('{"benchmark": "webshop"}')
+    with pytest.raises(ValueError, match=r"broken.json: no 'build' in this 'webshop' report"):
+        write_summary(tmp_path)
 
 
 def test_import_does_not_pull_heavy_libraries() -> None:

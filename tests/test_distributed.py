@@ -343,3 +343,93 @@ def test_vector_reward_wrappers_work_over_the_pool_as_over_sync(ray_session):
     finally:
         for envs in wrapped:
             envs.close()
+
+
+def make_sb3_android() -> gym.Env:
+    from gui_gym.wrappers.sb3 import make_sb3_env
+
+    return make_sb3_env("GuiGym/AndroidWorld-v0", max_steps=3, max_candidates=64)
+
+
+def test_sb3_vec_env_over_the_pool_steps_as_dummy_vec_env(ray_session):
+    """Same observations, rewards, dones, terminal observations, truncation flags, reset
+    infos and action masks as SB3's DummyVecEnv, through several auto-resets."""
+    require("stable_baselines3", "rl")
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from gui_gym.distributed.sb3 import RaySB3VecEnv
+
+    dummy = DummyVecEnv([make_sb3_android, make_sb3_android])
+    remote = RaySB3VecEnv.make(make_sb3_android, 2)
+    try:
+        assert remote.observation_space == dummy.observation_space
+        assert remote.action_space == dummy.action_space
+        assert remote.has_attr("action_masks") and not remote.has_attr("no_such_attribute")
+        dummy.seed(7)
+        remote.seed(7)
+        np.testing.assert_array_equal(dummy.reset(), remote.reset())
+        assert [i["task_id"] for i in dummy.reset_infos] == [
+            i["task_id"] for i in remote.reset_infos
+        ]
+        ends = 0
+        for t in range(10):
+            masks = np.stack(dummy.env_method("action_masks"))
+            np.testing.assert_array_equal(masks, np.stack(remote.env_method("action_masks")))
+            # a changing pick among the valid candidates (DONE() among them ends episodes)
+            actions = np.array(
+                [np.flatnonzero(m)[(t * 3 + k) % m.sum()] for k, m in enumerate(masks)]
+            )
+            want, got = dummy.step(actions), remote.step(actions)
+            for part_want, part_got in zip(want[:3], got[:3]):
+                np.testing.assert_array_equal(part_want, part_got)
+            for info_want, info_got in zip(want[3], got[3]):
+                assert info_want["TimeLimit.truncated"] == info_got["TimeLimit.truncated"]
+                assert info_want["task_id"] == info_got["task_id"]
+                assert ("terminal_observation" in info_want) == ("terminal_observation" in info_got)
+                if "terminal_observation" in info_want:
+                    np.testing.assert_array_equal(
+                        info_want["terminal_observation"], info_got["terminal_observation"]
+                    )
+            assert [i.get("task_id") for i in dummy.reset_infos] == [
+                i.get("task_id") for i in remote.reset_infos
+            ]
+            ends += int(want[2].sum())
+        assert ends >= 4  # max_steps=3: every env auto-reset more than once
+        assert remote.get_attr("max_candidates", indices=[1]) == [64]
+        assert remote.env_is_wrapped(gym.wrappers.TimeLimit) == dummy.env_is_wrapped(
+            gym.wrappers.TimeLimit
+        )
+    finally:
+        dummy.close()
+        remote.close()
+
+
+@pytest.mark.slow
+def test_maskable_ppo_trains_on_ray_workers_and_a_dead_worker_ends_its_episode(ray_session):
+    require("sb3_contrib", "rl")
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    from gui_gym.distributed.sb3 import RaySB3VecEnv
+
+    envs = RaySB3VecEnv.make(make_sb3_android, 2)
+    try:
+        model = MaskablePPO("MlpPolicy", envs, n_steps=8, batch_size=16, n_epochs=1, seed=0)
+        model.learn(16)
+        assert model.num_timesteps == 16
+        observations = envs.reset()
+        masks = get_action_masks(envs)
+        actions, _ = model.predict(observations, action_masks=masks, deterministic=True)
+        assert all(masks[k, a] for k, a in enumerate(actions))  # only real candidates
+        os.kill(envs.envs.worker_pids()[0], signal.SIGKILL)
+        with pytest.warns(WorkerRestartWarning, match="env worker 0 worker died"):
+            observations, rewards, dones, infos = envs.step(actions)
+        assert dones.tolist()[0] and infos[0]["TimeLimit.truncated"] and rewards[0] == 0
+        assert "worker died" in infos[0]["infra_error"]
+        assert observations.shape == (2, *envs.observation_space.shape)
+        model.learn(16, reset_num_timesteps=False)  # the pool goes on training
+        assert model.num_timesteps == 32
+        pids = envs.envs.worker_pids()
+    finally:
+        envs.close()
+    assert pids_alive(pids) == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -222,6 +223,12 @@ EXPERTS_TESTED = [
     "order-food",
     "drag-items-grid",
     "draw-circle",
+    # a thesaurus (synonyms), ctrl+click in a multi-select list box, formatting while
+    # typing, dragging over slots scrolled into view
+    "click-checkboxes-soft",
+    "click-scroll-list",
+    "text-editor",
+    "daily-calendar",
 ]
 """Experts the tests run (3 seeds each, replayed on raw miniwob); every expert's success
 over 10 seeds is benchmarks/bench_miniwob_experts.py's job (docs/miniwob.md's table)."""
@@ -241,6 +248,33 @@ def test_experts_cover_the_suite() -> None:
     env.close()
     with pytest.raises(ValueError, match="or 'experts'"):
         gym.make("GuiGym/MiniWoB-v0", tasks="click-test")
+
+
+def test_the_experts_thesaurus_puts_each_word_in_one_group() -> None:
+    from gui_gym.envs.miniwob.oracle_forms import SYNONYM_GROUPS
+
+    words = [w for group in SYNONYM_GROUPS for w in group]
+    assert len(words) == len(set(words))  # "similar to" is a lookup: never two groups
+    assert all(w == w.lower() for w in words)
+
+
+def test_click_menu_2_finds_the_icon_the_instruction_draws() -> None:
+    # the icon half of click-menu-2 reads the screenshot: each menu icon's ink, matched
+    # where the instruction draws one (colours differ: dark on yellow, white on a highlight)
+    from gui_gym.envs.miniwob.oracle_forms import _icon_shown_in, _ink
+
+    rng = np.random.default_rng(0)
+    shapes = {name: rng.random((14, 14)) > 0.6 for name in ("Save", "Play", "Stop")}
+    area = np.full((50, 160, 3), (255, 255, 0), np.uint8)  # the instruction's yellow
+    area[5:14, 10:150] = 0  # a line of text
+    area[30:44, 40:54][shapes["Play"]] = (68, 68, 68)
+    highlighted = np.full((14, 14, 3), (0, 127, 255), np.uint8)
+    highlighted[shapes["Play"]] = 255  # the same glyph, white on a hovered item
+    grey = np.array([[80, 80, 80], [230, 230, 230]], np.uint8)  # grey glyphs on light grey
+    icons = {name: _ink(grey[(~shape).astype(int)]) for name, shape in shapes.items()}
+    icons["Play"] = _ink(highlighted)
+    assert _icon_shown_in(area, icons) == "Play"
+    assert _icon_shown_in(area, {"Save": icons["Save"]}) is None  # nothing alike: no guess
 
 
 @pytest.fixture(scope="module")
@@ -334,6 +368,61 @@ def test_drag_cube_expert_reads_the_red_face_off_the_screen(multi) -> None:
     # (the benchmark measures that part)
     info, _ = _play_expert(multi.unwrapped, "drag-cube", seed=0)
     assert info["task_reward"] == 1.0 and multi.unwrapped.steps_taken >= 2
+
+
+@pytest.mark.slow
+def test_flight_experts_book_through_our_actions_and_raw_miniwob_agrees(raw_flight) -> None:
+    from miniwob.action import ActionTypes
+
+    # FlightWoB's forms (375x667, another page server): Alaska's generated task on two
+    # seeds, replayed on raw miniwob, and the human-demonstration ones (Alaska, American
+    # Airlines) on a seed whose recorded request is what the instruction says (a few name
+    # an airport the instruction does not)
+    env = gym.make("GuiGym/MiniWoB-v0", tasks=["flight.Alaska", "flight.Alaska-auto", "flight.AA"])
+    unwrapped = env.unwrapped
+    try:
+        for name, seed in (
+            ("flight.Alaska-auto", 0),
+            ("flight.Alaska-auto", 1),
+            ("flight.Alaska", 1),
+            ("flight.AA", 0),
+        ):
+            unwrapped.reset(seed=seed, options={"task": name})
+            actions, done = [], False
+            while not done:
+                _, _, terminated, truncated, info = unwrapped.step(unwrapped.oracle_action())
+                assert info["action_valid"], info["action_error"]
+                actions.extend(unwrapped.last_miniwob_actions)
+                done = terminated or truncated
+            assert info["success"] and info["miniwob"]["reason"] == "GOOD", (name, seed)
+            if name != "flight.Alaska-auto":
+                continue
+            raw_flight.reset(seed=unwrapped.last_seed)
+            nothing = raw_flight.action_space_config.action_types.index(ActionTypes.NONE)
+            for action in actions:
+                _, _, raw_done, _, raw_info = step_miniwob(raw_flight, action)
+                if raw_done:
+                    break
+                if "text" in action:  # the expert saw the suggestions before it clicked one:
+                    time.sleep(0.3)  # a blind replay gives the page that time, and reads it
+                    raw_flight.step({"action_type": nothing})  # (refs come from a reading)
+            assert raw_done and raw_info["raw_reward"] == 1.0, seed
+    finally:
+        env.close()
+
+
+@pytest.fixture()
+def raw_flight():
+    """A raw miniwob env on FlightWoB's generated Alaska task."""
+    from miniwob.environment import MiniWoBEnvironment
+
+    chrome, driver = find_browser()
+    os.environ.setdefault("MINIWOB_CHROME_BINARY", chrome)
+    os.environ.setdefault("MINIWOB_CHROMEDRIVER", driver)
+    raw = MiniWoBEnvironment(subdomain="flight.Alaska-auto", action_space_config="all_supported")
+    raw.instance.record_screenshots = False
+    yield raw
+    _close_raw(raw)
 
 
 def test_failed_episode_rewards_match_raw_miniwob(multi: gym.Env) -> None:
@@ -547,6 +636,34 @@ def test_dom_conversion() -> None:
     assert tree.elements[4].editable and tree.elements[4].focused
     assert tree.elements[1].children == (2, 3) and tree.elements[3].parent == 1
     assert tree.elements[5].clickable and not tree.elements[0].clickable
+
+
+def test_a_list_box_shows_which_options_are_selected() -> None:
+    # a multi-select list box: miniwob reads its options (they have boxes); which are
+    # highlighted comes from the page (after ctrl+clicks), by position among them
+    def node(tag, ref, text=None, children=()):
+        return SimpleNamespace(
+            tag=tag,
+            ref=ref,
+            text=text,
+            value=None,
+            children=list(children),
+            classes="",
+            id="",
+            focused=False,
+            left=0,
+            top=0,
+            width=9,
+            height=9,
+            bg_color=None,
+        )
+
+    options = [node("option", 3 + k, text=t) for k, t in enumerate(("Pavia", "Viviana", "Agata"))]
+    root = node("body", 1, children=[node("select", 2, children=options)])
+    tree, _, _ = dom_to_tree(root, 160, 210, chosen_options={2: frozenset({0, 2})})
+    shown = [(e.text, e.selected) for e in tree.elements if e.role == "option"]
+    assert shown == [("Pavia", True), ("Viviana", False), ("Agata", True)]
+    assert not any(e.selected for e in dom_to_tree(root, 160, 210)[0].elements)
 
 
 def test_dom_conversion_shows_what_a_person_sees() -> None:

@@ -50,6 +50,17 @@ A = ActionType
         ("HOVER(5)", Action(A.HOVER, index=5)),
         ("hover_xy(3, 4.5)", Action(A.HOVER, x=3, y=4.5)),
         ('HOVER("Menu")', Action(A.HOVER, label="Menu")),
+        ('CLICK(5, modifiers="ctrl")', Action(A.CLICK, index=5, modifiers="ctrl")),
+        ("click(5, hold='Shift+Control')", Action(A.CLICK, index=5, modifiers="ctrl+shift")),
+        ('CLICK_XY(3, 4, modifier="cmd")', Action(A.CLICK, x=3, y=4, modifiers="meta")),
+        (
+            'CLICK("Viviana, B", modifiers="ctrl")',
+            Action(A.CLICK, label="Viviana, B", modifiers="ctrl"),
+        ),
+        (
+            '{"action_type": "click", "index": 2, "modifiers": "ctrl"}',
+            Action(A.CLICK, index=2, modifiers="ctrl"),
+        ),
     ],
 )
 def test_new_actions_parse_in_every_form(text: str, expected: Action) -> None:
@@ -77,6 +88,12 @@ def test_new_actions_parse_in_every_form(text: str, expected: Action) -> None:
         ("SELECT(4)", "SELECT takes an element index and one option text"),
         ('SELECT(1, "a", "b")', "SELECT takes an element index and one option text"),
         ('SELECT("x", "y")', "non-negative integer"),
+        ('CLICK(3, modifiers="hyper")', "modifiers must be ctrl, shift, alt, meta joined by"),
+        ('CLICK(3, modifiers="")', "modifiers must be ctrl, shift, alt, meta"),
+        ('SCROLL(down, modifiers="ctrl")', "SCROLL takes no modifiers"),
+        ('DRAG(1, 2, hold="ctrl")', "DRAG takes no modifiers"),
+        ('CLICK(modifiers="ctrl")', "CLICK needs a target element index"),
+        ('{"action_type": "long_press", "index": 1, "modifiers": "ctrl"}', "apply to CLICK only"),
         ('{"action_type": "drag", "index": 3}', "needs 'index' and 'end_index'"),
         ('{"action_type": "select", "text": "a"}', "needs 'index' and 'text'"),
     ],
@@ -127,6 +144,19 @@ new_actions = st.one_of(
         st.integers(0, 10**6),
         st.text(max_size=40),
     ),
+    st.builds(  # a click holding keys, on an element, a label or a point
+        lambda target, keys: Action(A.CLICK, **target, modifiers="+".join(keys)),
+        st.one_of(
+            st.integers(0, 10**6).map(lambda i: {"index": i}),
+            st.text(min_size=1, max_size=20)
+            .filter(lambda t: t.strip() and not t.strip().isdigit())
+            .map(lambda t: {"label": t}),
+            st.tuples(st.integers(0, 10**4), st.integers(0, 10**4)).map(
+                lambda xy: {"x": xy[0], "y": xy[1]}
+            ),
+        ),
+        st.lists(st.sampled_from(["ctrl", "shift", "alt", "meta"]), min_size=1, unique=True),
+    ),
 )
 
 
@@ -155,6 +185,42 @@ def test_fuzzed_new_action_calls_parse_or_fail_cleanly(name: str, args: list[str
     assert parse_action(action.to_string()) == action
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["CLICK", "CLICK_XY", "TAP", "SCROLL"]),
+    st.lists(
+        st.one_of(
+            st.text(max_size=12),
+            st.integers().map(str),
+            st.sampled_from(['modifiers="ctrl"', "hold='shift+alt'", "modifier=", 'modifiers="x"']),
+        ),
+        max_size=4,
+    ),
+)
+def test_fuzzed_clicks_holding_keys_parse_or_fail_cleanly(name: str, args: list[str]) -> None:
+    try:
+        action = parse_action(f"{name}({', '.join(args)})")
+    except ActionParseError:
+        return
+    assert action.modifiers is None or action.type is A.CLICK
+    assert parse_action(action.to_string()) == action
+
+
+def test_a_click_holding_keys_is_described_and_matched_as_its_own_action() -> None:
+    from gui_gym.rewards.action_match import get_matcher
+
+    tree = UITree((UIElement(0, "option", text="Viviana", bounds=(0, 0, 50, 10)),))
+    ctrl_click = parse_action('CLICK(0, modifiers="ctrl")')
+    assert describe(ctrl_click, tree) == 'ctrl+click "Viviana" option'
+    assert describe(parse_action('CLICK_XY(3, 4, modifiers="shift+ctrl")')) == (
+        "ctrl+shift+click point (3, 4)"
+    )
+    # a replayed expert's plain click is not matched by a ctrl+click, and says why
+    result = get_matcher("strict")(ctrl_click, parse_action("CLICK(0)"), tree)
+    assert result.type_ok and not result.exact and "held keys" in result.reason
+    assert get_matcher("strict")(ctrl_click, ctrl_click, tree).exact
+
+
 @pytest.mark.parametrize("env_id", list(gui_gym.ENV_IDS))
 @pytest.mark.parametrize(
     "action",
@@ -165,6 +231,7 @@ def test_fuzzed_new_action_calls_parse_or_fail_cleanly(name: str, args: list[str
         'SELECT(0, "x")',
         "HOVER(0)",
         "HOVER_XY(1, 1)",
+        'CLICK(0, modifiers="ctrl")',
     ],
 )
 def test_backends_without_web_actions_refuse_them_with_a_reason(env_id: str, action: str) -> None:

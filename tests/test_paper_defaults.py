@@ -143,3 +143,27 @@ def test_base_progress_reward_on_failures_only_eq10_eq11_app_b3() -> None:
 def test_process_reward_baseline_weight_app_a1_2() -> None:
     # "the weight assigned to the process reward is fixed at 0.3"
     assert ADMIRE_PROCESS_REWARD_WEIGHT == 0.3
+
+
+def test_arpo_baseline_one_task_and_a_group_of_8_app_b3() -> None:
+    from gui_gym.train.arpo import TRAIN_DEFAULTS, ARPOConfig
+
+    config = ARPOConfig()
+    assert (config.tasks_per_iteration, config.group_size, config.level) == (1, 8, "episode")
+    assert TRAIN_DEFAULTS["kl_coef"] == 0.0  # as GUI-Shepherd's PPO runs, App. B.2
+
+
+def test_orm_baseline_format_reward_matches_the_prm_rewards_app_b2() -> None:
+    from gui_gym.wrappers import FormatRewardWrapper
+
+    for name in ("format_weight", "invalid_penalty"):
+        assert _default(FormatRewardWrapper, name) == _default(PRMWrapper, name)
+
+
+def test_table4_presets_rloo_and_dapo() -> None:
+    from gui_gym.train.runner import PRESETS
+
+    assert PRESETS["rloo"] == ("grpo", {"baseline": "rloo"})
+    module, dapo = PRESETS["dapo"]
+    assert module == "grpo" and dapo["clip_eps_high"] == 0.28  # DAPO Sec. 3.1 (eps_high)
+    assert dapo["drop_flat_groups"] and dapo["loss_agg"] == "token_mean"  # Sec. 3.2, 3.3

@@ -72,6 +72,22 @@ def test_steps_to_reach_the_outcome_only_final_success():
     assert table["note"] is None
 
 
+def test_a_saved_run_is_reused_only_with_the_same_settings(tmp_path):
+    """An interrupted benchmark resumes from its per-run files; a changed setting reruns."""
+    bench = load_benchmark()
+    settings = bench.run_settings("GuiGym/WikiHow-v0", {"eval_every": 1024})
+    assert settings["n_steps"] == 64 and settings["eval_every"] == 1024
+    path = bench.run_path(tmp_path, "GuiGym/WikiHow-v0", "progress", 2)
+    assert path.name == "WikiHow-v0_progress_seed2.json"
+    assert bench.saved_run(path, settings) is None  # not there yet
+    path.write_text(json.dumps({**run("progress", 2, [0.0, 0.5, 1.0]), "settings": settings}))
+    assert bench.saved_run(path, settings)["seed"] == 2
+    other = bench.run_settings("GuiGym/WikiHow-v0", {"eval_every": 2048})
+    assert bench.saved_run(path, other) is None
+    path.write_text("{truncated")  # a file cut short is run again, not trusted
+    assert bench.saved_run(path, settings) is None
+
+
 def test_an_outcome_run_that_never_improved_is_flagged_not_reported_as_zero_steps():
     bench = load_benchmark()
     table = bench.summarise(

@@ -9,7 +9,6 @@ listed in ``NOT_RUN`` with the test that covers it; a new line fails
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -20,8 +19,8 @@ from typer.testing import CliRunner
 
 from gui_gym.cli import app
 from gui_gym.core.trajectory import read_trajectories
+from tests.doc_commands import ROOT, cli_lines, code_blocks, small
 
-ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 runner = CliRunner()
 
@@ -38,62 +37,9 @@ NOT_RUN = {
 # a stub server) and tests/test_train_cli.py (train).
 NEEDS_A_MODEL = "--model"
 
-# Extra arguments that keep a documented line small (appended; a documented value of the same
-# option is replaced).
-SMALL = {
-    "eval": ["--episodes", "3", "--no-progress"],
-    "record": ["--episodes", "3", "--no-progress"],
-    "label": ["--embedder", "hashing", "--no-progress"],
-    "train-progress": [
-        "--epochs",
-        "1",
-        "--hidden",
-        "16",
-        "--layers",
-        "1",
-        "--max-length",
-        "64",
-        "--vocab-size",
-        "200",
-        "--no-progress",
-    ],
-}
-
-
-def _blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
-
-
-def _cli_lines() -> list[list[str]]:
-    lines = []
-    for block in _blocks("bash"):
-        block = block.replace("\\\n", " ")  # a command continued over lines is one command
-        for line in block.splitlines():
-            if line.startswith("gui-gym "):
-                lines.append(shlex.split(line, comments=True)[1:])
-    return lines
-
-
-def _small(argv: list[str]) -> list[str]:
-    argv = [str(ROOT / a) if a.startswith("tests/data/") else a for a in argv]
-    extra = SMALL.get(argv[0], [])
-    if argv[:2] in (["eval", "--sop"], ["eval", "--offline"]):
-        extra = ["--no-progress"]
-    out = list(argv)
-    i = 0
-    while i < len(extra):
-        option = extra[i]
-        takes_value = i + 1 < len(extra) and not extra[i + 1].startswith("--")
-        if option in out and takes_value:
-            out[out.index(option) + 1] = extra[i + 1]
-        elif option not in out:
-            out += [option, extra[i + 1]] if takes_value else [option]
-        i += 2 if takes_value else 1
-    return out
-
 
 def test_every_readme_command_is_run_or_covered() -> None:
-    commands = {argv[0] for argv in _cli_lines()}
+    commands = {argv[0] for argv in cli_lines(README)}
     registered = set(__import__("typer").main.get_command(app).commands)
     assert commands <= registered, f"README names unknown commands: {commands - registered}"
     assert {"record", "convert", "label", "train-progress", "list", "eval"} <= commands
@@ -101,7 +47,7 @@ def test_every_readme_command_is_run_or_covered() -> None:
 
 def _run_python_blocks(cwd: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    for k, block in enumerate(_blocks("python")):
+    for k, block in enumerate(code_blocks(README, "python")):
         script = cwd / f"readme_block_{k}.py"
         script.write_text(block, encoding="utf-8")
         result = subprocess.run(
@@ -122,12 +68,12 @@ def test_readme_python_blocks_and_cli_chain_run(tmp_path: Path, monkeypatch) -> 
     # what `python examples/admire_grpo.py` leaves behind (tests/test_admire_example.py runs it)
     MilestoneStore("runs/admire/milestones.json").commit("task-a", ["open the app"])
     ran = []
-    for argv in _cli_lines():
+    for argv in cli_lines(README):
         if argv[0] in NOT_RUN or NEEDS_A_MODEL in argv:
             continue
-        small = _small(argv)
-        result = runner.invoke(app, small)
-        assert result.exit_code == 0, f"gui-gym {shlex.join(small)}\n{result.output}"
+        small_argv = small(argv)
+        result = runner.invoke(app, small_argv)
+        assert result.exit_code == 0, f"gui-gym {shlex.join(small_argv)}\n{result.output}"
         ran.append(argv[0])
     assert {"record", "convert", "label", "train-progress"} <= set(ran)
     assert (tmp_path / "runs/progrm/model").is_dir()

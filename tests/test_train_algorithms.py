@@ -17,7 +17,7 @@ torch = require("torch", "llm")
 # tiny models gain nothing from threads; on a busy machine they only contend
 torch.set_num_threads(1)
 
-from gui_gym.train import grpo, offline_grpo, ppo, reinforce_pp, semi_online  # noqa: E402
+from gui_gym.train import arpo, grpo, offline_grpo, ppo, reinforce_pp, semi_online  # noqa: E402
 from gui_gym.train.core import TrainConfig, Trainer, load_metrics  # noqa: E402
 from tests.rl_helpers import (  # noqa: E402
     TASK,
@@ -37,6 +37,8 @@ def build(name: str, env_factory: Any = make_env) -> tuple[Any, dict[str, Any]]:
     if name == "grpo_rloo_episode":
         config = grpo.GRPOConfig(tasks_per_iteration=1, level="episode", baseline="rloo")
         return grpo.GRPO(env_factory, [TASK], config), grpo.TRAIN_DEFAULTS
+    if name == "arpo":
+        return arpo.ARPO(env_factory, [TASK], arpo.ARPOConfig()), arpo.TRAIN_DEFAULTS
     if name == "reinforce_pp":
         config = reinforce_pp.ReinforcePPConfig(tasks_per_iteration=8)
         return reinforce_pp.ReinforcePP(env_factory, [TASK], config), reinforce_pp.TRAIN_DEFAULTS
@@ -78,7 +80,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
-    ["grpo", "grpo_rloo_episode", "reinforce_pp", "ppo", "semi_online", "offline_grpo"],
+    ["grpo", "grpo_rloo_episode", "arpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo"],
 )
 def test_algorithm_raises_the_right_actions_probability(
     name: str, folder: Path, tmp_path: Path

@@ -9,8 +9,18 @@ command) get the same one line. A missing optional dependency is not a mistake b
 one line (exit code 1), naming the ``pip install`` that fixes it. Anything else is a bug and
 keeps its traceback.
 
-Off a terminal (a log file, CI) the app turns tqdm's progress bars off (``TQDM_DISABLE``),
+Off a terminal (a log file, CI) the app turns progress bars off (``gui_gym.core.progress``
+decides, ``GUI_GYM_PROGRESS=1`` keeps them; ``TQDM_DISABLE=1`` quiets other libraries' bars),
 so logs hold results, not thousands of redraws.
+
+A failed run
+------------
+A command that writes a folder or file declares it with :func:`output_dir` /
+:func:`output_file` before it starts. When it then fails with a user mistake (one line, the
+cases above, also when found mid-run) whatever it created there is removed, so the corrected
+command starts afresh instead of meeting a folder made with other arguments; an output that
+existed before the run (a resumed run) is left as it was. A crash or an interrupt (Ctrl-C,
+a killed process) keeps the partial output, which the same command resumes.
 
 Validation helpers (each raises :class:`UsageError` naming the closest match and what is
 allowed; use them rather than re-checking by hand):
@@ -261,8 +271,39 @@ def existing_dir(path: Path, what: str = "folder") -> Path:
     return path
 
 
+# Outputs the running command declared (output_file / output_dir) that did not exist when it
+# declared them: what a failed run removes (see "A failed run" in the module docstring).
+_NEW_OUTPUTS: list[Path] = []
+
+
+def _declare_output(path: Path) -> None:
+    if path.exists():
+        return
+    created = path  # the outermost folder the run will create on the way (runs/ of runs/a/b)
+    while created.parent != created and not created.parent.exists():
+        created = created.parent
+    if created not in _NEW_OUTPUTS:
+        _NEW_OUTPUTS.append(created)
+
+
+def _remove_new_outputs() -> list[Path]:
+    """Remove what the failed command created at its declared outputs; returns those paths."""
+    removed = []
+    for path in _NEW_OUTPUTS:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.exists():
+            path.unlink(missing_ok=True)
+        else:
+            continue
+        removed.append(path)
+    _NEW_OUTPUTS.clear()
+    return removed
+
+
 def output_file(path: Path | None, what: str = "--out") -> Path | None:
-    """``path`` when a file can be written there (not a folder, not under a file)."""
+    """``path`` when a file can be written there (not a folder, not under a file); a failed
+    run removes it again if it did not exist before."""
     if path is None:
         return None
     if path.is_dir():
@@ -270,16 +311,19 @@ def output_file(path: Path | None, what: str = "--out") -> Path | None:
     blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise UsageError(f"{what} {path}: {blocking} is a file, not a folder")
+    _declare_output(path)
     return path
 
 
 def output_dir(path: Path, what: str = "--out") -> Path:
-    """``path`` when a folder can be made or reused there (not an existing file)."""
+    """``path`` when a folder can be made or reused there (not an existing file); a failed
+    run removes it again if it did not exist before."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"{what} {path} is a file; give a folder")
     blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise UsageError(f"{what} {path}: {blocking} is a file, not a folder")
+    _declare_output(path)
     return path
 
 
@@ -303,18 +347,29 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _print_error(err: click_errors.ClickException) -> None:
+def _print_error(err: click_errors.ClickException, removed: Sequence[Path] = ()) -> None:
     ctx = getattr(err, "ctx", None)
     where = ctx.command_path if ctx is not None else "gui-gym"
-    typer.echo(f"{where}: error: {_one_line(err.format_message())}", err=True)
+    message = _one_line(err.format_message())
+    if removed:
+        names = ", ".join(str(path) for path in removed)
+        message += (
+            f" (removed {names}, which this run had started: the corrected rerun starts afresh)"
+        )
+    typer.echo(f"{where}: error: {message}", err=True)
 
 
 def _quiet_progress_off_a_tty() -> None:
-    # A log file is not a terminal: tqdm's redraws (one per episode or batch, postfix
-    # refreshes included) would flood it, so bars are off there; the commands print their
-    # results at the end. tqdm reads TQDM_* variables as its defaults; TQDM_DISABLE set to
-    # the empty string by the user keeps the bars.
-    if not sys.stderr.isatty():
+    # gui-gym's own bars follow core.progress's rule; where it hides them (a log file, CI),
+    # TQDM_DISABLE=1 also quiets the bars of the libraries the commands call (transformers,
+    # datasets), which read TQDM_* variables as their defaults.
+    from gui_gym.core.progress import progress_enabled
+
+    try:
+        enabled = progress_enabled()
+    except ValueError as err:  # a bad GUI_GYM_PROGRESS
+        raise UsageError(str(err)) from None
+    if not enabled:
         os.environ.setdefault("TQDM_DISABLE", "1")
 
 
@@ -345,20 +400,22 @@ class OneLineErrors(TyperGroup):
         formatwarning = warnings.formatwarning
         warnings.formatwarning = _one_line_warning
         tqdm_disable = os.environ.get("TQDM_DISABLE")
-        _quiet_progress_off_a_tty()
+        _NEW_OUTPUTS.clear()
         try:
+            _quiet_progress_off_a_tty()
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click_errors.NoArgsIsHelpError as err:  # bare `gui-gym`: the help (rich prints it)
             if err.message.strip():
                 typer.echo(err.message)
             sys.exit(0)
         except click_errors.ClickException as err:
-            _print_error(err)
+            _print_error(err, _remove_new_outputs())
             sys.exit(err.exit_code)
         except typer.Abort:
             typer.echo("aborted", err=True)
             sys.exit(1)
         finally:  # the process may go on (tests, notebooks): leave it as it was
+            _NEW_OUTPUTS.clear()  # a crash or an interrupt keeps the resumable state
             warnings.formatwarning = formatwarning
             if tqdm_disable is None:
                 os.environ.pop("TQDM_DISABLE", None)

@@ -51,6 +51,7 @@ def record(
     from gui_gym.envs.replay import DatasetError
     from gui_gym.recording import record_dataset
 
+    resuming = out.exists()
     output_dir(out)
     env_kwargs = {"split": check_split(split), **parse_kwargs(env_arg)}
     probe = open_env(env_id, **env_kwargs)  # every argument checked before the first episode
@@ -76,9 +77,10 @@ def record(
     except DatasetError as err:  # a folder of another kind, or one recorded with other args
         raise UsageError(str(err)) from None
     except NotImplementedError as err:  # an expert asked for a task that has none
-        raise UsageError(
-            f"{err} (episodes recorded so far are kept in {out}; a rerun resumes)"
-        ) from None
+        # a new folder is removed (the app's rule for failed runs); an existing one keeps
+        # what it held, and the episodes this run added, for the same command to resume
+        kept = f" (episodes recorded so far are kept in {out}; a rerun resumes)"
+        raise UsageError(f"{err}{kept if resuming else ''}") from None
     typer.echo(
         f"{report.out}: {report.episodes} episodes ({report.recorded} recorded now, "
         f"{report.successes} successful)"

@@ -14,6 +14,7 @@ from gui_gym.cli._common import (
     check_env_id,
     check_split,
     open_env,
+    output_file,
 )
 
 
@@ -239,8 +240,7 @@ def bench(
         raise UsageError("--miniwob and --webshop are separate benchmarks: give one")
     for env_id in ids or []:
         check_env_id(env_id, allowed=list(gui_gym.ENV_IDS))
-    if out.is_dir():
-        raise UsageError(f"--out {out} is a folder; give a JSON file path")
+    output_file(out)
     if webshop:
         from gui_gym.bench import webshop as bench_webshop
 

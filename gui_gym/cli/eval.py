@@ -108,6 +108,9 @@ def eval_cmd(
     from gui_gym.evaluation import evaluate, make_llm_agent
 
     output_file(out)
+    if out is not None:  # the episode logs beside the summary (see gui_gym.evaluation, sop)
+        for suffix in (".episodes.jsonl", ".high.episodes.jsonl", ".low.episodes.jsonl"):
+            output_file(out.with_name(out.name + suffix))
     if sop and offline:
         raise UsageError("--sop and --offline are two evaluations: give one of them")
     if sop or offline:

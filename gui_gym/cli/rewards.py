@@ -241,8 +241,7 @@ def label_cmd(
     import time
     import warnings
 
-    from tqdm import tqdm
-
+    from gui_gym.core.progress import progress_bar
     from gui_gym.core.trajectory import read_trajectories
     from gui_gym.rewards.progress import label_env, label_lcs, write_labeled_trajectories
 
@@ -268,7 +267,9 @@ def label_cmd(
             data,
             similarity,
             theta=theta,
-            progress=None if no_progress else lambda it: tqdm(list(it), desc="label", unit="task"),
+            progress=lambda it: progress_bar(
+                list(it), enabled=not no_progress, desc="label", unit="task"
+            ),
         )
     else:
         from gui_gym.models.progress_model import MilestoneProgress

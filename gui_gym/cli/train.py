@@ -1,5 +1,6 @@
 """``gui-gym sft`` (supervised fine-tuning on an expert dataset) and ``gui-gym train`` (RL for
-LLM agents: GRPO, REINFORCE++, PPO, UI-S1 semi-online, offline GRPO)."""
+LLM agents: GRPO and its RLOO/DAPO presets, REINFORCE++, PPO, ARPO, UI-S1 semi-online, offline
+GRPO)."""
 
 from __future__ import annotations
 
@@ -101,12 +102,20 @@ def sft_cmd(
 
 @app.command("train")
 def train_cmd(
-    algo: Annotated[str, typer.Option(help="grpo, reinforce_pp, ppo, semi_online or offline_grpo")],
+    algo: Annotated[
+        str,
+        typer.Option(
+            help="grpo, rloo, dapo, reinforce_pp, ppo, arpo, semi_online or offline_grpo "
+            "(rloo and dapo: GRPO with ADMIRE Table 4's settings)"
+        ),
+    ],
     env: Annotated[str, typer.Option(help="env id, e.g. GuiGym/WikiHow-v0")],
     model: Annotated[Path, typer.Option(help="policy folder (Hugging Face, safetensors)")],
     reward: Annotated[
         str,
-        typer.Option(help="outcome, progress, milestone, prm, judge; e.g. outcome+0.3*milestone"),
+        typer.Option(
+            help="outcome, progress, milestone, prm, judge, format; e.g. outcome+0.3*milestone"
+        ),
     ] = "outcome",
     out: Annotated[Path, typer.Option(help="run folder (checkpoint, model, metrics.jsonl)")] = Path(
         "runs/train"
@@ -140,6 +149,17 @@ def train_cmd(
     embedder: Annotated[str, typer.Option(help="milestone matching: minilm or hashing")] = (
         "minilm"
     ),
+    milestones: Annotated[
+        str,
+        typer.Option(
+            help="adaptive (ADMIRE: refined from each batch's best success) or static "
+            "(Table 3: generated once, never refined)"
+        ),
+    ] = "adaptive",
+    milestone_store: Annotated[
+        Path | None,
+        typer.Option(help="milestone store JSON to start from (copied into --out)"),
+    ] = None,
     no_resume: Annotated[
         bool, typer.Option("--no-resume", help="ignore a checkpoint in --out")
     ] = False,
@@ -154,13 +174,17 @@ def train_cmd(
     Settings (every hyperparameter, named as the paper names it, with its default cited in
     the docs) come from --config and --set, --set winning.
     """
-    from gui_gym.train.runner import ALGORITHMS, load_settings, make_trainer
+    from gui_gym.train.rewards import MILESTONE_MODES
+    from gui_gym.train.runner import ALGORITHM_NAMES, load_settings, make_trainer
 
-    choose(algo, ALGORITHMS, "--algo")
+    choose(algo, ALGORITHM_NAMES, "--algo")
     check_env_id(env)
     existing_dir(model, "--model")
     output_dir(out)
     choose(embedder, ("minilm", "hashing"), "--embedder")
+    choose(milestones, MILESTONE_MODES, "--milestones")
+    if milestone_store is not None:
+        existing_file(milestone_store, "--milestone-store")
     for folder, what in ((prm_model, "--prm-model"), (progress_model, "--progress-model")):
         if folder is not None:
             existing_dir(folder, what)
@@ -192,6 +216,8 @@ def train_cmd(
             prm_model=prm_model,
             progress_model=progress_model,
             embedder=embedder,
+            milestone_mode=milestones,
+            milestone_store=milestone_store,
             resume=not no_resume,
         )
     except (ValueError, FileNotFoundError, TypeError, KeyError) as err:

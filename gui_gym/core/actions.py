@@ -12,7 +12,9 @@ string in any of these forms (case-insensitive, tolerant of whitespace and quote
   more x, y pairs between make the stroke pass through them: ``DRAG_XY(x0, y0, x1, y1, x2,
   y2)``, a curve such as a circle),
   ``SELECT(i, "option")`` (choose an option of a ``<select>``) and ``HOVER(i)`` /
-  ``HOVER_XY(x, y)`` (move the mouse over an element: menus that open on hover);
+  ``HOVER_XY(x, y)`` (move the mouse over an element: menus that open on hover), and a click
+  with held keys, ``CLICK(i, modifiers="ctrl")`` (ctrl/shift/alt/meta joined by ``+``:
+  several options of a list box);
   keyword arguments (``CLICK(element_id=3)``) and common aliases (``NOTHING``, ``BACK``,
   ``TYPE``, ``TAP``, ``LONG_PRESS``) are accepted;
 * AndroidWorld JSON: ``{"action_type": "click", "index": 3}`` and the other 13 types;
@@ -26,6 +28,7 @@ string in any of these forms (case-insensitive, tolerant of whitespace and quote
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import json
@@ -49,6 +52,7 @@ __all__ = [
     "DIRECTIONS",
     "MAX_ACTION_LENGTH",
     "MAX_INDEX",
+    "MODIFIER_KEYS",
     "Action",
     "ActionParseError",
     "ActionType",
@@ -65,6 +69,10 @@ MAX_INDEX = 999_999_999
 """Largest element index (nine digits); a longer digit run is an error, never a label."""
 
 DIRECTIONS = ("up", "down", "left", "right")
+
+MODIFIER_KEYS = ("ctrl", "shift", "alt", "meta")
+"""Keys a click can hold down (``CLICK(i, modifiers="ctrl+shift")``), in canonical order."""
+_MODIFIER_ALIASES = {"control": "ctrl", "cmd": "meta", "command": "meta", "option": "alt"}
 
 
 class ActionType(enum.StrEnum):
@@ -131,6 +139,9 @@ class Action:
         via: DRAG_XY's points between press and release, flattened ``(x1, y1, x2, y2,
             ...)``: the pointer moves through them in order (a curved stroke, e.g. drawing a
             circle); None for a straight drag.
+        modifiers: Keys held during a CLICK, ``+``-joined in :data:`MODIFIER_KEYS` order
+            (``"ctrl"``, ``"ctrl+shift"``): ctrl+click adds an option to a list box's
+            selection. Only backends with a keyboard and a mouse (MiniWoB++) have it.
     """
 
     type: ActionType
@@ -144,6 +155,7 @@ class Action:
     end_x: float | None = None
     end_y: float | None = None
     via: tuple[float, ...] | None = None
+    modifiers: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.type, ActionType):
@@ -169,6 +181,8 @@ class Action:
                 raise ActionParseError(f"{name} must be a str, got {type(value).__name__}")
             if value and not value.isascii():
                 object.__setattr__(self, name, without_lone_surrogates(value))
+        if self.modifiers is not None:
+            object.__setattr__(self, "modifiers", _as_modifiers(self.modifiers, self.type))
         if self.end_index is not None and (
             not isinstance(self.end_index, int)
             or isinstance(self.end_index, bool)
@@ -198,12 +212,13 @@ class Action:
         t = self.type
         name = t.value
         if t in _TARGETED:
+            held = f", modifiers={_quote(self.modifiers)}" if self.modifiers else ""
             if self.has_point:
-                return f"{name}_XY({_num(self.x)}, {_num(self.y)})"
+                return f"{name}_XY({_num(self.x)}, {_num(self.y)}{held})"
             if self.index is not None:
-                return f"{name}({self.index})"
+                return f"{name}({self.index}{held})"
             if self.label is not None:
-                return f"{name}({_quote(self.label)})"
+                return f"{name}({_quote(self.label)}{held})"
             return f"{name}()"
         if t is ActionType.DRAG:
             if self.has_point:
@@ -259,6 +274,7 @@ class Action:
                 end_x=None if data.get("end_x") is None else float(data["end_x"]),
                 end_y=None if data.get("end_y") is None else float(data["end_y"]),
                 via=None if data.get("via") is None else _as_via(data["via"]),
+                modifiers=None if data.get("modifiers") is None else data["modifiers"],
             )
         except KeyError:
             raise ActionParseError("an Action dict needs a 'type'") from None
@@ -283,6 +299,7 @@ _FIELDS = (
     "end_x",
     "end_y",
     "via",
+    "modifiers",
 )
 MAX_VIA_POINTS = 64
 """Most points a DRAG_XY passes through between press and release (a circle needs ~24)."""
@@ -307,6 +324,25 @@ def _check_via(action: Action) -> None:
         )
     for k, v in enumerate(via):
         _as_coordinate(v, f"via[{k}]")
+
+
+def _as_modifiers(value: Any, atype: ActionType) -> str:
+    """Held keys as ``"ctrl+shift"``: known names, each once, in :data:`MODIFIER_KEYS` order."""
+    if atype is not ActionType.CLICK:
+        raise ActionParseError(f"modifiers (held keys) apply to CLICK only, not {atype.value}")
+    if not isinstance(value, str):
+        raise ActionParseError(
+            f"modifiers must be a str such as 'ctrl', got {type(value).__name__}"
+        )
+    names = [part.strip().lower() for part in value.split("+")]
+    names = [_MODIFIER_ALIASES.get(n, n) for n in names]
+    unknown = [n for n in names if n not in MODIFIER_KEYS]
+    if unknown or not value.strip():
+        raise ActionParseError(
+            f"modifiers must be {', '.join(MODIFIER_KEYS)} joined by '+' (e.g. 'ctrl', "
+            f"'ctrl+shift'), got {value[:40]!r}"
+        )
+    return "+".join(k for k in MODIFIER_KEYS if k in names)
 
 
 def _num(v: float | None) -> str:
@@ -377,7 +413,7 @@ _GRAMMAR_HELP = (
     'expected one of CLICK(i), LONG_CLICK(i), INPUT(i, "text"), SCROLL(up|down|left|right[, i]), '
     'GOBACK(), HOME(), ENTER(), OPEN_APP("name"), ANSWER("text"), WAIT(), DO_NOTHING(), '
     'DONE(), CLICK_XY(x, y), KEY("name"), SEARCH("query"), DRAG(i, j), DRAG_XY(x0, y0, x1, y1), '
-    'SELECT(i, "option"), HOVER(i); AndroidWorld JSON such as '
+    'SELECT(i, "option"), HOVER(i), CLICK(i, modifiers="ctrl"); AndroidWorld JSON such as '
     '{"action_type": "click", "index": 3}; or WebShop search[query] / click[label]'
 )
 
@@ -422,6 +458,9 @@ _KEYWORD_ROLES = {
     "status": "text",
     "goal_status": "text",
     "option": "text",
+    "modifiers": "modifiers",
+    "modifier": "modifiers",
+    "hold": "modifiers",
     "direction": "direction",
     "dir": "direction",
     "x": "x",
@@ -556,6 +595,13 @@ def _from_call(name: str, body: str | None) -> Action:
             raise ActionParseError(f"{atype.value} does not take a keyword {a.keyword!r}")
         named[role] = a
     display = atype.value + ("_XY" if coordinates else "")
+    held = named.pop("modifiers", None)
+    if held is not None:  # CLICK(3, modifiers="ctrl"): the held keys, then the usual target
+        if atype is not ActionType.CLICK:
+            raise ActionParseError(f"{display} takes no modifiers (held keys): only CLICK does")
+        args = [a for a in args if a is not held]
+        target = _from_call(name, ", ".join(_unsplit(a) for a in args))
+        return dataclasses.replace(target, modifiers=held.value)
     if atype in (ActionType.DRAG, ActionType.SELECT):
         return _drag_or_select(atype, coordinates, args, named)
 
@@ -677,6 +723,12 @@ def _from_call(name: str, body: str | None) -> Action:
     return Action(atype, text=args[0].value)
 
 
+def _unsplit(arg: _Arg) -> str:
+    """One parsed argument written back as source (quoted text re-quoted)."""
+    value = _quote(arg.value) if arg.quoted else arg.value
+    return f"{arg.keyword}={value}" if arg.keyword is not None else value
+
+
 def _drag_or_select(
     atype: ActionType, coordinates: bool, args: list[_Arg], named: dict[str, _Arg]
 ) -> Action:
@@ -785,6 +837,8 @@ def _from_json(data: Any) -> Action:
     if atype in _TARGETED:
         if not target:
             raise ActionParseError(f"{kind} needs 'index' or 'x' and 'y'")
+        if data.get("modifiers") is not None:  # gui-gym's extension: a click with held keys
+            target["modifiers"] = data["modifiers"]
         return Action(atype, **target)
     if atype is ActionType.INPUT:
         text = data.get("text")
@@ -971,7 +1025,8 @@ def describe(action: Action, tree: UITree | None = None) -> str:
     """
     t = action.type
     if t is ActionType.CLICK:
-        return f"click {_target_phrase(action, tree)}"
+        held = f"{action.modifiers}+" if action.modifiers else ""
+        return f"{held}click {_target_phrase(action, tree)}"
     if t is ActionType.DOUBLE_CLICK:
         return f"double-click {_target_phrase(action, tree)}"
     if t is ActionType.LONG_CLICK:

@@ -88,6 +88,9 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
     }
     """Action types this backend has no counterpart for, with what they are: such an action
     is invalid (the step counts, nothing changes) and ``info["action_error"]`` says why."""
+    modifier_clicks: ClassVar[bool] = False
+    """Whether a CLICK may hold keys down (``CLICK(i, modifiers="ctrl")``): only backends with a
+    real keyboard and mouse have it (MiniWoB++); elsewhere such a click is invalid, saying why."""
     max_instruction_length: ClassVar[int] = 4096
     max_screen_length: ClassVar[int] = 65536
 
@@ -515,6 +518,11 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         what = self.unsupported_actions.get(action.type)
         if what is not None:
             return f"{action.type.value} ({what}) has no counterpart in {type(self).__name__}"
+        if action.modifiers and not self.modifier_clicks:
+            return (
+                f"a {action.modifiers}+click (a click holding keys; MiniWoB++ has it) has no "
+                f"counterpart in {type(self).__name__}: click without modifiers"
+            )
         last = len(screen.elements) - 1
         for index in (action.index, action.end_index):
             if index is not None and index > last:

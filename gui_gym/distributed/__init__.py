@@ -5,6 +5,9 @@
 * :func:`collect_episodes`: exactly ``n`` finished episodes, each rerun from its seed when
   its worker fails; episodes lost for good carry ``infra_error`` and no score.
 
+* :class:`~gui_gym.distributed.sb3.RaySB3VecEnv` (``from gui_gym.distributed.sb3 import``):
+  Stable-Baselines3's ``VecEnv`` over the pool, so SB3/MaskablePPO train with envs on Ray.
+
 Importing this package does not import Ray; creating a pool does (``gui-gym[distributed]``).
 """
 

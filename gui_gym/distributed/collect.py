@@ -220,7 +220,7 @@ def collect_episodes(
             if isinstance(result, WorkerFailure):
                 fail(worker, str(result))
                 continue
-            envs._consecutive_failures[worker] = 0
+            envs.worker_succeeded(worker)
             state = running[worker]
             if kind == "reset":
                 state.observation, state.info = result

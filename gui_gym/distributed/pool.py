@@ -239,12 +239,25 @@ class RayVectorEnv(VectorEnv):
         if isinstance(ready, WorkerFailure):
             self.restart_worker(index, f"failed to start ({ready})")
 
+    def worker_succeeded(self, index: int) -> None:
+        """Record a successful call on worker ``index`` (``max_restarts`` counts failures in
+        a row)."""
+        self._consecutive_failures[index] = 0
+
     def worker_pids(self) -> list[int]:
         """Process ids of the workers (for monitoring; tests check none outlives close())."""
         return [self._ask(i, "pid", self.step_timeout) for i in range(self.num_envs)]
 
-    def _reset_one(self, index: int, seed: int | None, options: dict[str, Any] | None) -> Any:
-        """Reset sub-env ``index``, restarting its worker while it fails."""
+    def worker_placements(self) -> list[dict[str, Any]]:
+        """Where each worker runs: ``{"pid", "node_id", "node_ip"}`` per sub-env (on a
+        cluster, which node holds each env; compare with ``ray.nodes()``)."""
+        return [self._ask(i, "placement", self.step_timeout) for i in range(self.num_envs)]
+
+    def reset_worker(
+        self, index: int, seed: int | None, options: dict[str, Any] | None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset sub-env ``index`` alone, restarting its worker while it fails; returns its
+        ``(observation, info)`` (the batched observations are not updated)."""
         while True:
             (result,) = gather([self.workers[index].reset.remote(seed, options)], self.step_timeout)
             if not isinstance(result, WorkerFailure):
@@ -288,8 +301,8 @@ class RayVectorEnv(VectorEnv):
         for i, result in zip(chosen, results):
             if isinstance(result, WorkerFailure):
                 self.restart_worker(i, str(result))
-                result = self._reset_one(i, seeds[i], options)
-            self._consecutive_failures[i] = 0
+                result = self.reset_worker(i, seeds[i], options)
+            self.worker_succeeded(i)
             self._env_obs[i], info = result
             infos = self._add_info(infos, info, i)
         self._observations = concatenate(
@@ -316,7 +329,7 @@ class RayVectorEnv(VectorEnv):
                 observation, info, final = self._replace_lost_episode(i, str(result))
                 truncations[i] = True
             else:
-                self._consecutive_failures[i] = 0
+                self.worker_succeeded(i)
                 observation, rewards[i], terminations[i], truncations[i], info, final = result
             if final is not None:
                 infos = self._add_info(infos, final, i)
@@ -341,7 +354,7 @@ class RayVectorEnv(VectorEnv):
         again on the next step (so that step, as after any ending, is a reset step);
         SAME_STEP returns it as both the final and the new observation."""
         self.restart_worker(index, reason)
-        observation, info = self._reset_one(index, None, None)
+        observation, info = self.reset_worker(index, None, None)
         info = dict(info)
         info["infra_error"] = reason
         final = None

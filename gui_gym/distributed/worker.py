@@ -12,7 +12,7 @@ from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["EnvFactory", "EnvWorker", "make_env_factory", "remote_worker_class"]
+__all__ = ["EnvFactory", "EnvWorker", "RemoteMethod", "make_env_factory", "remote_worker_class"]
 
 EnvFactory = Callable[[], gym.Env]
 """What a worker builds its env with: a picklable zero-argument callable (Ray pickles it
@@ -54,6 +54,19 @@ def make_env_factory(env: str | EnvFactory, kwargs: dict[str, Any]) -> EnvFactor
     raise TypeError(f"env must be an env id or a zero-argument callable, got {type(env).__name__}")
 
 
+class RemoteMethod:
+    """Stands for a method of an env in a worker: call it there (``env_method``)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"{self.name}() runs in its env worker: call env_method({self.name!r})")
+
+    def __repr__(self) -> str:
+        return f"RemoteMethod({self.name!r})"
+
+
 class EnvWorker:
     """Holds one env and applies the vector env's autoreset rule next to it, so one step is
     one round trip.
@@ -69,6 +82,17 @@ class EnvWorker:
     def pid(self) -> int:
         """The worker's process id (tests check that none outlives ``close()``)."""
         return os.getpid()
+
+    def placement(self) -> dict[str, Any]:
+        """Where this worker runs: ``{"pid", "node_id", "node_ip"}`` (the Ray node's id and
+        address; on a cluster, which machine holds this env)."""
+        import ray
+
+        return {
+            "pid": os.getpid(),
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "node_ip": ray.util.get_node_ip_address(),
+        }
 
     def spaces(self) -> tuple[gym.Space, gym.Space, dict[str, Any], str | None]:
         """``(observation_space, action_space, metadata, render_mode)`` of the env."""
@@ -115,6 +139,21 @@ class EnvWorker:
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         attribute = self.env.get_wrapper_attr(name)
         return attribute(*args, **kwargs) if callable(attribute) else attribute
+
+    def get_attr(self, name: str) -> Any:
+        """Attribute ``name`` (through the wrappers); a method comes back as a
+        :class:`RemoteMethod` naming it (a bound method cannot leave the worker)."""
+        attribute = self.env.get_wrapper_attr(name)
+        return RemoteMethod(name) if callable(attribute) else attribute
+
+    def is_wrapped(self, wrapper_class: type[gym.Wrapper]) -> bool:
+        """Whether a wrapper of ``wrapper_class`` is in the env's wrapper chain."""
+        env: gym.Env = self.env
+        while isinstance(env, gym.Wrapper):
+            if isinstance(env, wrapper_class):
+                return True
+            env = env.env
+        return False
 
     def set_attr(self, name: str, value: Any) -> None:
         self.env.set_wrapper_attr(name, value)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gui_gym.core.progress import library_bars_follow_the_rule
 from gui_gym.models.cache import BatchLRUCache
 from gui_gym.rewards.embedding import Embedder
 
@@ -131,9 +132,10 @@ class SentenceEmbedder(_CachedEmbedder):
         self.model_name = model
         self.batch_size = batch_size
         self.dtype = dtype
-        self._model: Any = SentenceTransformer(
-            model, device=device, model_kwargs={"dtype": getattr(torch, dtype)}
-        )
+        with library_bars_follow_the_rule():  # no "Loading weights" bar in a log
+            self._model: Any = SentenceTransformer(
+                model, device=device, model_kwargs={"dtype": getattr(torch, dtype)}
+            )
         getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
             self._model, "get_sentence_embedding_dimension", None
         )

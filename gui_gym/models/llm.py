@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from gui_gym.core.progress import library_bars_follow_the_rule
 from gui_gym.core.untrusted_text import load_json, without_lone_surrogates
 
 __all__ = [
@@ -406,14 +407,17 @@ class TransformersLLM:
             if dtype is not None:
                 kwargs["dtype"] = dtype
             folder = Path(source)
-            if processor is None and any(
-                (folder / name).is_file()
-                for name in ("preprocessor_config.json", "processor_config.json")
-            ):
-                processor = transformers.AutoProcessor.from_pretrained(source)
-                model = transformers.AutoModelForImageTextToText.from_pretrained(source, **kwargs)
-            else:
-                model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
+            with library_bars_follow_the_rule():  # no "Loading weights" bar in a log
+                if processor is None and any(
+                    (folder / name).is_file()
+                    for name in ("preprocessor_config.json", "processor_config.json")
+                ):
+                    processor = transformers.AutoProcessor.from_pretrained(source)
+                    model = transformers.AutoModelForImageTextToText.from_pretrained(
+                        source, **kwargs
+                    )
+                else:
+                    model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
             if tokenizer is None:
                 tokenizer = getattr(processor, "tokenizer", None)
             if tokenizer is None:

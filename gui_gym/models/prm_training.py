@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.actions import Action, describe
+from gui_gym.core.progress import progress_bar
 from gui_gym.core.trajectory import (
     atomic_write_text,
     check_replaceable_folder,
@@ -370,7 +371,6 @@ def collect_ranking_states(
         progress: Show a progress bar.
     """
     import gymnasium as gym
-    from tqdm.auto import tqdm
 
     import gui_gym  # noqa: F401  (registers the ids)
 
@@ -383,7 +383,7 @@ def collect_ranking_states(
         chosen = _task_order(base, tasks, max_tasks, rng)
         runs = [(t, e) for t in chosen for e in range(episodes_per_task)]
         for k, (task_id, episode) in enumerate(
-            tqdm(runs, desc=f"ranking states {env_id}", disable=not progress)
+            progress_bar(runs, desc=f"ranking states {env_id}", enabled=progress)
         ):
             observation, info = base.reset(
                 seed=seed * 100_003 + k * 101 + episode, options={"task": task_id}
@@ -488,7 +488,6 @@ def collect_replay_steps(
         gui_gym.envs.replay.DatasetError: for a dataset that does not load.
     """
     import gymnasium as gym
-    from tqdm.auto import tqdm
 
     import gui_gym  # noqa: F401  (registers the ids)
 
@@ -502,7 +501,7 @@ def collect_replay_steps(
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(env.dataset))[:max_trajectories]
     out: list[LabelledStep] = []
-    for index in tqdm(order, desc="PRM data (replay)", disable=not progress):
+    for index in progress_bar(order, desc="PRM data (replay)", enabled=progress):
         observation, _ = env.reset(options={"trajectory": int(index)})
         trajectory = env.trajectory
         assert trajectory is not None
@@ -596,7 +595,6 @@ def collect_prm_steps(
         ValueError: for a replay id without ``dataset``, or ``dataset`` with another id.
     """
     import gymnasium as gym
-    from tqdm.auto import tqdm
 
     import gui_gym  # noqa: F401  (registers the ids)
 
@@ -630,7 +628,9 @@ def collect_prm_steps(
         order = rng.permutation(len(tasks))
         chosen = [tasks[i] for i in order[: max_tasks if max_tasks is not None else len(tasks)]]
         steps: list[LabelledStep] = []
-        for k, task_id in enumerate(tqdm(chosen, desc=f"PRM data {env_id}", disable=not progress)):
+        for k, task_id in enumerate(
+            progress_bar(chosen, desc=f"PRM data {env_id}", enabled=progress)
+        ):
             steps.extend(
                 collect_task_steps(
                     env,
@@ -927,7 +927,6 @@ def train_prm(
         ValueError: for an empty training set.
     """
     import torch
-    from tqdm.auto import tqdm
 
     config = config or PRMTrainConfig()
     if not train:
@@ -959,7 +958,7 @@ def train_prm(
     started = time.perf_counter() - float(state.get("seconds", 0.0))
     window_loss: list[float] = []
     window_correct: list[float] = []
-    bar = tqdm(total=total, initial=state["updates"], desc="train PRM", disable=not progress)
+    bar = progress_bar(total=total, initial=state["updates"], desc="train PRM", enabled=progress)
 
     def save() -> None:
         if checkpoint is not None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from gui_gym.core.progress import progress_bar
 from gui_gym.core.task import TaskSuite
 from gui_gym.core.trajectory import (
     Trajectory,
@@ -769,7 +770,6 @@ class ProgressTrainer:
             FileNotFoundError: if ``resume`` is set and there is no checkpoint to resume.
         """
         torch = _require("torch")
-        tqdm = _require("tqdm").tqdm
         if resume:
             latest = self.latest_checkpoint()
             if latest is None:
@@ -779,10 +779,10 @@ class ProgressTrainer:
         per_epoch = len(self._batches(0))
         total = per_epoch * self.config.epochs
         result = TrainResult(epochs=self.history, global_step=self.global_step)
-        bar = tqdm(
+        bar = progress_bar(
             total=total,
             initial=min(self.global_step, total),
-            disable=not self.show_progress,
+            enabled=self.show_progress,
             desc=f"train {self.model.kind}",
             unit="step",
         )

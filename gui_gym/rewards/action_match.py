@@ -245,6 +245,9 @@ class ActionMatcher:
         if t in _TYPE_ONLY:
             return MatchResult(True, True, "same type")
         if t in _ELEMENT_TYPES:
+            if predicted.modifiers != expert.modifiers:  # a ctrl+click is not a plain click
+                held = f"{predicted.modifiers or 'no'} held keys != expert {expert.modifiers or 'none'}"
+                return MatchResult(True, False, held)
             return self._match_target(predicted, expert, screen)
         if t is ActionType.INPUT:
             if not self.texts_match(predicted.text, expert.text):

@@ -52,6 +52,7 @@ __all__ = [
     "binary_f1",
     "classification_metrics",
     "deduplicate_steps",
+    "format_step_reward",
     "perturb_action",
     "position_bucket",
     "prm_step_reward",
@@ -783,9 +784,30 @@ def prm_step_reward(
         if score is None or not (0.0 <= float(score) <= 1.0):
             raise ValueError(f"a valid action needs a PRM score in [0, 1], got {score!r}")
         prm = float(weight) * float(score)
+    rest = format_step_reward(
+        parsed=parsed, valid=valid, format_weight=format_weight, invalid_penalty=invalid_penalty
+    )
+    return PRMReward(total=prm + rest.total, prm=prm, format=rest.format, invalid=rest.invalid)
+
+
+def format_step_reward(
+    *, parsed: bool, valid: bool, format_weight: float = 0.1, invalid_penalty: float = -0.1
+) -> PRMReward:
+    """The format part of :func:`prm_step_reward` alone (``prm = 0``): what GUI-Shepherd's
+    ORM baseline adds to each step beside the terminal outcome (App. B.2: "a format reward is
+    computed at each step to penalize unparsable actions").
+
+    With the defaults a valid action earns 0.1, a well-formed one the env rejected 0,
+    garbage -0.1.
+
+    Raises:
+        ValueError: when ``valid`` is set without ``parsed``.
+    """
+    if valid and not parsed:
+        raise ValueError("an action the env accepted must have parsed (valid implies parsed)")
     fmt = float(format_weight) if parsed else 0.0
     invalid = 0.0 if valid else float(invalid_penalty)
-    return PRMReward(total=prm + fmt + invalid, prm=prm, format=fmt, invalid=invalid)
+    return PRMReward(total=fmt + invalid, prm=0.0, format=fmt, invalid=invalid)
 
 
 SELECTIONS = ("argmax", "count_weighted")

@@ -13,7 +13,9 @@ algorithms for LLM GUI agents.
   (ADMIRE's step-level and episode-level GRPO, RLOO, DAPO clip-higher),
   :mod:`~gui_gym.train.reinforce_pp` (ProgRM's REINFORCE++), :mod:`~gui_gym.train.ppo`
   (GUI-Shepherd's PPO with GAE and a PRM-initialised critic), :mod:`~gui_gym.train.
-  semi_online` (UI-S1) and :mod:`~gui_gym.train.offline_grpo` (GUI-Shepherd App. C).
+  semi_online` (UI-S1), :mod:`~gui_gym.train.offline_grpo` (GUI-Shepherd App. C) and
+  :mod:`~gui_gym.train.arpo` (ARPO, GUI-Shepherd's trajectory-level GRPO baseline with a
+  replay buffer of successes).
 
 Nothing here is imported by ``import gui_gym``; torch and transformers load with the modules.
 """

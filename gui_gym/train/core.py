@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from gui_gym.core.progress import progress_enabled
 from gui_gym.core.trajectory import (
     Trajectory,
     atomic_write_text,
@@ -678,6 +679,11 @@ class Algorithm:
         """JSON-safe state to checkpoint (counters, running statistics)."""
         return {}
 
+    def metrics(self) -> dict[str, Any]:
+        """Numbers for each iteration's metrics record; :meth:`state_dict` by default (an
+        algorithm whose state is bulky, such as ARPO's replay buffer, returns less)."""
+        return self.state_dict()
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
 
@@ -916,7 +922,7 @@ class Trainer:
         turns = self.algorithm.advantages(self, groups, iteration)
         metrics.update(self.update(turns))
         metrics["lr"] = self.scheduler.get_last_lr()[0]
-        metrics.update(self.algorithm.state_dict())  # running counters (dropped groups, ...)
+        metrics.update(self.algorithm.metrics())  # running counters (dropped groups, ...)
         with warnings.catch_warnings():
             # the schedule runs per iteration, also one where no group taught anything and
             # the optimizer did not step
@@ -1032,7 +1038,7 @@ class Trainer:
             text = json.dumps(asdict(config), indent=2) + "\n"
             atomic_write_text(self.out / "config.json", text)
         done: list[dict[str, Any]] = []
-        progress = _progress(config.progress and main)
+        progress = _progress(progress_enabled(config.progress) and main)
         with progress:
             task = progress.add_task(
                 f"{self.algorithm.name}", total=config.iterations, completed=self.iteration

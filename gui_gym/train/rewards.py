@@ -9,7 +9,9 @@ wrappers on the env the trainer makes, and trainers read what the stack reported
   (deferred credit, milestones fixed during a batch). :meth:`RewardStack.refine_milestones`
   is ADMIRE's once-per-batch refinement (Algorithm 1): for each task of the batch pick its
   best success (fewest steps), update the store once, then score every trajectory of the
-  batch with that same milestone version.
+  batch with that same milestone version. ``milestone_mode="static"`` is ADMIRE Table 3's
+  static arm: a task's milestones are generated once (from its first batch with a success,
+  or taken from a store given beforehand) and never refined.
 * Readers of a finished :class:`~gui_gym.core.trajectory.Trajectory`:
   :func:`reward_stream` (the per-step rewards, deferred milestone credit included),
   :func:`admire_step_rewards` (ADMIRE's ``R_total(t)``, the outcome on every step),
@@ -38,11 +40,24 @@ __all__ = [
     "reward_stream",
 ]
 
-REWARD_TERMS = ("outcome", "progress", "milestone", "prm", "judge")
+REWARD_TERMS = ("outcome", "progress", "milestone", "prm", "judge", "format")
 """What ``--reward`` can name: the task outcome, ProgRM's progress difference, ADMIRE's
-milestones, GUI-Shepherd's process reward, ProRe's probing judge (replaces the outcome)."""
+milestones, GUI-Shepherd's process reward, ProRe's probing judge (replaces the outcome), and
+GUI-Shepherd's per-step format reward alone (its ORM baseline's reward is
+``outcome+format``, App. B.2; the ``prm`` term already holds the format reward)."""
 
-DEFAULT_WEIGHTS = {"outcome": 1.0, "progress": 1.0, "milestone": 0.3, "prm": 1.0, "judge": 1.0}
+MILESTONE_MODES = ("adaptive", "static")
+"""ADMIRE's adaptive milestones (refined from each batch's best success) or Table 3's static
+arm (generated once, never refined)."""
+
+DEFAULT_WEIGHTS = {
+    "outcome": 1.0,
+    "progress": 1.0,
+    "milestone": 0.3,
+    "prm": 1.0,
+    "judge": 1.0,
+    "format": 1.0,
+}
 """Weight of a term written without one: ADMIRE's lambda0 = 0.3 for milestones (App. A.1.2),
 1 elsewhere."""
 
@@ -77,6 +92,8 @@ def parse_reward(text: str) -> dict[str, float]:
         if name in ("outcome", "judge") and weight != 1.0:
             raise ValueError(f"{name} is the task outcome and takes no weight, got {weight}")
         terms[name] = weight
+    if "format" in terms and "prm" in terms:
+        raise ValueError("the prm reward already holds GUI-Shepherd's format term: drop 'format'")
     terms.setdefault("outcome", 1.0)
     return terms
 
@@ -96,6 +113,8 @@ class RewardStack:
             (ProgRM-Env, :class:`~gui_gym.models.progress_model.MilestoneProgress`).
         progress_k: History length ``k`` of the progress reward, ``Prog(s_t) - Prog(s_{t-k})``
             (ProgRM Eq. 2); 1 is the paper's default, 2 and 3 its Table 4 ablation.
+        milestone_mode: ``adaptive`` (ADMIRE) or ``static`` (Table 3's baseline: a task's
+            milestones are generated once and never refined).
     """
 
     weights: dict[str, float]
@@ -104,12 +123,18 @@ class RewardStack:
     prm_model: str | Path | None = None
     progress_model: str | Path | None = None
     progress_k: int = 1
+    milestone_mode: str = "adaptive"
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(REWARD_TERMS)
         if unknown:
             raise ValueError(f"unknown reward(s) {sorted(unknown)}; allowed: {REWARD_TERMS}")
+        if self.milestone_mode not in MILESTONE_MODES:
+            raise ValueError(
+                f"milestone_mode must be one of {', '.join(MILESTONE_MODES)}, "
+                f"got {self.milestone_mode!r}"
+            )
         if self.embedder not in ("minilm", "hashing"):
             raise ValueError(f"embedder must be 'minilm' or 'hashing', got {self.embedder!r}")
         if isinstance(self.progress_k, bool) or not isinstance(self.progress_k, int):
@@ -147,6 +172,10 @@ class RewardStack:
             from gui_gym.wrappers import PRMWrapper
 
             env = PRMWrapper(env, self._model("prm", self._prm), weight=weights["prm"])
+        if "format" in weights:
+            from gui_gym.wrappers import FormatRewardWrapper
+
+            env = FormatRewardWrapper(env, weight=weights["format"])
         if "milestone" in weights:
             from gui_gym.wrappers import MilestoneWrapper
 
@@ -191,6 +220,9 @@ class RewardStack:
         with the current milestones, writing ``episode_total_rewards`` into the final step's
         ``info["milestone"]``. Returns ``{task_id: update}``.
 
+        With ``milestone_mode="static"`` only a task without milestones gets them (from its
+        best success); a task that has milestones keeps them (update status ``"static"``).
+
         Args:
             env: An env made by :meth:`wrap` (its milestone wrapper is used).
             groups: The batch.
@@ -217,7 +249,13 @@ class RewardStack:
                 known = best.get(trajectory.task_id)
                 if known is None or len(trajectory.steps) < len(known.steps):
                     best[trajectory.task_id] = trajectory
-        updates = {task: wrapper.refine_from_success(t) for task, t in best.items()}
+        updates = {}
+        for task, trajectory in best.items():
+            if self.milestone_mode == "static" and wrapper.store.get(task) is not None:
+                # ADMIRE Table 3: static milestones are never refined
+                updates[task] = {"status": "static", "version": wrapper.store.version(task)}
+            else:
+                updates[task] = wrapper.refine_from_success(trajectory)
         for trajectory in episodes:
             scored = wrapper.score_trajectory(trajectory)
             last = trajectory.steps[-1]

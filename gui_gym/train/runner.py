@@ -35,7 +35,28 @@ __all__ = [
     "split_settings",
 ]
 
-ALGORITHMS = ("grpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo")
+ALGORITHMS = ("grpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo", "arpo")
+"""The algorithm modules of :mod:`gui_gym.train`."""
+
+PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
+    # ADMIRE Table 4's RLOO arm (Ahmadian et al. 2024): GRPO with the leave-one-out baseline
+    "rloo": ("grpo", {"baseline": "rloo"}),
+    # ADMIRE Table 4's DAPO arm (Yu et al. 2025): clip-higher (eps_high 0.28, Sec. 3.1),
+    # dynamic sampling's filter of groups with equal rewards (Sec. 3.2), the token-level loss
+    # (Sec. 3.3) and no KL term
+    "dapo": (
+        "grpo",
+        {
+            "clip_eps_high": 0.28,
+            "drop_flat_groups": True,
+            "loss_agg": "token_mean",
+            "kl_coef": 0.0,
+        },
+    ),
+}
+"""``--algo`` names that are an algorithm module with settings (the user's settings win)."""
+
+ALGORITHM_NAMES = (*ALGORITHMS, *PRESETS)
 """The ``--algo`` names."""
 
 REPLAY_ALGORITHMS = ("semi_online", "offline_grpo")
@@ -46,8 +67,23 @@ def _module(algo: str) -> Any:
     import importlib
 
     if algo not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
+        raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHM_NAMES)}")
     return importlib.import_module(f"gui_gym.train.{algo}")
+
+
+def resolve_algorithm(algo: str, settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(module name, settings)`` for an ``--algo`` name: a preset's settings under the
+    given ones.
+
+    Raises:
+        ValueError: for an unknown name.
+    """
+    if algo in PRESETS:
+        module, preset = PRESETS[algo]
+        return module, {**preset, **settings}
+    if algo not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHM_NAMES)}")
+    return algo, dict(settings)
 
 
 def _algo_config_class(algo: str) -> type:
@@ -58,6 +94,7 @@ def _algo_config_class(algo: str) -> type:
         "ppo": "PPOConfig",
         "semi_online": "SemiOnlineConfig",
         "offline_grpo": "OfflineGRPOConfig",
+        "arpo": "ARPOConfig",
     }
     return getattr(module, names[algo])
 
@@ -139,12 +176,15 @@ def make_trainer(
     progress_model: str | Path | None = None,
     progress_k: int = 1,
     embedder: str = "minilm",
+    milestone_mode: str = "adaptive",
+    milestone_store: str | Path | None = None,
     resume: bool = True,
 ) -> Any:
     """Build the reward stack, env factory, algorithm and :class:`~gui_gym.train.core.Trainer`.
 
     Args:
-        algo: One of :data:`ALGORITHMS`.
+        algo: One of :data:`ALGORITHM_NAMES` (``rloo`` and ``dapo`` are GRPO with
+            :data:`PRESETS`).
         env_id: A registered id; ``semi_online`` and ``offline_grpo`` need
             ``GuiGym/SemiOnlineReplay-v0`` with a ``dataset`` in ``env_kwargs``.
         model: Folder of the policy (e.g. a ``gui-gym sft`` output).
@@ -160,6 +200,11 @@ def make_trainer(
         progress_model: ProgRM folder for ``progress`` rewards (default: env milestones).
         progress_k: History length ``k`` of the progress reward (ProgRM Eq. 2; 1 by default).
         embedder: ``minilm`` or ``hashing`` for milestone matching.
+        milestone_mode: ``adaptive`` (ADMIRE) or ``static`` (Table 3: milestones generated
+            once, never refined).
+        milestone_store: A milestone store JSON to start from (e.g. human-written milestones
+            or another run's, Table 3's Static (Human) and Static (7B)); copied into the run
+            folder when it has no store yet, so the given file is never changed.
         resume: Continue from the run folder's checkpoint when there is one.
 
     Raises:
@@ -168,8 +213,10 @@ def make_trainer(
     """
     from gui_gym.train.core import TrainConfig, Trainer
 
+    name = algo
+    algo, settings = resolve_algorithm(algo, dict(settings or {}))
     module = _module(algo)
-    train_settings, algo_settings = split_settings(algo, dict(settings or {}))
+    train_settings, algo_settings = split_settings(algo, settings)
     train_settings["model"] = str(model)
     train_settings["lora"] = bool(lora) or bool(train_settings.get("lora", False))
     config = TrainConfig.for_algorithm(getattr(module, "TRAIN_DEFAULTS", {}), **train_settings)
@@ -184,13 +231,26 @@ def make_trainer(
             f"{algo} trains on recorded expert data: give env id GuiGym/SemiOnlineReplay-v0 "
             "and --env-arg dataset=DIR"
         )
+    store = Path(config.out) / "milestones.json"
+    if milestone_store is not None:
+        source = Path(milestone_store)
+        if not source.is_file():
+            raise ValueError(f"milestone store {source} is not a file")
+        if not store.exists():
+            from gui_gym.core.trajectory import atomic_write_text
+            from gui_gym.rewards.milestone_store import MilestoneStore
+
+            MilestoneStore(source).task_ids()  # a bad store fails here, naming the file
+            store.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(store, source.read_text())
     stack = RewardStack.from_text(
         reward,
-        milestone_store=Path(config.out) / "milestones.json",
+        milestone_store=store,
         embedder=embedder,
         prm_model=prm_model,
         progress_model=progress_model,
         progress_k=progress_k,
+        milestone_mode=milestone_mode,
     )
     make_env = make_env_factory(env_id, env_kwargs, stack)
     probe = make_env()
@@ -208,8 +268,11 @@ def make_trainer(
         task_ids = list(tasks) if tasks else list(getattr(base, "task_ids", []) or [])
         if not task_ids:
             raise ValueError(f"{env_id} lists no tasks to train on; pass tasks explicitly")
-        cls = {"grpo": "GRPO", "reinforce_pp": "ReinforcePP", "ppo": "PPO"}[algo]
+        cls = {"grpo": "GRPO", "reinforce_pp": "ReinforcePP", "ppo": "PPO", "arpo": "ARPO"}[algo]
         algorithm = getattr(module, cls)(make_env, task_ids, algo_config)
+    if name != algo:
+        # a preset names its runs and checkpoints (a dapo checkpoint is not resumed as rloo)
+        algorithm.name = name
 
     on_batch = None
     if "milestone" in stack.weights:

@@ -44,6 +44,7 @@ from typing import Any
 from gui_gym.agents.base import AgentStep, Turn
 from gui_gym.agents.llm import LLMAgent
 from gui_gym.core.actions import ActionParseError, describe, parse_action
+from gui_gym.core.progress import progress_bar, progress_enabled
 from gui_gym.core.trajectory import atomic_write_text
 
 __all__ = ["SFTConfig", "SFTExample", "SFTReport", "build_examples", "train_sft"]
@@ -408,10 +409,8 @@ def train_sft(
     per_epoch = _batches(len(encoded), config.batch_size, config.seed, 0)
     total_batches = config.epochs * len(per_epoch)
     bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
+    if progress_enabled(progress):
+        bar = progress_bar(
             total=total_batches,
             initial=state["epoch"] * len(per_epoch) + state["batch"],
             desc="sft",

@@ -1,7 +1,7 @@
 """Composable Gymnasium wrappers; each adds its components under its own ``info`` key."""
 
 from gui_gym.wrappers.milestone import MilestoneVectorWrapper, MilestoneWrapper
-from gui_gym.wrappers.prm import PRMVectorWrapper, PRMWrapper
+from gui_gym.wrappers.prm import FormatRewardWrapper, PRMVectorWrapper, PRMWrapper
 from gui_gym.wrappers.probing import ProbingJudgeWrapper
 from gui_gym.wrappers.progress import ProgressRewardVectorWrapper, ProgressRewardWrapper
 from gui_gym.wrappers.record import RecordTrajectories
@@ -12,6 +12,7 @@ from gui_gym.wrappers.task_subset import TaskSubset
 __all__ = [
     "CandidateActions",
     "FeaturizedObservation",
+    "FormatRewardWrapper",
     "MilestoneVectorWrapper",
     "MilestoneWrapper",
     "PRMVectorWrapper",

@@ -16,9 +16,9 @@ import numpy as np
 
 from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.models.prm import PRMOutputError, ProcessRewardModel
-from gui_gym.rewards.prm import PRMQuery, prm_step_reward
+from gui_gym.rewards.prm import PRMQuery, format_step_reward, prm_step_reward
 
-__all__ = ["PRMVectorWrapper", "PRMWrapper"]
+__all__ = ["FormatRewardWrapper", "PRMVectorWrapper", "PRMWrapper"]
 
 
 def _check_args(
@@ -220,6 +220,71 @@ class PRMWrapper(
         self._observation = observation
         self._step = int(info.get("step", self._step + 1))
         return observation, outcome + parts.total, terminated, truncated, info
+
+
+class FormatRewardWrapper(
+    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
+):
+    """Add GUI-Shepherd's per-step format reward to the env's outcome reward: the reward of
+    its ORM baseline (App. B.2: the task's programmatic check on the final step, and "a
+    format reward ... at each step to penalize unparsable actions").
+
+    ``reward = outcome + weight * (format + invalid)``
+    (:func:`~gui_gym.rewards.prm.format_step_reward`); ``info["format"]`` holds ``reward``
+    (the amount added) and ``components`` (``format``, ``invalid``).
+
+    Args:
+        env: A gui-gym env (possibly wrapped).
+        weight: Scale of the format term.
+        format_weight: Reward for a well-formed action (as :class:`PRMWrapper`).
+        invalid_penalty: Reward added for an unparsable or rejected action.
+
+    Raises:
+        ValueError: for a non-finite number.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        weight: float = 1.0,
+        format_weight: float = 0.1,
+        invalid_penalty: float = -0.1,
+    ):
+        for name, value in (
+            ("weight", weight),
+            ("format_weight", format_weight),
+            ("invalid_penalty", invalid_penalty),
+        ):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not np.isfinite(value)
+            ):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+        gym.utils.RecordConstructorArgs.__init__(
+            self, weight=weight, format_weight=format_weight, invalid_penalty=invalid_penalty
+        )
+        gym.Wrapper.__init__(self, env)
+        self.weight = float(weight)
+        self.format_weight = float(format_weight)
+        self.invalid_penalty = float(invalid_penalty)
+
+    def step(self, action: Any):
+        """Step the env and add the format reward."""
+        parsed = _try_parse(action) is not None
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        parts = format_step_reward(
+            parsed=parsed,
+            valid=parsed and bool(info.get("action_valid", True)),
+            format_weight=self.format_weight,
+            invalid_penalty=self.invalid_penalty,
+        )
+        added = self.weight * parts.total
+        info["format"] = {
+            "reward": added,
+            "components": {"format": parts.format, "invalid": parts.invalid},
+        }
+        return observation, float(reward) + added, terminated, truncated, info
 
 
 class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs):

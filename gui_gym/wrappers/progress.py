@@ -89,7 +89,10 @@ class ProgressRewardWrapper(
 
     def __init__(self, env: gym.Env, model: ProgressModel, k: int = 1, weight: float = 1.0):
         k, weight = _check_args(model, k, weight)
-        gym.utils.RecordConstructorArgs.__init__(self, model=model, k=k, weight=weight)
+        # the model (a network, an LLM client) is shared, never deep-copied
+        gym.utils.RecordConstructorArgs.__init__(
+            self, _disable_deepcopy=True, model=model, k=k, weight=weight
+        )
         gym.Wrapper.__init__(self, env)
         self.model = model
         self.k = k
@@ -200,7 +203,10 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
 
     def __init__(self, env: VectorEnv, model: ProgressModel, k: int = 1, weight: float = 1.0):
         k, weight = _check_args(model, k, weight)
-        gym.utils.RecordConstructorArgs.__init__(self, model=model, k=k, weight=weight)
+        # the model (a network, an LLM client) is shared, never deep-copied
+        gym.utils.RecordConstructorArgs.__init__(
+            self, _disable_deepcopy=True, model=model, k=k, weight=weight
+        )
         VectorWrapper.__init__(self, env)
         mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):

@@ -77,6 +77,7 @@ def dom_to_tree(
     fills: dict[int, str] | None = None,
     alts: dict[int, str] | None = None,
     grafts: dict[int, list[Any]] | None = None,
+    chosen_options: dict[int, frozenset[int]] | None = None,
 ) -> tuple[UITree, list[int], list[str]]:
     """Flatten a miniwob DOM tree.
 
@@ -92,6 +93,9 @@ def dom_to_tree(
             an image by; added to the description as ``alt <text>``).
         grafts: For an element's ref, more children (``DOMElement`` trees) to read after its
             own: content miniwob's reading skips because its container has no size.
+        chosen_options: For a ``<select>``'s ref, the positions of its selected options:
+            a list box (miniwob reads its options, with boxes) shows them highlighted, and
+            its ``option`` elements get ``selected``.
 
     Returns:
         ``(tree, refs, tags)``: the screen and, for each element index, its miniwob ref
@@ -135,6 +139,11 @@ def dom_to_tree(
         alt = alts.get(int(node.ref)) if alts else None
         if alt:
             looks = f"{looks} alt {alt}".strip()
+        selected = False
+        if tag == "option" and chosen_options and parent >= 0:
+            # its position among the list box's options read so far (document order)
+            position = sum(tags[i] == "option" for i in children.get(parent, ()))
+            selected = position in chosen_options.get(refs[parent], ())
         elements.append(
             UIElement(
                 index=index,
@@ -148,6 +157,7 @@ def dom_to_tree(
                 checkable=checkable,
                 checked=bool(value) if checkable else False,
                 focused=bool(node.focused),
+                selected=selected,
                 parent=parent,
             )
         )

@@ -66,6 +66,11 @@ _DRAG_STEPS = 4
 """Intermediate pointer moves of a drag: jQuery UI's draggables and sortables only notice a
 drag that moves the mouse after the press, as a hand does."""
 DRAG_KEY = "gui_gym_drag"
+CLICK_HOLDING_KEY = "gui_gym_click_holding"
+"""``last_miniwob_actions`` entry of a click with held keys: ``{CLICK_HOLDING_KEY: {"point":
+[x, y], "keys": ["ctrl"]}}`` (miniwob's own clicks hold no key)."""
+_WEBDRIVER_MODIFIERS = {"ctrl": "\ue009", "shift": "\ue008", "alt": "\ue00a", "meta": "\ue03d"}
+"""Our modifier names as WebDriver key codes (selenium's ``Keys.CONTROL``, ...)."""
 """Key of the one non-miniwob entry in :attr:`MiniWoBEnv.last_miniwob_actions`: a drag's
 pointer path. miniwob's MOUSEDOWN/MOVE/MOUSEUP actions each run as a separate WebDriver
 action sequence, between which Chromium ends a text selection (jQuery's draggables cope,
@@ -74,7 +79,9 @@ executes either kind on any miniwob env, ours or raw."""
 _PAGE_EXTRAS_JS = """
 var selects = Array.from(document.querySelectorAll('select')).map(function (s) {
   return [s.dataset.wob_ref === undefined ? null : +s.dataset.wob_ref, s.selectedIndex,
-          Array.from(s.options).map(function (o) { return o.text; })];
+          Array.from(s.options).map(function (o) { return o.text; }),
+          Array.from(s.options).filter(function (o) { return o.selected; })
+            .map(function (o) { return o.index; })];
 });
 var fills = Array.from(document.querySelectorAll('svg *')).filter(function (e) {
   return e.dataset && e.dataset.wob_ref !== undefined;
@@ -280,20 +287,34 @@ def step_miniwob(backend: Any, action: dict[str, Any]) -> tuple[Any, ...]:
     """Run one entry of :attr:`MiniWoBEnv.last_miniwob_actions` on a miniwob env (a
     ``miniwob.environment.MiniWoBEnvironment``, ours or a raw one) and return its ``step``
     result: a miniwob action dict as ``backend.step`` does; a drag (:data:`DRAG_KEY`) as one
-    pointer sequence (press, moves, release), then a no-op step to read the page."""
-    if DRAG_KEY not in action:
+    pointer sequence (press, moves, release), a click with held keys
+    (:data:`CLICK_HOLDING_KEY`) as one key-and-pointer sequence (keys down, click, keys up),
+    each then a no-op step to read the page."""
+    if DRAG_KEY not in action and CLICK_HOLDING_KEY not in action:
         return backend.step(action)
     from miniwob.action import ActionTypes
     from selenium.webdriver.common.action_chains import ActionChains
 
-    (x0, y0), *rest = action[DRAG_KEY]
     chain = ActionChains(backend.instance.driver, duration=0)
     pointer = chain.w3c_actions.pointer_action
-    pointer.move_to_location(int(x0), int(y0))
-    pointer.click_and_hold()
-    for x, y in rest:
+    if DRAG_KEY in action:
+        (x0, y0), *rest = action[DRAG_KEY]
+        pointer.move_to_location(int(x0), int(y0))
+        pointer.click_and_hold()
+        for x, y in rest:
+            pointer.move_to_location(int(x), int(y))
+        pointer.release()
+    else:
+        click = action[CLICK_HOLDING_KEY]
+        keys = [_WEBDRIVER_MODIFIERS[k] for k in click["keys"]]
+        for key in keys:
+            chain.key_down(key)
+        x, y = click["point"]
         pointer.move_to_location(int(x), int(y))
-    pointer.release()
+        chain.w3c_actions.key_action.pause()  # the key source idles while the pointer moves
+        chain.click()
+        for key in reversed(keys):
+            chain.key_up(key)
     chain.w3c_actions.perform()
     kinds = backend.action_space_config.action_types
     return backend.step({"action_type": kinds.index(ActionTypes.NONE)})
@@ -390,6 +411,7 @@ class MiniWoBEnv(GuiEnv):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     end_on_success = False
     unsupported_actions: ClassVar[dict[ActionType, str]] = {}  # web pages drag and select
+    modifier_clicks: ClassVar[bool] = True  # ctrl/shift+click: one WebDriver key+pointer sequence
 
     def __init__(
         self,
@@ -643,7 +665,7 @@ class MiniWoBEnv(GuiEnv):
         self._pixels = shot if isinstance(shot, np.ndarray) else None
 
     def _screen(self) -> UITree:
-        options, fills, alts, grafts = self._page_extras()
+        options, fills, alts, grafts, picked = self._page_extras()
         tree, refs, tags = dom_to_tree(
             self._root_dom,
             self.screen_size[0],
@@ -653,6 +675,7 @@ class MiniWoBEnv(GuiEnv):
             fills=fills,
             alts=alts,
             grafts=grafts,
+            chosen_options=picked,
         )
         self._refs = refs
         self._tags = tags
@@ -661,13 +684,17 @@ class MiniWoBEnv(GuiEnv):
     def _page_extras(
         self,
     ) -> tuple[
-        dict[int, tuple[int, list[str]]], dict[int, str], dict[int, str], dict[int, list[Any]]
+        dict[int, tuple[int, list[str]]],
+        dict[int, str],
+        dict[int, str],
+        dict[int, list[Any]],
+        dict[int, frozenset[int]],
     ]:
         """What miniwob's reading leaves out and a person sees, read with one script only on
         pages that need it: the options of ``<select>`` elements (they have no box), the
         fill colours of SVG shapes (miniwob reads CSS colours, which SVG shapes do not use),
         the alternative text of images (icons without text; an accessibility tree names
-        them so), and, when the task area reads empty, the visible children of sizeless
+        them so), which options of a list box are selected (highlighted), and, when the task area reads empty, the visible children of sizeless
         containers (a list of floated items has no height, and miniwob's reading skips
         everything inside an element without a size).
         """
@@ -680,19 +707,24 @@ class MiniWoBEnv(GuiEnv):
                 empty_area = True
             stack.extend(node.children)
         if not (needed or empty_area):
-            return {}, {}, {}, {}
+            return {}, {}, {}, {}, {}
         try:
             selects, fills, alts, grafts = self._backend.instance.driver.execute_script(
                 _PAGE_EXTRAS_JS, empty_area
             )
         except _selenium_errors() as err:
             logger.debug("could not read what miniwob's reading leaves out: %s", err)
-            return {}, {}, {}, {}
+            return {}, {}, {}, {}, {}
         from miniwob.dom import DOMElement
 
         options = {
             int(ref): (int(chosen), [str(t) for t in texts])
-            for ref, chosen, texts in selects
+            for ref, chosen, texts, _ in selects
+            if ref is not None
+        }
+        picked = {
+            int(ref): frozenset(int(i) for i in positions)
+            for ref, _, _, positions in selects
             if ref is not None
         }
         children: dict[int, list[Any]] = {}
@@ -703,6 +735,7 @@ class MiniWoBEnv(GuiEnv):
             {int(ref): _hex_colour(str(fill)) for ref, fill in fills},
             {int(ref): str(alt) for ref, alt in alts if str(alt).strip()},
             children,
+            picked,
         )
 
     def _predicate_state(self) -> MiniWoBState:
@@ -847,6 +880,14 @@ class MiniWoBEnv(GuiEnv):
             return [act(ActionTypes.NONE)]
         element = self._target(action, screen)
         if t is ActionType.CLICK:
+            if action.modifiers:  # a real click holding keys, at the point or element centre
+                if element is None and not action.has_point:
+                    raise ValueError("CLICK needs an element index, a label or coordinates")
+                x, y = (
+                    coords(action.x, action.y) if action.has_point else centre(element.index)  # type: ignore[union-attr]
+                )
+                keys = action.modifiers.split("+")
+                return [{CLICK_HOLDING_KEY: {"point": [float(x), float(y)], "keys": keys}}]
             if action.has_point:
                 return [act(ActionTypes.CLICK_COORDS, coords=coords(action.x, action.y))]
             if element is None:

@@ -10,6 +10,7 @@ seeds and expects miniwob's raw reward of 1.0, and replays the same miniwob acti
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable
 
@@ -1142,8 +1143,12 @@ def sign_agreement(ctx: PredicateContext) -> Action:
         return _click(_by_text(screen, fields["button"], ("button",)))
     area = _find(screen, lambda e: e.resource_id == "text-area")
     notes = _notes(ctx)
-    # The textarea is disabled (no keys) and 2,000+ px tall: wheel steps of 50 px each.
-    if notes.get("scrolls", 0) < 46:
+    # The textarea is disabled (no keys) and 1,400 to 2,500 px tall: wheel steps of 50 px
+    # each, as many as its text needs (at most 1.25 px of height a character, in its
+    # 85 px window; the page unlocks 10 px before the end), and not more: at 150 ms a
+    # step a fixed worst-case count runs into the 10 s limit on a loaded machine.
+    needed = math.ceil((1.25 * len(area.text) - 95) / 50) + 1
+    if notes.get("scrolls", 0) < needed:
         notes["scrolls"] = notes.get("scrolls", 0) + 1
         return Action(ActionType.SCROLL, direction="down", index=area.index)
     field = _find(screen, lambda e: e.resource_id == "name")
@@ -1414,6 +1419,12 @@ def click_pie(ctx: PredicateContext) -> Action:
     want = _state(ctx).fields["target"]
     item = next((e for e in screen.elements if e.text == want), None)
     if item is not None and (item.bounds[2] - item.bounds[0]) > 2:
+        title = screen.elements[item.parent].resource_id  # wheelnav-<id>-title-<k>
+        if "-title-" in title and "fill #ffffff" in item.description:
+            # the item that starts selected takes no real click (its slice lets the mouse
+            # through): miniwob's element click on its slice, as CLICK(i) sends, reaches it
+            slice_id = title.replace("-title-", "-slice-")
+            return _click(_find(screen, lambda e: e.resource_id == slice_id))
         # a point of the item's slice between the pie's centre and its label (a label at
         # the rim can sit outside the slice's clickable shape)
         hub = _find(screen, lambda e: e.resource_id.endswith("-spreader")).center
@@ -1496,48 +1507,7 @@ def find_greatest(ctx: PredicateContext) -> Action:
     return _click(_find(screen, lambda e: e.resource_id == "submit"))
 
 
-_EDITOR_BUTTONS = {"bold": 0, "italics": 1, "underlined": 2}  # the toolbar's order
-
-
-def text_editor(ctx: PredicateContext) -> Action:
-    """Style everything: select all in the editor, then press the style's toolbar button
-    (bold, italic and underline icons, in that order) or pick the colour swatch nearest
-    the named colour, then submit. Styling one word needs the word's position on screen,
-    which the reading does not give (the expert gives up on those)."""
-    screen = ctx.screen
-    target = _state(ctx).fields["target"]
-    style = re.search(r"everything the style (bold|italics|underlined)", target)
-    colour = re.search(r"everything the color (\w+)", target)
-    if style is None and colour is None:
-        raise OracleStuck(f"styling one word is not scripted: {target!r}")
-    stage = _notes(ctx).get("stage", 0)
-    _notes(ctx)["stage"] = stage + 1
-    editor = _find(screen, lambda e: e.resource_id == "editor")
-    if stage == 0:  # a real click puts the caret in the editor
-        return _point(next(e for e in _descendants(screen, editor) if e.text))
-    if stage == 1:
-        return _key("ctrl+a")
-    if style is not None and stage == 2:
-        buttons = [e for e in screen.elements if e.role == "button" and not e.text]
-        return _point(buttons[_EDITOR_BUTTONS[style.group(1)]])  # a click keeps the selection
-    if colour is not None and stage == 2:  # open the colour picker (an SVG icon)
-        picker = next(e for e in screen.elements if e.role == "image")
-        return _point(picker)
-    if colour is not None and stage == 3:
-        want = _NAMED_COLOURS.get(colour.group(1))
-        swatches = [
-            (e, c)
-            for e in screen.elements
-            if "ql-picker-item" in e.description and (c := _colour(e))
-        ]
-        if want is None or not swatches:
-            raise OracleStuck(f"no swatch for {colour.group(1)!r}")
-        best = min(swatches, key=lambda s: sum((x - y) ** 2 for x, y in zip(s[1], want)))[0]
-        return _point(best)
-    return _submit(screen)
-
-
-ORACLES.update({"find-greatest": find_greatest, "text-editor": text_editor})
+ORACLES["find-greatest"] = find_greatest  # text-editor: oracle_forms.py
 
 
 # The shapes pages' colours (miniwob's common/shapes.js), as a person names them.
@@ -1842,23 +1812,14 @@ def hot_cold(ctx: PredicateContext) -> Action:
 ORACLES["hot-cold"] = hot_cold
 
 
-UNSCRIPTED: dict[str, str] = {
-    "click-checkboxes-soft": "the boxes to tick are synonyms of the asked words: needs a thesaurus",
-    "click-scroll-list": (
-        "several options of a list box must be selected, which takes ctrl+click; the grammar's "
-        "clicks carry no modifier key"
-    ),
-    "daily-calendar": (
-        "not scripted: an event is made by dragging over half-hour slots, most below the "
-        "visible area"
-    ),
-    "flight.Alaska": "not scripted: FlightWoB's airline booking page (375x667)",
-    "flight.Alaska-auto": "not scripted: FlightWoB's airline booking page (375x667)",
-    "flight.AA": "not scripted: FlightWoB's airline booking page (375x667)",
-}
+UNSCRIPTED: dict[str, str] = {}
 """MiniWoB++ tasks without an expert, and why (docs/miniwob.md lists the experts below 90%)."""
 
 
 # The experts that read the screen (canvas shapes, colour swatches, icons, SVG geometry):
 # importing the module adds them to ORACLES (whichever of the two modules is imported first).
 import gui_gym.envs.miniwob.oracle_visual  # noqa: E402, F401
+
+# The experts of oracle_forms register themselves into ORACLES (imported last: that module
+# builds on this one's helpers; imported first, it imports this one and then registers).
+from gui_gym.envs.miniwob import oracle_forms  # noqa: E402, F401
