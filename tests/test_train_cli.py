@@ -172,3 +172,22 @@ def test_runner_builds_the_replay_algorithms(algo: str, tmp_path: Path) -> None:
     assert trainer.config.kl_coef == (1e-4 if algo == "semi_online" else 0.01)  # the papers'
     metrics = trainer.train()
     assert len(metrics) == 1 and metrics[0]["infra_errors"] == 0
+
+
+def test_train_cli_passes_the_progress_history_length(tmp_path: Path, monkeypatch) -> None:
+    """`--progress-k` reaches the trainer (ProgRM Table 4's k ablation from the CLI)."""
+    import gui_gym.train.runner as train_runner
+
+    seen: dict = {}
+
+    def capture(*args, **kwargs):
+        seen.update(kwargs)
+        raise ValueError("captured")
+
+    monkeypatch.setattr(train_runner, "make_trainer", capture)
+    base = ["train", "--algo", "reinforce_pp", "--env", TASK_ENV, "--model", str(tmp_path)]
+    result = runner.invoke(app, [*base, "--reward", "outcome+progress", "--progress-k", "3"])
+    assert result.exit_code == 2 and "captured" in result.output
+    assert seen["progress_k"] == 3 and seen["reward"] == "outcome+progress"
+    default = runner.invoke(app, base)
+    assert default.exit_code == 2 and seen["progress_k"] == 1

@@ -149,6 +149,14 @@ def train_cmd(
     embedder: Annotated[str, typer.Option(help="milestone matching: minilm or hashing")] = (
         "minilm"
     ),
+    progress_k: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="history length k of the progress reward (ProgRM Eq. 2 and Table 4; 1 is "
+            "the paper's choice)",
+        ),
+    ] = 1,
     milestones: Annotated[
         str,
         typer.Option(
@@ -218,6 +226,7 @@ def train_cmd(
             embedder=embedder,
             milestone_mode=milestones,
             milestone_store=milestone_store,
+            progress_k=progress_k,
             resume=not no_resume,
         )
     except (ValueError, FileNotFoundError, TypeError, KeyError) as err:
