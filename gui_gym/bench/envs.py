@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 import gui_gym
+from gui_gym.bench.summary import machine
 from gui_gym.core.trajectory import atomic_write_text
 
 __all__ = ["bench_cartpole", "bench_gui_env", "measure_import_time", "random_choices", "run"]
@@ -156,12 +156,7 @@ def run(
     report = {
         "benchmark": "envs",
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "processor": platform.processor() or platform.machine(),
-            "pinned_cpu": cpu,
-        },
+        "machine": {**machine(), "pinned_cpu": cpu},
         "versions": {
             "gui_gym": gui_gym.__version__,
             "gymnasium": gym.__version__,

@@ -17,7 +17,6 @@ baseline agents' scores, written as JSON (``gui-gym bench --webshop``).
 from __future__ import annotations
 
 import json
-import platform
 import shutil
 import statistics
 import tempfile
@@ -30,6 +29,7 @@ import numpy as np
 
 import gui_gym
 from gui_gym.bench.envs import bench_gui_env, pin_to_one_core
+from gui_gym.bench.summary import machine
 from gui_gym.core.trajectory import atomic_write_text
 
 __all__ = ["bench_agents", "bench_build", "bench_search", "format_report", "run"]
@@ -156,12 +156,7 @@ def run(
     report = {
         "benchmark": "webshop",
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "processor": platform.processor() or platform.machine(),
-            "pinned_cpu": cpu,
-        },
+        "machine": {**machine(), "pinned_cpu": cpu},
         "versions": {"gui_gym": gui_gym.__version__, "numpy": np.__version__},
         "build": build,
         "search": search,
