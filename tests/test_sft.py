@@ -210,7 +210,7 @@ def test_sft_cli_errors_are_one_line(tmp_path: Path, expert: dict[str, Path]) ->
 
 def test_sft_checkpoints_in_the_rl_trainers_format(expert: dict[str, Path], tmp_path: Path) -> None:
     from gui_gym.train import sft
-    from gui_gym.train.core import CHECKPOINT_FILES, read_checkpoint
+    from gui_gym.train.checkpoint import CHECKPOINT_FILES, read_checkpoint
 
     config = sft.SFTConfig(epochs=1, lr=1e-3, batch_size=4, eval_fraction=0.0, seed=1)
     sft.train_sft(expert["data"], expert["base"], tmp_path / "run", config, progress=False)

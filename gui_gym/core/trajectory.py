@@ -16,13 +16,13 @@ import contextlib
 import json
 import math
 import os
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gui_gym.core.files import atomic_write_text
 from gui_gym.core.untrusted_text import load_json
 
 __all__ = [
@@ -320,23 +320,6 @@ def _dumps(record: Any) -> str:
     if "\n" in text:  # json.dumps escapes newlines in strings; this never happens
         raise ValueError("JSON line contains a raw newline")
     return text
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: temp file in the same folder, fsync, rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 @contextlib.contextmanager

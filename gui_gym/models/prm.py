@@ -27,9 +27,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
-import shutil
-import tempfile
 import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from gui_gym.core.actions import ActionParseError, parse_action
+from gui_gym.core.files import write_folder_atomically
 from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
 from gui_gym.rewards.prm import LabelledStep, PRMQuery, PromptTemplate
 
@@ -813,37 +811,6 @@ class TransformersPRM:
             tokenizer = transformers.AutoTokenizer.from_pretrained(path)
             model = transformers.AutoModelForCausalLM.from_pretrained(path, use_safetensors=True)
         return cls(model, tokenizer, device=device, **settings)
-
-
-def write_folder_atomically(path: str | Path, write: Any) -> Path:
-    """Build a folder with ``write(tmp_folder)`` beside ``path``, then rename it into place
-    (replacing a previous folder), so readers see the old folder or the new one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
-        write(tmp)
-        _replace_dir(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return path
-
-
-def _replace_dir(new: Path, target: Path) -> None:
-    """Put the folder ``new`` at ``target``, replacing any folder there, by renames."""
-    if not target.exists():
-        os.replace(new, target)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-    old.rmdir()
-    os.replace(target, old)
-    try:
-        os.replace(new, target)
-    except BaseException:
-        os.replace(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------

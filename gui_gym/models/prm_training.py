@@ -41,7 +41,6 @@ from gui_gym.core.trajectory import (
     read_jsonl,
     write_jsonl,
 )
-from gui_gym.models.optimizer_state import load_optimizer_state, save_optimizer_state
 from gui_gym.models.prm import RulePRM, TransformersPRM, write_folder_atomically
 from gui_gym.rewards.prm import (
     DedupReport,
@@ -57,6 +56,7 @@ from gui_gym.rewards.prm import (
     source_counts,
     split_by_task,
 )
+from gui_gym.train.checkpoint import load_optimizer_state, save_optimizer_state
 
 __all__ = [
     "PRMDataset",

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from gui_gym.core.files import write_folder_atomically
 from gui_gym.core.progress import progress_bar
 from gui_gym.core.task import TaskSuite
 from gui_gym.core.trajectory import (
@@ -575,7 +574,7 @@ class ProgRM:
         """
         path = Path(path)
         check_replaceable_folder(path, "progress_model.json", "progress-model checkpoint")
-        _atomic_folder(path, self._write)
+        write_folder_atomically(path, self._write)
         return path
 
     @classmethod
@@ -621,24 +620,6 @@ class ProgRM:
                 device=str(model.device),
             )
         return model
-
-
-def _atomic_folder(path: Path, write: Any) -> None:
-    """Fill a temporary sibling of ``path`` with ``write(tmp)`` and rename it to ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
-        write(tmp)
-        if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
-            os.replace(path, old / "previous")
-            os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 # ---------------------------------------------------------------------------------------------
@@ -876,7 +857,7 @@ class ProgressTrainer:
             }
             (tmp / "trainer.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
 
-        _atomic_folder(folder, write)
+        write_folder_atomically(folder, write)
         atomic_write_text(self.checkpoint_dir / "latest", name + "\n")
         self._prune()
         return folder

@@ -38,15 +38,21 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from gui_gym.core.files import write_folder_atomically
 from gui_gym.core.progress import progress_enabled
 from gui_gym.core.trajectory import (
     Trajectory,
     atomic_write_text,
-    errors_naming,
     read_jsonl,
     write_jsonl,
 )
-from gui_gym.models.optimizer_state import load_optimizer_state, save_optimizer_state
+from gui_gym.train.checkpoint import (
+    load_optimizer_state,
+    read_checkpoint,
+    restore_torch_rng,
+    torch_rng_tensors,
+    write_checkpoint,
+)
 from gui_gym.train.data_parallel import DataParallel
 
 __all__ = [
@@ -1060,8 +1066,6 @@ class Trainer:
                     description=f"{self.algorithm.name} success "
                     + ("-" if success is None else f"{success:.2f}"),
                 )
-        from gui_gym.models.prm import write_folder_atomically
-
         if main:
             write_folder_atomically(self.out / "model", self.policy.save_pretrained)
         self.parallel.barrier()
@@ -1194,98 +1198,6 @@ class Trainer:
 
 
 # ------------------------------------------------------------------------- checkpoint files
-
-
-CHECKPOINT_FILES = (
-    "weights.safetensors",
-    "optimizer.safetensors",
-    "optimizer.json",
-    "rng.safetensors",
-    "trainer_state.json",
-)
-"""The one checkpoint format of gui-gym's trainers (the RL core and SFT): trainable weights,
-the optimizer (:mod:`gui_gym.models.optimizer_state`), torch's random streams, and a JSON
-state; safetensors and JSON only, never pickle."""
-
-
-def torch_rng_tensors(prefix: str = "") -> dict[str, Any]:
-    """This process's torch random streams as uint8 tensors: ``{prefix}torch_cpu`` and
-    ``{prefix}torch_cuda_<i>`` for each visible GPU."""
-    torch = _torch()
-    rng = {f"{prefix}torch_cpu": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        for i, state in enumerate(torch.cuda.get_rng_state_all()):
-            rng[f"{prefix}torch_cuda_{i}"] = state
-    return rng
-
-
-def restore_torch_rng(rng: dict[str, Any], prefix: str = "") -> None:
-    """Inverse of :func:`torch_rng_tensors` (GPU streams only where GPUs are visible)."""
-    torch = _torch()
-    torch.set_rng_state(rng[f"{prefix}torch_cpu"])
-    cuda = sorted(
-        (k for k in rng if k.startswith(f"{prefix}torch_cuda_")),
-        key=lambda k: int(k.rsplit("_", 1)[1]),
-    )
-    if cuda and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all([rng[k] for k in cuda])
-
-
-def write_checkpoint(
-    path: str | Path,
-    *,
-    weights: dict[str, Any],
-    optimizer: Any,
-    state: dict[str, Any],
-    rng: dict[str, Any],
-) -> None:
-    """Write a checkpoint folder (:data:`CHECKPOINT_FILES`) atomically: built beside ``path``
-    and renamed into place, so a run killed mid-write leaves the previous checkpoint.
-
-    Args:
-        path: The folder.
-        weights: Trainable tensors by name (``policy.<parameter>``, ``critic.<parameter>``).
-        optimizer: A torch optimizer.
-        state: JSON-safe progress (iteration or epoch, counters, schedule, history).
-        rng: Random streams as tensors (:func:`torch_rng_tensors`).
-    """
-    from safetensors.torch import save_file
-
-    from gui_gym.models.prm import write_folder_atomically
-
-    def write(folder: Path) -> None:
-        save_file(weights, str(folder / "weights.safetensors"))
-        save_optimizer_state(optimizer, folder)
-        save_file(rng, str(folder / "rng.safetensors"))
-        (folder / "trainer_state.json").write_text(json.dumps(state, indent=1) + "\n")
-
-    write_folder_atomically(path, write)
-
-
-def read_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """``(state, weights, rng)`` of a :func:`write_checkpoint` folder; the optimizer is
-    restored apart (:func:`~gui_gym.models.optimizer_state.load_optimizer_state`), once it
-    exists.
-
-    Raises:
-        ValueError: naming the file, for a missing, truncated or malformed one.
-    """
-    from safetensors.torch import load_file
-
-    path = Path(path)
-    for name in CHECKPOINT_FILES:
-        if not (path / name).is_file():
-            raise ValueError(
-                f"checkpoint {path} has no {name} (not a gui-gym checkpoint, or one written by"
-                " an older version); remove it or choose another --out"
-            )
-    with errors_naming(path / "trainer_state.json"):
-        state = json.loads((path / "trainer_state.json").read_text())
-    with errors_naming(path / "weights.safetensors"):
-        weights = load_file(str(path / "weights.safetensors"))
-    with errors_naming(path / "rng.safetensors"):
-        rng = load_file(str(path / "rng.safetensors"))
-    return state, weights, rng
 
 
 def _numpy_state() -> list[Any]:

@@ -20,7 +20,7 @@ never on a re-tokenization of the joined text.
 
 Training: AdamW, a seeded shuffle per epoch, gradient accumulation, optional LoRA (peft),
 bf16 autocast on CUDA, a progress bar. Checkpoints (``out/checkpoint/``) are in the RL
-trainers' format (:func:`gui_gym.train.core.write_checkpoint`: the trainable weights, or the
+trainers' format (:func:`gui_gym.train.checkpoint.write_checkpoint`: the trainable weights, or the
 LoRA adapter, the optimizer state and torch's random streams as safetensors, the progress as
 JSON; written atomically); rerunning the same command resumes from the last one and ends
 with the same weights as an uninterrupted run. At the end ``out/`` holds the model (LoRA merged in) and tokenizer, loadable by
@@ -235,7 +235,7 @@ def _save_checkpoint(
     """Write ``out/checkpoint`` in the RL trainers' format (:func:`~gui_gym.train.core.
     write_checkpoint`: trainable weights as ``policy.<name>``, the optimizer, torch's random
     streams, the progress as ``trainer_state.json``), atomically."""
-    from gui_gym.train.core import torch_rng_tensors, write_checkpoint
+    from gui_gym.train.checkpoint import torch_rng_tensors, write_checkpoint
 
     weights = {
         f"policy.{n}": p.detach().cpu().contiguous()
@@ -260,8 +260,7 @@ def _load_checkpoint(out: Path, model: Any, optimizer: Any) -> dict[str, Any] | 
     """
     import torch
 
-    from gui_gym.models.optimizer_state import load_optimizer_state
-    from gui_gym.train.core import read_checkpoint, restore_torch_rng
+    from gui_gym.train.checkpoint import load_optimizer_state, read_checkpoint, restore_torch_rng
 
     folder = out / CHECKPOINT_DIR
     if not folder.is_dir():

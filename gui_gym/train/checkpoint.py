@@ -1,0 +1,159 @@
+"""The one checkpoint format of gui-gym's trainers: a folder of safetensors and JSON, never
+pickle, written atomically (:func:`gui_gym.core.files.write_folder_atomically`).
+
+A checkpoint holds the trainable weights, the optimizer's state (per-parameter tensors as
+safetensors, param groups and scalars as JSON, so AdamW's moments and step counts resume
+exactly), torch's random streams and a JSON trainer state. The RL trainers, SFT, the PRM
+trainer and the progress-model trainer all write and read it through this module.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gui_gym.core.files import write_folder_atomically
+from gui_gym.core.trajectory import errors_naming
+
+__all__ = [
+    "CHECKPOINT_FILES",
+    "load_optimizer_state",
+    "read_checkpoint",
+    "restore_torch_rng",
+    "save_optimizer_state",
+    "torch_rng_tensors",
+    "write_checkpoint",
+]
+
+
+CHECKPOINT_FILES = (
+    "weights.safetensors",
+    "optimizer.safetensors",
+    "optimizer.json",
+    "rng.safetensors",
+    "trainer_state.json",
+)
+"""The one checkpoint format of gui-gym's trainers (the RL core and SFT): trainable weights,
+the optimizer (:func:`save_optimizer_state`), torch's random streams, and a JSON
+state; safetensors and JSON only, never pickle."""
+
+
+def torch_rng_tensors(prefix: str = "") -> dict[str, Any]:
+    """This process's torch random streams as uint8 tensors: ``{prefix}torch_cpu`` and
+    ``{prefix}torch_cuda_<i>`` for each visible GPU."""
+    import torch
+
+    rng = {f"{prefix}torch_cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        for i, state in enumerate(torch.cuda.get_rng_state_all()):
+            rng[f"{prefix}torch_cuda_{i}"] = state
+    return rng
+
+
+def restore_torch_rng(rng: dict[str, Any], prefix: str = "") -> None:
+    """Inverse of :func:`torch_rng_tensors` (GPU streams only where GPUs are visible)."""
+    import torch
+
+    torch.set_rng_state(rng[f"{prefix}torch_cpu"])
+    cuda = sorted(
+        (k for k in rng if k.startswith(f"{prefix}torch_cuda_")),
+        key=lambda k: int(k.rsplit("_", 1)[1]),
+    )
+    if cuda and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([rng[k] for k in cuda])
+
+
+def write_checkpoint(
+    path: str | Path,
+    *,
+    weights: dict[str, Any],
+    optimizer: Any,
+    state: dict[str, Any],
+    rng: dict[str, Any],
+) -> None:
+    """Write a checkpoint folder (:data:`CHECKPOINT_FILES`) atomically: built beside ``path``
+    and renamed into place, so a run killed mid-write leaves the previous checkpoint.
+
+    Args:
+        path: The folder.
+        weights: Trainable tensors by name (``policy.<parameter>``, ``critic.<parameter>``).
+        optimizer: A torch optimizer.
+        state: JSON-safe progress (iteration or epoch, counters, schedule, history).
+        rng: Random streams as tensors (:func:`torch_rng_tensors`).
+    """
+    from safetensors.torch import save_file
+
+    def write(folder: Path) -> None:
+        save_file(weights, str(folder / "weights.safetensors"))
+        save_optimizer_state(optimizer, folder)
+        save_file(rng, str(folder / "rng.safetensors"))
+        (folder / "trainer_state.json").write_text(json.dumps(state, indent=1) + "\n")
+
+    write_folder_atomically(path, write)
+
+
+def read_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(state, weights, rng)`` of a :func:`write_checkpoint` folder; the optimizer is
+    restored apart (:func:`load_optimizer_state`), once it
+    exists.
+
+    Raises:
+        ValueError: naming the file, for a missing, truncated or malformed one.
+    """
+    from safetensors.torch import load_file
+
+    path = Path(path)
+    for name in CHECKPOINT_FILES:
+        if not (path / name).is_file():
+            raise ValueError(
+                f"checkpoint {path} has no {name} (not a gui-gym checkpoint, or one written by"
+                " an older version); remove it or choose another --out"
+            )
+    with errors_naming(path / "trainer_state.json"):
+        state = json.loads((path / "trainer_state.json").read_text())
+    with errors_naming(path / "weights.safetensors"):
+        weights = load_file(str(path / "weights.safetensors"))
+    with errors_naming(path / "rng.safetensors"):
+        rng = load_file(str(path / "rng.safetensors"))
+    return state, weights, rng
+
+
+def save_optimizer_state(optimizer: Any, folder: Path) -> None:
+    """Write ``optimizer.safetensors`` (per-parameter tensors) and ``optimizer.json`` (param
+    groups and scalar state) into ``folder``."""
+    import torch
+    from safetensors.torch import save_file
+
+    state = optimizer.state_dict()
+    tensors: dict[str, Any] = {}
+    scalars: dict[str, Any] = {}
+    for pid, values in state["state"].items():
+        for key, value in values.items():
+            if isinstance(value, torch.Tensor):
+                tensors[f"{pid}.{key}"] = value.detach().cpu().contiguous()
+            else:
+                scalars[f"{pid}.{key}"] = value
+    save_file(tensors, str(folder / "optimizer.safetensors"))
+    (folder / "optimizer.json").write_text(
+        json.dumps({"param_groups": state["param_groups"], "scalars": scalars})
+    )
+
+
+def load_optimizer_state(optimizer: Any, folder: Path) -> None:
+    """Inverse of :func:`save_optimizer_state`.
+
+    Raises:
+        ValueError: naming the file, for a truncated or malformed one.
+    """
+    from safetensors.torch import load_file
+
+    with errors_naming(folder / "optimizer.safetensors"):
+        tensors = load_file(str(folder / "optimizer.safetensors"))
+    with errors_naming(folder / "optimizer.json"):
+        meta = json.loads((folder / "optimizer.json").read_text())
+    per_param: dict[int, dict[str, Any]] = {}
+    for name, value in [*tensors.items(), *meta["scalars"].items()]:
+        pid, key = name.split(".", 1)
+        per_param.setdefault(int(pid), {})[key] = value
+    optimizer.load_state_dict({"state": per_param, "param_groups": meta["param_groups"]})
