@@ -68,7 +68,7 @@ def test_a_bad_switch_names_what_is_allowed(clean_env) -> None:
 
 
 def test_no_progress_bar_is_made_outside_the_rule() -> None:
-    # every bar in gui_gym goes through core.progress (tqdm) or asks it (train/core's rich bar)
+    # every bar in gui_gym goes through core.progress (tqdm) or asks it (train/trainer's rich bar)
     offenders = []
     for path in (ROOT / "gui_gym").rglob("*.py"):
         text = path.read_text(encoding="utf-8")

@@ -3,10 +3,13 @@ algorithms for LLM GUI agents.
 
 * :mod:`gui_gym.train.rollout`: the rollout engine (batched local generation, async server
   requests, GRPO and fork groups, ``infra_error``).
-* :mod:`gui_gym.train.core`: what every RL algorithm shares (models, LoRA, optimizer and
-  schedule, token scoring, clipped surrogate, KL estimators, loss aggregation, checkpoints
-  with exact resume, metrics, progress) and the training loop; the one checkpoint format
-  (:func:`~gui_gym.train.core.write_checkpoint`) SFT uses too.
+* What every RL algorithm shares, split by job: :mod:`~gui_gym.train.config` (the shared
+  hyperparameters, device and seeding), :mod:`~gui_gym.train.policy` (model, LoRA,
+  reference, dtype), :mod:`~gui_gym.train.losses` (token scoring, clipped surrogate, KL
+  estimators, loss aggregation), :mod:`~gui_gym.train.checkpoint` (the one checkpoint format,
+  SFT's too) and :mod:`~gui_gym.train.trainer` (the ``Algorithm`` interface and the training
+  loop: optimizer and schedule, checkpoints with exact resume, metrics, progress);
+  :mod:`gui_gym.train.core` re-exports their public names as the stable import path.
 * :mod:`gui_gym.train.data_parallel`: data-parallel training over the processes
   ``accelerate launch`` starts (sharded rollouts, summed gradients, rank 0 writes).
 * One module per algorithm, holding only its advantages and loss: :mod:`~gui_gym.train.grpo`

@@ -35,9 +35,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gui_gym.core.trajectory import Trajectory
-from gui_gym.train.core import Trainer, TurnSample
 from gui_gym.train.grpo import GRPO, GRPOConfig
+from gui_gym.train.losses import TurnSample
 from gui_gym.train.rewards import clean_groups
+from gui_gym.train.trainer import Trainer
 
 __all__ = ["ARPO", "TRAIN_DEFAULTS", "ARPOConfig", "remember_successes", "replay_into_group"]
 

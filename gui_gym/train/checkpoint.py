@@ -10,8 +10,12 @@ trainer and the progress-model trainer all write and read it through this module
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from gui_gym.core.files import write_folder_atomically
 from gui_gym.core.trajectory import errors_naming
@@ -19,8 +23,11 @@ from gui_gym.core.trajectory import errors_naming
 __all__ = [
     "CHECKPOINT_FILES",
     "load_optimizer_state",
+    "process_rng_streams",
     "read_checkpoint",
+    "restore_process_rng",
     "restore_torch_rng",
+    "rng_stream_tensors",
     "save_optimizer_state",
     "torch_rng_tensors",
     "write_checkpoint",
@@ -62,6 +69,53 @@ def restore_torch_rng(rng: dict[str, Any], prefix: str = "") -> None:
     )
     if cuda and torch.cuda.is_available():
         torch.cuda.set_rng_state_all([rng[k] for k in cuda])
+
+
+def process_rng_streams() -> dict[str, Any]:
+    """This process's random streams, JSON-safe: torch's CPU stream (``torch_cpu``) and each
+    visible GPU's (``torch_cuda``) as lists of bytes, Python's ``random``
+    (``python_random``) and numpy's global generator (``numpy_random``). A data-parallel
+    trainer gathers one from every process; the main process writes the torch streams with
+    :func:`rng_stream_tensors` and the others into its JSON state."""
+    import torch
+
+    python_state = random.getstate()
+    name, keys, pos, has_gauss, gauss = np.random.get_state()
+    state: dict[str, Any] = {
+        "torch_cpu": torch.get_rng_state().tolist(),
+        "python_random": [python_state[0], list(python_state[1]), python_state[2]],
+        "numpy_random": [name, keys.tolist(), int(pos), int(has_gauss), float(gauss)],
+    }
+    if torch.cuda.is_available():
+        state["torch_cuda"] = [s.tolist() for s in torch.cuda.get_rng_state_all()]
+    return state
+
+
+def rng_stream_tensors(streams: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The torch streams of one :func:`process_rng_streams` record per rank as the uint8
+    tensors of ``rng.safetensors``: rank 0's under the one-process names of
+    :func:`torch_rng_tensors`, rank ``r``'s prefixed ``rank{r}.``."""
+    import torch
+
+    rng = {}
+    for rank, stream in enumerate(streams):
+        prefix = f"rank{rank}." if rank else ""
+        rng[f"{prefix}torch_cpu"] = torch.tensor(stream["torch_cpu"], dtype=torch.uint8)
+        for i, cuda in enumerate(stream.get("torch_cuda", [])):
+            rng[f"{prefix}torch_cuda_{i}"] = torch.tensor(cuda, dtype=torch.uint8)
+    return rng
+
+
+def restore_process_rng(
+    rng: dict[str, Any], prefix: str, python_random: list[Any], numpy_random: list[Any]
+) -> None:
+    """Inverse of :func:`process_rng_streams` for this process: its torch streams from the
+    ``rng`` tensors under ``prefix`` (:func:`restore_torch_rng`), Python's and numpy's from
+    their JSON lists."""
+    restore_torch_rng(rng, prefix)
+    version, internal, gauss = python_random
+    random.setstate((version, tuple(internal), gauss))
+    np.random.set_state(tuple(numpy_random))  # type: ignore[arg-type]
 
 
 def write_checkpoint(

@@ -1,7 +1,7 @@
 """Data-parallel training on one node: the processes ``accelerate launch`` (or ``torchrun``)
 starts, each with a full copy of the policy.
 
-How the RL loop uses it (:class:`~gui_gym.train.core.Trainer`):
+How the RL loop uses it (:class:`~gui_gym.train.trainer.Trainer`):
 
 * rollouts: each process runs its contiguous share of an iteration's episode requests (so a
   GRPO group of ``group_size`` requests stays on one process when the counts divide) and the
@@ -10,7 +10,7 @@ How the RL loop uses it (:class:`~gui_gym.train.core.Trainer`):
   episode);
 * updates: each mini-batch's turns are split across the processes, each accumulates the
   gradient of its share of the *mini-batch's* loss (the denominators of
-  :func:`~gui_gym.train.core.aggregate_tokens` are whole-mini-batch totals) and the gradients
+  :func:`~gui_gym.train.losses.aggregate_tokens` are whole-mini-batch totals) and the gradients
   are summed with one all-reduce per bucket: the sum is exactly the one-process gradient of
   the mini-batch, so every process clips and steps identically;
 * files: only the main process (rank 0) writes metrics, checkpoints, the final model and the

@@ -3,7 +3,7 @@ DAPO's clip-higher and dynamic sampling as options.
 
 Read top to bottom: the hyperparameters, how a batch is collected (``tasks_per_iteration``
 tasks, ``group_size`` episodes each from the same seed), the advantages, and the loss (the
-shared clipped surrogate of :func:`gui_gym.train.core.policy_loss`).
+shared clipped surrogate of :func:`gui_gym.train.losses.policy_loss`).
 
 * ``level="step"`` (ADMIRE Eq. 12-13): every step's total reward ``R_total(t)`` (outcome,
   format and milestone terms, :func:`gui_gym.train.rewards.admire_step_rewards`) is
@@ -29,8 +29,10 @@ from gui_gym.core.trajectory import Trajectory
 from gui_gym.rewards.advantages import rloo_advantages
 from gui_gym.rewards.milestones import step_grpo_advantages
 from gui_gym.rewards.semi_online import episode_level_advantages, group_std
-from gui_gym.train.core import Algorithm, Trainer, TurnSample, iteration_rng, turns_from_trajectory
+from gui_gym.train.config import iteration_rng
+from gui_gym.train.losses import TurnSample, turns_from_trajectory
 from gui_gym.train.rewards import admire_step_rewards, clean_groups, episode_return
+from gui_gym.train.trainer import Algorithm, Trainer
 
 __all__ = [
     "GRPO",

@@ -1,5 +1,5 @@
-"""From an env id, a reward choice and a model folder to a ready :class:`~gui_gym.train.core.
-Trainer`: what ``gui-gym train`` runs, and what a script can call in one line::
+"""From an env id, a reward choice and a model folder to a ready :class:`~gui_gym.train.
+trainer.Trainer`: what ``gui-gym train`` runs, and what a script can call in one line::
 
     from gui_gym.train.runner import make_trainer
 
@@ -8,8 +8,8 @@ Trainer`: what ``gui-gym train`` runs, and what a script can call in one line::
     trainer.train()
 
 ``settings`` (and a ``--config`` JSON/TOML file) take any field of
-:class:`~gui_gym.train.core.TrainConfig` or of the algorithm's own config dataclass; an unknown
-name is an error that lists the allowed ones. Each algorithm module's ``TRAIN_DEFAULTS``
+:class:`~gui_gym.train.config.TrainConfig` or of the algorithm's own config dataclass; an
+unknown name is an error that lists the allowed ones. Each algorithm module's ``TRAIN_DEFAULTS``
 (the shared settings its paper fixes) apply under them.
 """
 
@@ -130,7 +130,7 @@ def split_settings(algo: str, settings: Mapping[str, Any]) -> tuple[dict, dict]:
     Raises:
         ValueError: for a name that is neither, listing the allowed names.
     """
-    from gui_gym.train.core import TrainConfig
+    from gui_gym.train.config import TrainConfig
 
     shared = set(TrainConfig.field_names())
     own = {f.name for f in dataclasses.fields(_algo_config_class(algo))}
@@ -180,7 +180,7 @@ def make_trainer(
     milestone_store: str | Path | None = None,
     resume: bool = True,
 ) -> Any:
-    """Build the reward stack, env factory, algorithm and :class:`~gui_gym.train.core.Trainer`.
+    """Build the reward stack, env factory, algorithm and :class:`~gui_gym.train.trainer.Trainer`.
 
     Args:
         algo: One of :data:`ALGORITHM_NAMES` (``rloo`` and ``dapo`` are GRPO with
@@ -190,7 +190,7 @@ def make_trainer(
         model: Folder of the policy (e.g. a ``gui-gym sft`` output).
         reward: A reward expression (:func:`gui_gym.train.rewards.parse_reward`).
         lora: Train LoRA adapters.
-        settings: :class:`~gui_gym.train.core.TrainConfig` and algorithm settings.
+        settings: :class:`~gui_gym.train.config.TrainConfig` and algorithm settings.
         env_kwargs: ``gym.make`` arguments (``split``, ``category``, ``max_steps``,
             ``dataset``, ...).
         tasks: Task ids to train on (default: every task of the env's split).
@@ -211,7 +211,8 @@ def make_trainer(
         ValueError: for an unknown algorithm, setting, reward, or an env the algorithm
             cannot train on.
     """
-    from gui_gym.train.core import TrainConfig, Trainer
+    from gui_gym.train.config import TrainConfig
+    from gui_gym.train.trainer import Trainer
 
     name = algo
     algo, settings = resolve_algorithm(algo, dict(settings or {}))

@@ -37,8 +37,10 @@ from gui_gym.rewards.semi_online import (
     dual_level_advantages,
     passes_dynamic_sampling,
 )
-from gui_gym.train.core import Algorithm, Trainer, TurnSample, iteration_rng, turns_from_trajectory
+from gui_gym.train.config import iteration_rng
+from gui_gym.train.losses import TurnSample, turns_from_trajectory
 from gui_gym.train.rewards import clean_groups
+from gui_gym.train.trainer import Algorithm, Trainer
 
 __all__ = ["TRAIN_DEFAULTS", "PolicyThoughtPatch", "SemiOnline", "SemiOnlineConfig"]
 

@@ -232,8 +232,8 @@ def step_accuracy(
 def _save_checkpoint(
     out: Path, model: Any, optimizer: Any, state: dict[str, Any], lora: bool
 ) -> None:
-    """Write ``out/checkpoint`` in the RL trainers' format (:func:`~gui_gym.train.core.
-    write_checkpoint`: trainable weights as ``policy.<name>``, the optimizer, torch's random
+    """Write ``out/checkpoint`` in the RL trainers' format (:func:`~gui_gym.train.
+    checkpoint.write_checkpoint`: trainable weights as ``policy.<name>``, the optimizer, torch's random
     streams, the progress as ``trainer_state.json``), atomically."""
     from gui_gym.train.checkpoint import torch_rng_tensors, write_checkpoint
 

@@ -1,0 +1,206 @@
+"""The RL trainers' configuration: :class:`TrainConfig`, the hyperparameters every algorithm
+shares (each default cited), the allowed values of its enumerated fields, and the run-wide
+setup every piece of training asks for first: torch itself (:func:`require_torch`), the device
+(:func:`resolve_device`) and the seeds (:func:`seed_everything`, :func:`iteration_rng`).
+
+An algorithm's own hyperparameters live in its module (``grpo.GRPOConfig``, ...).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "KL_ESTIMATORS",
+    "LOSS_AGGREGATIONS",
+    "LR_SCHEDULES",
+    "STEP_INFO_KEYS",
+    "TrainConfig",
+    "iteration_rng",
+    "require_torch",
+    "resolve_device",
+    "seed_everything",
+]
+
+KL_ESTIMATORS = ("k1", "k2", "k3")
+"""Schulman's estimators of ``KL(pi || pi_ref)`` from samples of ``pi``."""
+LOSS_AGGREGATIONS = ("token_mean", "turn_mean")
+"""How per-token losses become one number (see :func:`~gui_gym.train.losses.aggregate_tokens`)."""
+LR_SCHEDULES = ("constant", "linear", "cosine")
+STEP_INFO_KEYS = ("semi_online", "milestone", "prm", "judge", "progress")
+"""Wrapper components the rollout engine keeps in ``Step.info`` for the algorithms."""
+
+
+def require_torch() -> Any:
+    """The ``torch`` module, imported on first use so that ``import gui_gym`` stays light.
+
+    Raises:
+        gymnasium.error.DependencyNotInstalled: without torch (the ``llm`` extra).
+    """
+    try:
+        import torch
+    except ImportError as err:  # pragma: no cover - the llm extra is installed in CI
+        from gymnasium.error import DependencyNotInstalled
+
+        raise DependencyNotInstalled(
+            "training needs torch and transformers; pip install 'gui-gym[llm]'"
+        ) from err
+    return torch
+
+
+@dataclass
+class TrainConfig:
+    """Hyperparameters every algorithm shares. An algorithm's own live in its module.
+
+    Attributes:
+        model: Folder of the policy (a Hugging Face causal LM with safetensors weights).
+        out: Run folder: ``checkpoint/`` (latest, for resume), ``model/`` (final weights),
+            ``metrics.jsonl``, ``config.json``.
+        iterations: Collect-then-update rounds.
+        seed: Seeds torch, numpy, Python and the per-iteration task and env seeds.
+        lora: Train LoRA adapters (peft) instead of every weight.
+        lora_r, lora_alpha, lora_dropout: LoRA rank, scale and dropout.
+        lora_target_modules: peft's ``target_modules`` (``"all-linear"`` by default).
+        learning_rate: Constant 1e-6 in ADMIRE (App. A.1.2) and UI-S1 (Table 9).
+        lr_schedule: ``constant`` (ADMIRE, UI-S1, GUI-Shepherd), ``linear`` or ``cosine``
+            decay over ``iterations`` after ``warmup_iterations``.
+        warmup_iterations: Linear warm-up of the learning rate.
+        weight_decay: AdamW weight decay; 0.01 in GUI-Shepherd App. C.
+        max_grad_norm: Gradient-norm clip (verl's default 1.0).
+        update_epochs: Passes over each batch; 2 in ADMIRE App. A.1.2.
+        mini_batch_turns: Turns per optimizer step; 128 in ADMIRE App. A.1.2.
+        micro_batch_turns: Turns per forward/backward (gradient accumulation inside a
+            mini-batch; the loss is exactly that of the whole mini-batch).
+        clip_eps: PPO clip ratio; 0.2 in ADMIRE App. A.1.2.
+        clip_eps_high: Upper clip bound when set (DAPO's clip-higher uses 0.28); None means
+            ``clip_eps`` on both sides.
+        kl_coef: Weight of the KL loss to the reference model; 0 in ADMIRE (App. A.1.2) and
+            GUI-Shepherd's PPO (App. B.2).
+        kl_estimator: ``k1``, ``k2`` or ``k3`` (see :func:`~gui_gym.train.losses.kl_estimate`).
+        loss_agg: ``token_mean`` (UI-S1 Eq. 13: 1/K over all tokens) or ``turn_mean`` (ADMIRE
+            Eq. 12: the mean over steps of each step's token-mean).
+        temperature: Sampling temperature; scoring uses the same ``logits / temperature``.
+        max_new_tokens: Generation budget per step; 512 in ADMIRE App. A.1.2.
+        num_envs: Envs the rollout engine steps at once (one batched generation per round).
+        generation_batch_size: Prompts per ``generate`` call of the local policy.
+        save_every: Iterations between checkpoints (and one at the end).
+        device: ``auto`` (CUDA when present), ``cpu`` or ``cuda[:i]``.
+        dtype: ``auto``: on CUDA, a LoRA run keeps the frozen base in bf16 (peft keeps the
+            adapters in fp32) and a full fine-tune keeps fp32 master weights with bf16 autocast
+            for the forward passes (bf16 weights cannot take 1e-6 updates); fp32 on CPU.
+            ``bfloat16``: bf16 weights everywhere (less memory, lossy updates).
+            ``float32``: no bf16 at all.
+        progress: Show a rich progress bar.
+    """
+
+    model: str = ""
+    out: str = "runs/train"
+    iterations: int = 100
+    seed: int = 0
+    lora: bool = False
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.0
+    lora_target_modules: str = "all-linear"
+    learning_rate: float = 1e-6
+    lr_schedule: str = "constant"
+    warmup_iterations: int = 0
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    update_epochs: int = 2
+    mini_batch_turns: int = 128
+    micro_batch_turns: int = 8
+    clip_eps: float = 0.2
+    clip_eps_high: float | None = None
+    kl_coef: float = 0.0
+    kl_estimator: str = "k3"
+    loss_agg: str = "turn_mean"
+    temperature: float = 1.0
+    max_new_tokens: int = 512
+    num_envs: int = 16
+    generation_batch_size: int = 16
+    save_every: int = 10
+    device: str = "auto"
+    dtype: str = "auto"
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        positive = ("iterations", "update_epochs", "mini_batch_turns", "micro_batch_turns")
+        for name in (
+            *positive,
+            "max_new_tokens",
+            "save_every",
+            "lora_r",
+            "num_envs",
+            "generation_batch_size",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+        if not 0 < self.clip_eps < 1:
+            raise ValueError(f"clip_eps must be in (0, 1), got {self.clip_eps!r}")
+        if self.clip_eps_high is not None and not self.clip_eps_high > 0:
+            raise ValueError(f"clip_eps_high must be > 0 or None, got {self.clip_eps_high!r}")
+        if self.kl_coef < 0:
+            raise ValueError(f"kl_coef must be >= 0, got {self.kl_coef!r}")
+        if self.kl_estimator not in KL_ESTIMATORS:
+            raise ValueError(
+                f"kl_estimator must be one of {', '.join(KL_ESTIMATORS)}, got {self.kl_estimator!r}"
+            )
+        if self.loss_agg not in LOSS_AGGREGATIONS:
+            raise ValueError(
+                f"loss_agg must be one of {', '.join(LOSS_AGGREGATIONS)}, got {self.loss_agg!r}"
+            )
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(
+                f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}"
+            )
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0 for RL sampling, got {self.temperature!r}")
+        if self.dtype not in ("auto", "float32", "bfloat16"):
+            raise ValueError(f"dtype must be auto, float32 or bfloat16, got {self.dtype!r}")
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def for_algorithm(cls, defaults: dict[str, Any], **settings: Any) -> TrainConfig:
+        """A config with an algorithm module's ``TRAIN_DEFAULTS`` under the given settings."""
+        return cls(**{**defaults, **settings})
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` becomes ``cuda`` when a GPU is visible, else ``cpu``.
+
+    Raises:
+        ValueError: for ``cuda`` on a machine without one.
+    """
+    torch = require_torch()
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} asked for, but torch sees no CUDA device")
+    if not (device == "cpu" or device.startswith("cuda")):
+        raise ValueError(f"device must be auto, cpu or cuda[:i], got {device!r}")
+    return device
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, numpy and torch (CPU and every CUDA device)."""
+    torch = require_torch()
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def iteration_rng(seed: int, iteration: int) -> np.random.Generator:
+    """The generator of an iteration's task order and env seeds: a function of the run seed
+    and the iteration only, so a resumed run draws what the uninterrupted one did."""
+    return np.random.default_rng([seed, iteration])

@@ -1,0 +1,281 @@
+"""What the RL loss is made of: the unit of training, :class:`TurnSample` (one step's prompt
+ids, completion ids and per-token advantages, cut from a trajectory by
+:func:`turns_from_trajectory`); :func:`score_completions`, the log-probabilities of the *given*
+completion token ids (the ids the policy sampled; decoded text is never re-tokenized); and the
+loss pieces: :func:`kl_estimate` (k1, k2, k3), :func:`clipped_surrogate`,
+:func:`aggregate_tokens` (token-mean or turn-mean), and :func:`policy_loss` built from them
+over a micro-batch's :class:`LossInputs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gui_gym.core.trajectory import Trajectory
+from gui_gym.train.config import KL_ESTIMATORS, LOSS_AGGREGATIONS, TrainConfig, require_torch
+
+__all__ = [
+    "LossInputs",
+    "TurnSample",
+    "aggregate_tokens",
+    "clipped_surrogate",
+    "kl_estimate",
+    "policy_loss",
+    "score_completions",
+    "turns_from_trajectory",
+]
+
+
+@dataclass
+class TurnSample:
+    """One step of one episode, as the loss sees it.
+
+    Attributes:
+        prompt_ids: Token ids the policy was conditioned on.
+        completion_ids: Token ids it sampled (scored exactly as they are).
+        advantages: One advantage per completion token (a step-level advantage is repeated
+            over its tokens).
+        sampled_logprobs: The behaviour policy's log-probs from the rollout (diagnostics).
+        old_logprobs: ``pi_old`` per token, filled at the start of the update.
+        ref_logprobs: ``pi_ref`` per token, when a KL term needs them.
+        returns: The critic's regression target (PPO), when there is one.
+        old_value: The critic's value of the step before the update (PPO's value clipping).
+        prompt: The prompt (text or messages), for models that read it differently (a critic
+            with its own tokenizer).
+        episode: Index of the episode in the batch; ``step`` its step index.
+    """
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    advantages: list[float]
+    sampled_logprobs: list[float] | None = None
+    old_logprobs: list[float] | None = None
+    ref_logprobs: list[float] | None = None
+    returns: float | None = None
+    old_value: float | None = None
+    prompt: Any = None
+    episode: int = 0
+    step: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.completion_ids:
+            raise ValueError(f"episode {self.episode} step {self.step} has no completion tokens")
+        if len(self.advantages) != len(self.completion_ids):
+            raise ValueError(
+                f"episode {self.episode} step {self.step}: {len(self.advantages)} advantages for "
+                f"{len(self.completion_ids)} completion tokens"
+            )
+
+
+def turns_from_trajectory(
+    trajectory: Trajectory,
+    step_advantages: Sequence[float] | Sequence[Sequence[float]],
+    *,
+    episode: int = 0,
+    steps: Sequence[int] | None = None,
+) -> list[TurnSample]:
+    """Cut a trajectory into :class:`TurnSample` s.
+
+    Args:
+        trajectory: An episode whose steps carry ``prompt_ids`` and ``completion_ids``.
+        step_advantages: One advantage per step (repeated over the step's tokens) or one list
+            per step with an advantage per token.
+        episode: Episode index recorded on the samples.
+        steps: Which step indices to keep (default all; an anchor group keeps only the
+            steps after its fork).
+
+    Raises:
+        ValueError: when a step lacks token ids (the backend did not give them: train with a
+            local model or a server that returns token ids) or the advantages do not fit.
+    """
+    chosen = list(range(len(trajectory.steps))) if steps is None else list(steps)
+    if len(step_advantages) != len(chosen):
+        raise ValueError(
+            f"{len(step_advantages)} advantages for {len(chosen)} steps of task "
+            f"{trajectory.task_id!r}"
+        )
+    out: list[TurnSample] = []
+    for index, advantage in zip(chosen, step_advantages):
+        step = trajectory.steps[index]
+        prompt_ids = getattr(step, "prompt_ids", None)
+        completion_ids = getattr(step, "completion_ids", None)
+        if not prompt_ids or not completion_ids:
+            raise ValueError(
+                f"step {index} of task {trajectory.task_id!r} has no token ids; RL needs the "
+                "sampled ids (a TransformersLLM policy, or a server that returns token ids)"
+            )
+        per_token = (
+            [float(a) for a in advantage]
+            if isinstance(advantage, Sequence)
+            else [float(advantage)] * len(completion_ids)
+        )
+        out.append(
+            TurnSample(
+                prompt_ids=list(prompt_ids),
+                completion_ids=list(completion_ids),
+                advantages=per_token,
+                sampled_logprobs=getattr(step, "logprobs", None),
+                prompt=getattr(step, "prompt", None),
+                episode=episode,
+                step=index,
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------- scoring
+
+
+def score_completions(
+    model: Any,
+    turns: Sequence[TurnSample],
+    *,
+    pad_id: int,
+    temperature: float = 1.0,
+    device: str | None = None,
+) -> list[Any]:
+    """Log-probabilities of each turn's completion ids under ``model``: one 1-D float32
+    tensor per turn, differentiable when grad is enabled.
+
+    Prompt and completion ids are concatenated as given (never decoded and re-encoded),
+    right-padded, and read at the completion positions with ``log_softmax(logits / T)``, the
+    distribution the sampler drew from.
+    """
+    torch = require_torch()
+    device = device or str(next(model.parameters()).device)
+    lengths = [len(t.prompt_ids) + len(t.completion_ids) for t in turns]
+    width = max(lengths)
+    ids = torch.full((len(turns), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(turns), width), dtype=torch.long)
+    for i, turn in enumerate(turns):
+        row = turn.prompt_ids + turn.completion_ids
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = 1
+    ids, mask = ids.to(device), mask.to(device)
+    logits = model(input_ids=ids, attention_mask=mask).logits
+    out = []
+    for i, turn in enumerate(turns):
+        start = len(turn.prompt_ids) - 1  # position p predicts token p + 1
+        rows = logits[i, start : start + len(turn.completion_ids)].float() / temperature
+        target = ids[i, start + 1 : start + 1 + len(turn.completion_ids)]
+        out.append(torch.log_softmax(rows, dim=-1).gather(-1, target[:, None]).squeeze(-1))
+    return out
+
+
+# ------------------------------------------------------------------------------- losses
+
+
+def kl_estimate(logp: Any, ref_logp: Any, estimator: str = "k3") -> Any:
+    """Per-token estimate of ``KL(pi || pi_ref)`` from tokens sampled from ``pi``.
+
+    With ``r = log pi - log pi_ref``: ``k1 = r`` (unbiased, can be negative), ``k2 = r^2 / 2``
+    and ``k3 = exp(-r) - 1 + r`` (unbiased and never negative; GRPO's choice, Shao et al.).
+
+    Raises:
+        ValueError: for an unknown estimator.
+    """
+    torch = require_torch()
+    log_ratio = logp - ref_logp
+    if estimator == "k1":
+        return log_ratio
+    if estimator == "k2":
+        return 0.5 * log_ratio**2
+    if estimator == "k3":
+        return torch.exp(-log_ratio) - 1.0 + log_ratio
+    raise ValueError(f"kl estimator must be one of {', '.join(KL_ESTIMATORS)}, got {estimator!r}")
+
+
+def clipped_surrogate(
+    logp: Any, old_logp: Any, advantages: Any, clip_low: float, clip_high: float
+) -> tuple[Any, Any]:
+    """PPO's clipped surrogate, per token, as a loss to minimise.
+
+    ``-min(rho A, clip(rho, 1 - clip_low, 1 + clip_high) A)`` with ``rho = pi / pi_old``
+    (ADMIRE Eq. 12, UI-S1 Eq. 13, GUI-Shepherd Eq. 5). ``clip_high > clip_low`` is DAPO's
+    clip-higher.
+
+    Returns:
+        ``(loss, clipped)``: the per-token loss and a float mask of tokens where the clipped
+        term was the one taken.
+    """
+    torch = require_torch()
+    ratio = torch.exp(logp - old_logp)
+    unclipped = -advantages * ratio
+    clipped = -advantages * torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high)
+    loss = torch.maximum(unclipped, clipped)
+    return loss, (clipped > unclipped).float()
+
+
+def aggregate_tokens(
+    per_token: Sequence[Any], mode: str, *, total_tokens: int, total_turns: int
+) -> Any:
+    """Sum per-token losses of some turns into their share of a mini-batch's loss.
+
+    ``token_mean``: every token of the mini-batch weighs alike (``sum / total_tokens``; UI-S1
+    Eq. 13's 1/K, DAPO's token-level loss). ``turn_mean``: each turn's token-mean, averaged
+    over the mini-batch's turns (``/ total_turns``; ADMIRE Eq. 12 averages over steps). The
+    denominators are the whole mini-batch's, so micro-batches accumulate to exactly the
+    mini-batch loss.
+
+    Raises:
+        ValueError: for an unknown mode.
+    """
+    torch = require_torch()
+    if mode == "token_mean":
+        return torch.stack([t.sum() for t in per_token]).sum() / total_tokens
+    if mode == "turn_mean":
+        return torch.stack([t.mean() for t in per_token]).sum() / total_turns
+    raise ValueError(f"loss_agg must be one of {', '.join(LOSS_AGGREGATIONS)}, got {mode!r}")
+
+
+@dataclass
+class LossInputs:
+    """What an algorithm's loss receives for one micro-batch.
+
+    Attributes:
+        turns: The micro-batch's samples.
+        logp: Current log-probs per turn (differentiable).
+        old_logp, ref_logp, advantages: Tensors per turn (``ref_logp`` None without KL).
+        total_tokens, total_turns: Size of the whole mini-batch (for aggregation).
+        config: The run's :class:`TrainConfig`.
+    """
+
+    turns: Sequence[TurnSample]
+    logp: list[Any]
+    old_logp: list[Any]
+    ref_logp: list[Any] | None
+    advantages: list[Any]
+    total_tokens: int
+    total_turns: int
+    config: TrainConfig
+
+
+def policy_loss(inputs: LossInputs, *, kl_in_loss: bool = True) -> tuple[Any, dict[str, float]]:
+    """The clipped surrogate plus ``kl_coef`` times the KL estimate, aggregated as
+    ``config.loss_agg`` says. Returns the loss and its parts (floats, for metrics)."""
+    config = inputs.config
+    high = config.clip_eps_high if config.clip_eps_high is not None else config.clip_eps
+    parts = [
+        clipped_surrogate(lp, old, adv, config.clip_eps, high)
+        for lp, old, adv in zip(inputs.logp, inputs.old_logp, inputs.advantages)
+    ]
+    sizes = {"total_tokens": inputs.total_tokens, "total_turns": inputs.total_turns}
+    surrogate = aggregate_tokens([p[0] for p in parts], config.loss_agg, **sizes)
+    clip_fraction = aggregate_tokens([p[1] for p in parts], config.loss_agg, **sizes)
+    loss = surrogate
+    stats = {"pg_loss": float(surrogate.detach()), "clip_fraction": float(clip_fraction)}
+    if inputs.ref_logp is not None:
+        kl = aggregate_tokens(
+            [
+                kl_estimate(lp, ref, config.kl_estimator)
+                for lp, ref in zip(inputs.logp, inputs.ref_logp)
+            ],
+            config.loss_agg,
+            **sizes,
+        )
+        stats["kl"] = float(kl.detach())
+        if kl_in_loss and config.kl_coef > 0:
+            loss = loss + config.kl_coef * kl
+    return loss, stats
