@@ -26,7 +26,7 @@ import tyro
 import gui_gym  # noqa: F401  (registers the GuiGym/* ids)
 from gui_gym.train.core import TrainConfig, Trainer
 from gui_gym.train.grpo import GRPO, TRAIN_DEFAULTS, GRPOConfig
-from gui_gym.train.rewards import RewardStack
+from gui_gym.train.reward_stack import RewardStack
 from gui_gym.train.runner import build_tiny_policy, env_texts
 
 

@@ -20,7 +20,7 @@ import tyro
 import gui_gym  # noqa: F401  (registers the GuiGym/* ids)
 from gui_gym.train.core import TrainConfig, Trainer
 from gui_gym.train.reinforce_pp import TRAIN_DEFAULTS, ReinforcePP, ReinforcePPConfig
-from gui_gym.train.rewards import RewardStack
+from gui_gym.train.reward_stack import RewardStack
 from gui_gym.train.runner import build_tiny_policy, env_texts
 
 

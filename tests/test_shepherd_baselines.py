@@ -10,7 +10,7 @@ import pytest
 
 import gui_gym  # noqa: F401
 from gui_gym.rewards.prm import format_step_reward
-from gui_gym.train.rewards import RewardStack, parse_reward
+from gui_gym.train.reward_stack import RewardStack, parse_reward
 from gui_gym.wrappers import FormatRewardWrapper
 from tests.conftest import require
 

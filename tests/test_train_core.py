@@ -24,7 +24,7 @@ from gui_gym.train.core import (  # noqa: E402
     score_completions,
     turns_from_trajectory,
 )
-from gui_gym.train.rewards import parse_reward  # noqa: E402
+from gui_gym.train.reward_stack import parse_reward  # noqa: E402
 from tests.rl_helpers import PROMPT, RIGHT, line_tokenizer, policy_folder  # noqa: E402
 from tests.tiny_llm import tiny_gpt2  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 Two hand-made episodes of the WikiHow task ``apologize_to_a_friend-category`` (four
 milestones: ``query_typed``, ``results_shown``, ``article_opened``, ``category_opened``) run
-through a real env wrapped by :class:`~gui_gym.train.rewards.RewardStack`:
+through a real env wrapped by :class:`~gui_gym.train.reward_stack.RewardStack`:
 
 * success: ``INPUT`` (query typed and results shown, Prog = 2/4), ``CLICK(4)`` (article,
   3/4), ``CLICK(7)`` (category, 4/4, outcome 1);
@@ -26,7 +26,7 @@ import gui_gym  # noqa: F401
 from gui_gym.agents.base import run_episode
 from gui_gym.rewards.advantages import token_level_returns
 from gui_gym.rewards.milestones import step_grpo_advantages
-from gui_gym.train.rewards import RewardStack, admire_step_rewards, reward_stream
+from gui_gym.train.reward_stack import RewardStack, admire_step_rewards, reward_stream
 
 TASK = "apologize_to_a_friend-category"
 SUCCESS = ['INPUT(0, "apologize to a friend")', "CLICK(4)", "CLICK(7)"]

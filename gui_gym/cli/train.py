@@ -182,7 +182,7 @@ def train_cmd(
     Settings (every hyperparameter, named as the paper names it, with its default cited in
     the docs) come from --config and --set, --set winning.
     """
-    from gui_gym.train.rewards import MILESTONE_MODES
+    from gui_gym.train.reward_stack import MILESTONE_MODES
     from gui_gym.train.runner import ALGORITHM_NAMES, load_settings, make_trainer
 
     choose(algo, ALGORITHM_NAMES, "--algo")

@@ -37,7 +37,7 @@ import numpy as np
 from gui_gym.core.trajectory import Trajectory
 from gui_gym.train.grpo import GRPO, GRPOConfig
 from gui_gym.train.losses import TurnSample
-from gui_gym.train.rewards import clean_groups
+from gui_gym.train.reward_stack import clean_groups
 from gui_gym.train.trainer import Trainer
 
 __all__ = ["ARPO", "TRAIN_DEFAULTS", "ARPOConfig", "remember_successes", "replay_into_group"]

@@ -6,7 +6,7 @@ tasks, ``group_size`` episodes each from the same seed), the advantages, and the
 shared clipped surrogate of :func:`gui_gym.train.losses.policy_loss`).
 
 * ``level="step"`` (ADMIRE Eq. 12-13): every step's total reward ``R_total(t)`` (outcome,
-  format and milestone terms, :func:`gui_gym.train.rewards.admire_step_rewards`) is
+  format and milestone terms, :func:`gui_gym.train.reward_stack.admire_step_rewards`) is
   normalised by the mean and standard deviation over *all steps of all episodes* of its group
   (:func:`gui_gym.rewards.milestones.step_grpo_advantages`), and the objective averages over
   steps (``loss_agg="turn_mean"``).
@@ -31,7 +31,7 @@ from gui_gym.rewards.milestones import step_grpo_advantages
 from gui_gym.rewards.semi_online import episode_level_advantages, group_std
 from gui_gym.train.config import iteration_rng
 from gui_gym.train.losses import TurnSample, turns_from_trajectory
-from gui_gym.train.rewards import admire_step_rewards, clean_groups, episode_return
+from gui_gym.train.reward_stack import admire_step_rewards, clean_groups, episode_return
 from gui_gym.train.trainer import Algorithm, Trainer
 
 __all__ = [

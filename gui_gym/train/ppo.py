@@ -34,7 +34,7 @@ from gui_gym.core.trajectory import Trajectory
 from gui_gym.rewards.advantages import DEFAULT_GAE_GAMMA, DEFAULT_GAE_LAMBDA, gae
 from gui_gym.train.config import iteration_rng
 from gui_gym.train.losses import LossInputs, TurnSample, policy_loss, turns_from_trajectory
-from gui_gym.train.rewards import clean_groups, reward_stream
+from gui_gym.train.reward_stack import clean_groups, reward_stream
 from gui_gym.train.trainer import Algorithm, Trainer
 
 __all__ = [

@@ -28,7 +28,7 @@ from gui_gym.core.trajectory import Trajectory
 from gui_gym.rewards.advantages import global_batch_normalise, token_level_returns
 from gui_gym.train.config import iteration_rng
 from gui_gym.train.losses import LossInputs, TurnSample, policy_loss, turns_from_trajectory
-from gui_gym.train.rewards import clean_groups, reward_stream
+from gui_gym.train.reward_stack import clean_groups, reward_stream
 from gui_gym.train.trainer import Algorithm, Trainer
 
 __all__ = ["TRAIN_DEFAULTS", "ReinforcePP", "ReinforcePPConfig"]

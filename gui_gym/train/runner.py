@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gui_gym.train.rewards import RewardStack
+from gui_gym.train.reward_stack import RewardStack
 
 __all__ = [
     "ALGORITHMS",
@@ -188,7 +188,7 @@ def make_trainer(
         env_id: A registered id; ``semi_online`` and ``offline_grpo`` need
             ``GuiGym/SemiOnlineReplay-v0`` with a ``dataset`` in ``env_kwargs``.
         model: Folder of the policy (e.g. a ``gui-gym sft`` output).
-        reward: A reward expression (:func:`gui_gym.train.rewards.parse_reward`).
+        reward: A reward expression (:func:`gui_gym.train.reward_stack.parse_reward`).
         lora: Train LoRA adapters.
         settings: :class:`~gui_gym.train.config.TrainConfig` and algorithm settings.
         env_kwargs: ``gym.make`` arguments (``split``, ``category``, ``max_steps``,

@@ -39,7 +39,7 @@ from gui_gym.rewards.semi_online import (
 )
 from gui_gym.train.config import iteration_rng
 from gui_gym.train.losses import TurnSample, turns_from_trajectory
-from gui_gym.train.rewards import clean_groups
+from gui_gym.train.reward_stack import clean_groups
 from gui_gym.train.trainer import Algorithm, Trainer
 
 __all__ = ["TRAIN_DEFAULTS", "PolicyThoughtPatch", "SemiOnline", "SemiOnlineConfig"]

@@ -138,7 +138,7 @@ class Trainer:
             ``PromptFormat``, or a callable ``PromptInput -> chat messages``.
         on_batch: Called with each batch's groups and the iteration after collection and
             before advantages (ADMIRE's once-per-batch milestone refinement,
-            :meth:`gui_gym.train.rewards.RewardStack.refine_milestones`).
+            :meth:`gui_gym.train.reward_stack.RewardStack.refine_milestones`).
         resume: Continue from ``out/checkpoint`` when there is one.
     """
 
