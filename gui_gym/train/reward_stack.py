@@ -238,26 +238,17 @@ class RewardStack:
             if not hasattr(wrapper, "env"):
                 raise TypeError("the env has no MilestoneWrapper; make it with RewardStack.wrap")
             wrapper = wrapper.env
+        tracker = wrapper.tracker
         if epoch is not None:
-            wrapper.set_epoch(epoch)
+            tracker.set_epoch(epoch)
         episodes = [
             t for g in groups for t in g if getattr(t, "infra_error", None) is None and t.steps
         ]
-        best: dict[str, Trajectory] = {}
-        for trajectory in episodes:
-            if trajectory.success:
-                known = best.get(trajectory.task_id)
-                if known is None or len(trajectory.steps) < len(known.steps):
-                    best[trajectory.task_id] = trajectory
-        updates = {}
-        for task, trajectory in best.items():
-            if self.milestone_mode == "static" and wrapper.store.get(task) is not None:
-                # ADMIRE Table 3: static milestones are never refined
-                updates[task] = {"status": "static", "version": wrapper.store.version(task)}
-            else:
-                updates[task] = wrapper.refine_from_success(trajectory)
-        for trajectory in episodes:
-            scored = wrapper.score_trajectory(trajectory)
+        updates, scores = tracker.refine_batch(
+            episodes,
+            static=self.milestone_mode == "static",  # ADMIRE Table 3's static arm
+        )
+        for trajectory, scored in zip(episodes, scores):
             last = trajectory.steps[-1]
             last.info = {**last.info, "milestone": {**last.info.get("milestone", {}), **scored}}
         return updates
