@@ -4,11 +4,12 @@ GUI-Shepherd's online PPO rewards every step with the PRM's score of the action 
 the state before it, plus a format reward (Sec. 4.1, Eq. 3; App. B.2). The arithmetic is
 :func:`gui_gym.rewards.prm.prm_step_reward`; these wrappers only gather the query, call the
 PRM, and add the result. ``PRMVectorWrapper`` does the same for a whole vector env with one
-batched PRM call per step.
+batched PRM call per step, through the same scoring code as ``PRMWrapper``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -16,37 +17,16 @@ import numpy as np
 
 from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.models.prm import PRMOutputError, ProcessRewardModel
-from gui_gym.rewards.prm import PRMQuery, format_step_reward, prm_step_reward
+from gui_gym.rewards.prm import PRMQuery, PRMReward, format_step_reward, prm_step_reward
+from gui_gym.wrappers.vector_slice import autoreset_mode, env_slice
 
 __all__ = ["FormatRewardWrapper", "PRMVectorWrapper", "PRMWrapper"]
 
 
-def _check_args(
-    prm: Any,
-    weight: float,
-    format_weight: float,
-    invalid_penalty: float,
-    history_length: int,
-    outcome_weight: float,
-) -> None:
-    if not callable(getattr(prm, "score", None)):
-        raise TypeError(
-            f"prm must have score(queries, envs=None) (a ProcessRewardModel), got {type(prm).__name__}"
-        )
-    for name, value in (
-        ("weight", weight),
-        ("format_weight", format_weight),
-        ("invalid_penalty", invalid_penalty),
-        ("outcome_weight", outcome_weight),
-    ):
+def _check_finite(**values: Any) -> None:
+    for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if (
-        isinstance(history_length, bool)
-        or not isinstance(history_length, int)
-        or history_length < 0
-    ):
-        raise ValueError(f"history_length must be a non-negative int, got {history_length!r}")
 
 
 def _checked_scores(prm: Any, values: Any, n: int) -> np.ndarray:
@@ -77,8 +57,124 @@ def _last_error(prm: Any, i: int) -> str | None:
     return None
 
 
+@dataclass
+class _Context:
+    """One env's episode as the PRM sees it: the instruction and the screen the next action
+    is chosen on, the descriptions of the earlier valid actions, and the step number. Text
+    is copied in (``str``): async vector envs hand out live views of shared memory."""
+
+    instruction: str = ""
+    screen: str = ""
+    history: list[str] = field(default_factory=list)
+    step: int = 0
+
+    @classmethod
+    def start(cls, observation: dict[str, Any], info: dict[str, Any]) -> _Context:
+        return cls(
+            str(observation.get("instruction", "")),
+            str(observation.get("screen", "")),
+            step=int(info.get("step", 0)),
+        )
+
+    def query(self, action: str, description: str, history_length: int) -> PRMQuery:
+        history = self.history[-history_length:] if history_length else []
+        return PRMQuery(
+            instruction=self.instruction,
+            screen=self.screen,
+            action=action,
+            action_description=description,
+            history=tuple(history),
+            step=self.step,
+        )
+
+    def advance(self, observation: dict[str, Any], info: dict[str, Any], valid: bool) -> None:
+        """Move on past a step: its description joins the history when it was valid."""
+        if valid:
+            self.history.append(str(info.get("action_description", "")))
+        self.instruction = str(observation.get("instruction", ""))
+        self.screen = str(observation.get("screen", ""))
+        self.step = int(info.get("step", self.step + 1))
+
+
+class _PRMReward(gym.utils.RecordConstructorArgs):
+    """The constructor and the scoring both PRM wrappers share."""
+
+    def __init__(
+        self,
+        env: gym.Env | gym.vector.VectorEnv,
+        prm: ProcessRewardModel,
+        weight: float = 1.0,
+        format_weight: float = 0.1,
+        invalid_penalty: float = -0.1,
+        history_length: int = 4,
+        outcome_weight: float = 0.0,  # GUI-Shepherd Eq. 3: r_t = r_PRM + r_format
+    ):
+        if not callable(getattr(prm, "score", None)):
+            raise TypeError(
+                "prm must have score(queries, envs=None) (a ProcessRewardModel), "
+                f"got {type(prm).__name__}"
+            )
+        _check_finite(
+            weight=weight,
+            format_weight=format_weight,
+            invalid_penalty=invalid_penalty,
+            outcome_weight=outcome_weight,
+        )
+        if (
+            isinstance(history_length, bool)
+            or not isinstance(history_length, int)
+            or history_length < 0
+        ):
+            raise ValueError(f"history_length must be a non-negative int, got {history_length!r}")
+        # every argument but env, as given; the PRM (a model, a client) is shared, never copied
+        settings = {name: value for name, value in locals().items() if name not in ("self", "env")}
+        gym.utils.RecordConstructorArgs.__init__(self, _disable_deepcopy=True, **settings)
+        self.prm = prm
+        self.weight = float(weight)
+        self.format_weight = float(format_weight)
+        self.invalid_penalty = float(invalid_penalty)
+        self.history_length = history_length
+        self.outcome_weight = float(outcome_weight)
+        self._wrap(env)
+
+    def _wrap(self, env: Any) -> None:
+        raise NotImplementedError  # each wrapper wraps its kind of env
+
+    def _score(
+        self,
+        contexts: list[_Context],
+        actions: list[str],
+        descriptions: list[str],
+        envs: list[gym.Env] | None = None,
+    ) -> tuple[np.ndarray, list[str | None]]:
+        """One PRM call for the actions taken from ``contexts``: the scores, and per query
+        the reason a PRM server gave a neutral score (None for a PRM that judges on
+        ``envs``, the sub-envs in the state each action is taken from)."""
+        queries = [
+            c.query(a, d, self.history_length) for c, a, d in zip(contexts, actions, descriptions)
+        ]
+        if envs is not None:
+            scores = self.prm.score(queries, envs=envs)
+            return _checked_scores(self.prm, scores, len(queries)), [None] * len(queries)
+        scores = _checked_scores(self.prm, self.prm.score(queries), len(queries))
+        return scores, [_last_error(self.prm, j) for j in range(len(queries))]
+
+    def _reward(self, score: float | None, parsed: bool, valid: bool) -> PRMReward:
+        """GUI-Shepherd Eq. 3 for one step (:func:`~gui_gym.rewards.prm.prm_step_reward`)."""
+        return prm_step_reward(
+            score if valid else None,
+            parsed=parsed,
+            valid=valid,
+            weight=self.weight,
+            format_weight=self.format_weight,
+            invalid_penalty=self.invalid_penalty,
+        )
+
+
 class PRMWrapper(
-    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
+    _PRMReward,
+    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any],
+    gym.utils.RecordConstructorArgs,
 ):
     """Reward every step with GUI-Shepherd's process reward.
 
@@ -119,90 +215,40 @@ class PRMWrapper(
         ValueError: for a non-finite weight or a negative ``history_length``.
     """
 
-    def __init__(
-        self,
-        env: gym.Env,
-        prm: ProcessRewardModel,
-        weight: float = 1.0,
-        format_weight: float = 0.1,
-        invalid_penalty: float = -0.1,
-        history_length: int = 4,
-        outcome_weight: float = 0.0,  # GUI-Shepherd Eq. 3: r_t = r_PRM + r_format
-    ):
-        _check_args(prm, weight, format_weight, invalid_penalty, history_length, outcome_weight)
-        gym.utils.RecordConstructorArgs.__init__(
-            self,
-            _disable_deepcopy=True,  # the PRM (a model, a client) is shared, never copied
-            prm=prm,
-            weight=weight,
-            format_weight=format_weight,
-            invalid_penalty=invalid_penalty,
-            history_length=history_length,
-            outcome_weight=outcome_weight,
-        )
-        gym.Wrapper.__init__(self, env)
-        if getattr(prm, "requires_env", False) and not hasattr(env.unwrapped, "fork"):
+    def _wrap(self, env: gym.Env) -> None:
+        gym.Wrapper.__init__(self, env)  # type: ignore[arg-type]
+        if getattr(self.prm, "requires_env", False) and not hasattr(env.unwrapped, "fork"):
             raise TypeError(
-                f"{type(prm).__name__} judges on a fork of the env, and "
+                f"{type(self.prm).__name__} judges on a fork of the env, and "
                 f"{type(env.unwrapped).__name__} has no fork()"
             )
-        self.prm = prm
-        self.weight = float(weight)
-        self.format_weight = float(format_weight)
-        self.invalid_penalty = float(invalid_penalty)
-        self.history_length = history_length
-        self.outcome_weight = float(outcome_weight)
-        self._observation: dict[str, Any] = {}
-        self._history: list[str] = []
-        self._step = 0
+        self._context = _Context()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset the env and the PRM history."""
         observation, info = self.env.reset(seed=seed, options=options)
-        self._observation = observation
-        self._history = []
-        self._step = int(info.get("step", 0))
+        self._context = _Context.start(observation, info)
         return observation, info
-
-    def _query(self, action_text: str, description: str) -> PRMQuery:
-        history = self._history[-self.history_length :] if self.history_length else []
-        return PRMQuery(
-            instruction=str(self._observation.get("instruction", "")),
-            screen=str(self._observation.get("screen", "")),
-            action=action_text,
-            action_description=description,
-            history=tuple(history),
-            step=self._step,
-        )
 
     def step(self, action: Any):
         """Step the env and add the PRM and format rewards (see the class docstring)."""
         action_text = _try_parse(action)
         parsed = action_text is not None
+        context = self._context
         score: float | None = None
-        if parsed and self.prm.requires_env:
+        error: str | None = None
+        if action_text is not None and self.prm.requires_env:
             # Judge before acting: the PRM needs the state the action is taken from.
-            assert action_text is not None
-            query = self._query(action_text, "")
-            score = float(
-                _checked_scores(self.prm, self.prm.score([query], envs=[self.env.unwrapped]), 1)[0]
-            )
+            scores, _ = self._score([context], [action_text], [""], envs=[self.env.unwrapped])
+            score = float(scores[0])
         observation, reward, terminated, truncated, info = self.env.step(action)
         valid = parsed and bool(info.get("action_valid", True))
         if valid and score is None:
-            assert action_text is not None
-            query = self._query(
-                str(info.get("action", action_text)), str(info.get("action_description", ""))
-            )
-            score = float(_checked_scores(self.prm, self.prm.score([query]), 1)[0])
-        parts = prm_step_reward(
-            score if valid else None,
-            parsed=parsed,
-            valid=valid,
-            weight=self.weight,
-            format_weight=self.format_weight,
-            invalid_penalty=self.invalid_penalty,
-        )
+            taken = str(info.get("action") or action_text)
+            description = str(info.get("action_description", ""))
+            scores, errors = self._score([context], [taken], [description])
+            score, error = float(scores[0]), errors[0]
+        parts = self._reward(score, parsed, valid)
         outcome = self.outcome_weight * float(reward)
         info["prm"] = {
             "score": score if valid else None,
@@ -213,12 +259,9 @@ class PRMWrapper(
                 "invalid": parts.invalid,
                 "outcome": outcome,
             },
-            "error": _last_error(self.prm, 0) if valid and not self.prm.requires_env else None,
+            "error": error if valid else None,
         }
-        if valid:
-            self._history.append(str(info.get("action_description", "")))
-        self._observation = observation
-        self._step = int(info.get("step", self._step + 1))
+        context.advance(observation, info, valid)
         return observation, outcome + parts.total, terminated, truncated, info
 
 
@@ -250,17 +293,7 @@ class FormatRewardWrapper(
         format_weight: float = 0.1,
         invalid_penalty: float = -0.1,
     ):
-        for name, value in (
-            ("weight", weight),
-            ("format_weight", format_weight),
-            ("invalid_penalty", invalid_penalty),
-        ):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not np.isfinite(value)
-            ):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
+        _check_finite(weight=weight, format_weight=format_weight, invalid_penalty=invalid_penalty)
         gym.utils.RecordConstructorArgs.__init__(
             self, weight=weight, format_weight=format_weight, invalid_penalty=invalid_penalty
         )
@@ -287,7 +320,7 @@ class FormatRewardWrapper(
         return observation, float(reward) + added, terminated, truncated, info
 
 
-class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs):
+class PRMVectorWrapper(_PRMReward, gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs):
     """:class:`PRMWrapper` for a vector env: one batched PRM call per step for all sub-envs.
 
     Text PRMs work with any vector env (sync or async): queries are built from the batched
@@ -306,72 +339,25 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
         TypeError: for an env-judging PRM on a vector env without ``envs`` (async).
     """
 
-    def __init__(
-        self,
-        env: gym.vector.VectorEnv,
-        prm: ProcessRewardModel,
-        weight: float = 1.0,
-        format_weight: float = 0.1,
-        invalid_penalty: float = -0.1,
-        history_length: int = 4,
-        outcome_weight: float = 0.0,  # GUI-Shepherd Eq. 3: r_t = r_PRM + r_format
-    ):
-        _check_args(prm, weight, format_weight, invalid_penalty, history_length, outcome_weight)
-        gym.utils.RecordConstructorArgs.__init__(
-            self,
-            _disable_deepcopy=True,  # the PRM (a model, a client) is shared, never copied
-            prm=prm,
-            weight=weight,
-            format_weight=format_weight,
-            invalid_penalty=invalid_penalty,
-            history_length=history_length,
-            outcome_weight=outcome_weight,
-        )
-        gym.vector.VectorWrapper.__init__(self, env)
-        if getattr(prm, "requires_env", False) and not hasattr(env.unwrapped, "envs"):
+    def _wrap(self, env: gym.vector.VectorEnv) -> None:
+        gym.vector.VectorWrapper.__init__(self, env)  # type: ignore[arg-type]
+        if getattr(self.prm, "requires_env", False) and not hasattr(env.unwrapped, "envs"):
             raise TypeError(
-                f"{type(prm).__name__} judges on the sub-envs themselves; use a SyncVectorEnv "
-                f"(got {type(env.unwrapped).__name__}), or a text PRM"
+                f"{type(self.prm).__name__} judges on the sub-envs themselves; use a "
+                f"SyncVectorEnv (got {type(env.unwrapped).__name__}), or a text PRM"
             )
-        self.prm = prm
-        self.weight = float(weight)
-        self.format_weight = float(format_weight)
-        self.invalid_penalty = float(invalid_penalty)
-        self.history_length = history_length
-        self.outcome_weight = float(outcome_weight)
-        mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.NEXT_STEP)
-        self._next_step_reset = mode == gym.vector.AutoresetMode.NEXT_STEP or mode == "NextStep"
-        n = self.num_envs
-        self._instructions = [""] * n
-        self._screens = [""] * n
-        self._histories: list[list[str]] = [[] for _ in range(n)]
-        self._steps = [0] * n
-        self._resetting = np.zeros(n, dtype=bool)
-
-    def _remember(self, observation: dict[str, Any]) -> None:
-        # Copy now: async envs hand out live views of shared memory.
-        self._instructions = [str(x) for x in observation["instruction"]]
-        self._screens = [str(x) for x in observation["screen"]]
+        self._next_step_reset = autoreset_mode(env) == gym.vector.AutoresetMode.NEXT_STEP
+        self._contexts = [_Context() for _ in range(self.num_envs)]
+        self._resetting = np.zeros(self.num_envs, dtype=bool)
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
         """Reset every sub-env and the PRM histories."""
         observation, info = self.env.reset(seed=seed, options=options)
-        self._remember(observation)
-        self._histories = [[] for _ in range(self.num_envs)]
-        self._steps = [0] * self.num_envs
+        self._contexts = [
+            _Context.start(env_slice(observation, i), {}) for i in range(self.num_envs)
+        ]
         self._resetting = np.zeros(self.num_envs, dtype=bool)
         return observation, info
-
-    def _query(self, i: int, action_text: str, description: str) -> PRMQuery:
-        history = self._histories[i][-self.history_length :] if self.history_length else []
-        return PRMQuery(
-            instruction=self._instructions[i],
-            screen=self._screens[i],
-            action=action_text,
-            action_description=description,
-            history=tuple(history),
-            step=self._steps[i],
-        )
 
     def step(self, actions: Any):
         """Step all sub-envs and add the rewards of one batched PRM call."""
@@ -385,35 +371,33 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
         if self.prm.requires_env:
             idx = [i for i in range(n) if judged[i] and texts[i] is not None]
             if idx:
-                envs = [self.env.unwrapped.envs[i].unwrapped for i in idx]
-                queries = [self._query(i, texts[i] or "", "") for i in idx]
-                scores[idx] = _checked_scores(
-                    self.prm, self.prm.score(queries, envs=envs), len(idx)
+                scores[idx], _ = self._score(
+                    [self._contexts[i] for i in idx],
+                    [texts[i] or "" for i in idx],
+                    [""] * len(idx),
+                    envs=[self.env.unwrapped.envs[i].unwrapped for i in idx],
                 )
         observation, reward, terminated, truncated, info = self.env.step(actions)
-        valid_flags = np.asarray(info.get("action_valid", np.ones(n, dtype=bool)), dtype=bool)
-        valid = judged & np.array([t is not None for t in texts]) & valid_flags
+        rows = [env_slice(info, i) for i in range(n)]
+        valid = np.array(
+            [
+                judged[i] and texts[i] is not None and bool(rows[i].get("action_valid", True))
+                for i in range(n)
+            ],
+            dtype=bool,
+        )
         if not self.prm.requires_env:
             idx = [i for i in range(n) if valid[i]]
             if idx:
-                actions_taken = info.get("action", texts)
-                descriptions = info.get("action_description", [""] * n)
-                queries = [
-                    self._query(i, str(actions_taken[i] or texts[i]), str(descriptions[i]))
-                    for i in idx
-                ]
-                scores[idx] = _checked_scores(self.prm, self.prm.score(queries), len(idx))
+                scores[idx], found = self._score(
+                    [self._contexts[i] for i in idx],
+                    [str(rows[i].get("action") or texts[i]) for i in idx],
+                    [str(rows[i].get("action_description", "")) for i in idx],
+                )
                 for j, i in enumerate(idx):
-                    errors[i] = _last_error(self.prm, j)
+                    errors[i] = found[j]
         parts = [
-            prm_step_reward(
-                float(scores[i]) if valid[i] else None,
-                parsed=texts[i] is not None,
-                valid=bool(valid[i]),
-                weight=self.weight,
-                format_weight=self.format_weight,
-                invalid_penalty=self.invalid_penalty,
-            )
+            self._reward(float(scores[i]), texts[i] is not None, bool(valid[i]))
             if judged[i]
             else None
             for i in range(n)
@@ -430,23 +414,12 @@ class PRMVectorWrapper(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs
             "error": np.array(errors, dtype=object),
         }
         info["_prm"] = judged.copy()
-        descriptions = info.get("action_description", [""] * n)
-        step_numbers = info.get("step", [0] * n)
         ended = np.asarray(terminated) | np.asarray(truncated)
         for i in range(n):
-            if not judged[i] or ended[i]:  # this step was a reset, or the next one starts anew
-                self._histories[i] = []
-                self._steps[i] = 0
-            else:
-                if valid[i]:
-                    self._histories[i].append(str(descriptions[i]))
-                self._steps[i] = int(step_numbers[i])
-        self._remember(observation)
+            observation_i = env_slice(observation, i)
+            if judged[i] and not ended[i]:
+                self._contexts[i].advance(observation_i, rows[i], bool(valid[i]))
+            else:  # this step was a reset, or the next one starts anew
+                self._contexts[i] = _Context.start(observation_i, {})
         self._resetting = ended.copy() if self._next_step_reset else np.zeros(n, dtype=bool)
-        return (
-            observation,
-            outcome + added,
-            terminated,
-            truncated,
-            info,
-        )
+        return observation, outcome + added, terminated, truncated, info
