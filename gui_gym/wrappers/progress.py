@@ -6,7 +6,8 @@ value it was compared with. A model backed by an LLM (``LLMProgressJudge``) can 
 :class:`~gui_gym.models.llm.LLMError` never reaches the rollout; the step earns no progress
 reward, the last value stands, a warning is logged and ``info["progress"]["model_error"]``
 says why. :class:`ProgressRewardVectorWrapper` does the same for a
-Gymnasium vector env with one batched model call per step.
+Gymnasium vector env with one batched model call per step, through the same per-env track
+(:class:`_Track`) as the single-env wrapper.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -24,6 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 from gui_gym.models.llm import LLMError
 from gui_gym.models.progress_model import ProgressModel, ProgressQuery
 from gui_gym.rewards.progress import progress_gain
+from gui_gym.wrappers.vector_slice import action_slice, autoreset_mode, env_slice
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +46,11 @@ def _check_args(model: Any, k: Any, weight: Any) -> tuple[int, float]:
     return k, float(weight)
 
 
+def _predict(model: ProgressModel, queries: Sequence[ProgressQuery]) -> list[float]:
+    """``Prog`` of each queried state, in one ``model.predict`` call."""
+    return _checked(model.predict(queries), len(queries)) if queries else []
+
+
 def _checked(values: Sequence[float], count: int) -> list[float]:
     out = [float(v) for v in values]
     if len(out) != count:
@@ -55,6 +63,38 @@ def _checked(values: Sequence[float], count: int) -> list[float]:
 
 def _action_text(info: dict[str, Any], action: Any) -> str:
     return info.get("action_description") or info.get("action") or str(action)
+
+
+@dataclass
+class _Track:
+    """One env's episode as ProgRM scores it: the task, the descriptions of the actions
+    taken so far, and the last ``k + 1`` values ``Prog(s_{t-k}) .. Prog(s_t)`` (Eq. 2)."""
+
+    k: int
+    task_id: str = ""
+    total: int | None = None
+    actions: list[str] = field(default_factory=list)
+    values: deque[float] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.values = deque(maxlen=self.k + 1)
+
+    def query(self, observation: dict[str, Any], milestones: Sequence[str]) -> ProgressQuery:
+        """ProgRM's state ``[g, a_1..a_t, o_{t+1}]`` (Eq. 6) after the actions so far."""
+        return ProgressQuery(
+            observation["instruction"],
+            tuple(self.actions),
+            observation["screen"],
+            self.task_id,
+            milestones,
+            self.total,
+        )
+
+    def push(self, value: float) -> tuple[float, float]:
+        """Add ``Prog(s_t)``; returns the delta ``Prog(s_t) - Prog(s_{t-k})`` (ProgRM Eq. 2,
+        against the oldest value kept early in an episode) and that reference."""
+        self.values.append(value)
+        return progress_gain(self.values), self.values[0]
 
 
 class ProgressRewardWrapper(
@@ -100,62 +140,53 @@ class ProgressRewardWrapper(
         # A model that reads only the milestone count (MilestoneProgress) is asked for that
         # count directly: no query to build, no history to keep.
         self._by_milestones = getattr(model, "milestone_progress", None)
-        self._values: deque[float] | None = None
-        self._actions: list[str] = []
-        self._task_id = ""
-        self._total: int | None = None
+        self._track: _Track | None = None
 
     def _score(self, observation: dict[str, Any], info: dict[str, Any]) -> float:
         """``Prog`` of the current state (the step's hot path is inlined in :meth:`step`)."""
+        track = self._track
+        assert track is not None
         by_milestones = self._by_milestones
         if by_milestones is not None:
-            value = by_milestones(len(info.get("milestones", ())), self._total, self._task_id)
+            value = by_milestones(len(info.get("milestones", ())), track.total, track.task_id)
             if not 0.0 <= value <= 1.0:  # also rejects NaN
                 raise ValueError(f"the progress model returned {value!r}, outside [0, 1]")
             return value
-        query = ProgressQuery(
-            observation["instruction"],
-            tuple(self._actions),
-            observation["screen"],
-            self._task_id,
-            info.get("milestones", ()),
-            self._total,
-        )
-        return _checked(self.model.predict([query]), 1)[0]
+        return _predict(self.model, [track.query(observation, info.get("milestones", ()))])[0]
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         observation, info = self.env.reset(seed=seed, options=options)
-        self._actions = []
-        self._task_id = info.get("task_id", "")
         task = getattr(self.env.unwrapped, "task", None)
-        self._total = len(getattr(task, "milestones", ())) or None
+        total = len(getattr(task, "milestones", ())) or None
+        self._track = _Track(self.k, info.get("task_id", ""), total)
         try:
             value: float | None = self._score(observation, info)
             error = None
         except LLMError as err:  # the first scored state becomes the reference instead
             value, error = None, _model_error(err)
-        self._values = deque([value] if value is not None else [], maxlen=self.k + 1)
+        if value is not None:
+            self._track.values.append(value)
         info["progress"] = {"value": value, "delta": 0.0, "reference": value, "model_error": error}
         return observation, info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        values = self._values
-        if values is None:
+        track = self._track
+        if track is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         observation, reward, terminated, truncated, info = self.env.step(action)
         by_milestones = self._by_milestones
         if by_milestones is not None:
-            value = by_milestones(len(info.get("milestones", ())), self._total, self._task_id)
+            value = by_milestones(len(info.get("milestones", ())), track.total, track.task_id)
             if not 0.0 <= value <= 1.0:  # also rejects NaN
                 raise ValueError(f"the progress model returned {value!r}, outside [0, 1]")
         else:
-            self._actions.append(_action_text(info, action))
+            track.actions.append(_action_text(info, action))
             try:
                 value = self._score(observation, info)
             except LLMError as err:  # neutral: no progress reward, the last value stands
-                last = values[-1] if values else None
+                last = track.values[-1] if track.values else None
                 info["progress"] = {
                     "value": last,
                     "delta": 0.0,
@@ -163,6 +194,7 @@ class ProgressRewardWrapper(
                     "model_error": _model_error(err),
                 }
                 return observation, reward, terminated, truncated, info
+        values = track.values  # Track.push inlined: this is the per-step hot path
         values.append(value)
         delta = progress_gain(values)  # ProgRM Eq. 2 (values is a deque of k + 1)
         info["progress"] = {
@@ -208,7 +240,7 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
             self, _disable_deepcopy=True, model=model, k=k, weight=weight
         )
         VectorWrapper.__init__(self, env)
-        mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+        mode = autoreset_mode(env)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
             raise ValueError(
                 f"autoreset mode {mode} is not supported; use NEXT_STEP (the default) or SAME_STEP"
@@ -217,11 +249,13 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
         self.model = model
         self.k = k
         self.weight = weight
-        n = self.num_envs
-        self._values: list[deque[float]] = [deque(maxlen=k + 1) for _ in range(n)]
-        self._actions: list[list[str]] = [[] for _ in range(n)]
-        self._task_ids: list[str] = [""] * n
-        self._ended = np.zeros(n, dtype=bool)
+        self._tracks = [_Track(k) for _ in range(self.num_envs)]
+        self._ended = np.zeros(self.num_envs, dtype=bool)
+
+    def _start(self, i: int, info: dict[str, Any]) -> _Track:
+        """Sub-env ``i``'s new episode (its ``Prog(s_0)`` still to score)."""
+        self._tracks[i] = _Track(self.k, str(info.get("task_id", "")))
+        return self._tracks[i]
 
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
@@ -229,100 +263,67 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
         observation, infos = self.env.reset(seed=seed, options=options)
         mask = (options or {}).get("reset_mask")
         rows = range(self.num_envs) if mask is None else np.flatnonzero(np.asarray(mask))
-        rows = list(rows)
-        queries = [self._reset_query(observation, infos, i) for i in rows]
+        queries = []
+        for i in rows:
+            obs_i, info_i = env_slice(observation, i), env_slice(infos, i)
+            queries.append(self._start(i, info_i).query(obs_i, _milestones(info_i)))
+            self._ended[i] = False
         error = None
         try:
-            values = _checked(self.model.predict(queries), len(queries)) if queries else []
+            values = _predict(self.model, queries)
         except LLMError as err:  # each env's first scored state becomes its reference
             values, error = [], _model_error(err)
-        for i in rows:
-            self._values[i] = deque(maxlen=self.k + 1)
-            self._ended[i] = False
         for i, v in zip(rows, values):
-            self._values[i].append(v)
-        current = np.array([h[-1] if h else np.nan for h in self._values], dtype=np.float64)
+            self._tracks[i].values.append(v)
+        current = np.array(
+            [t.values[-1] if t.values else np.nan for t in self._tracks], dtype=np.float64
+        )
         self._attach(infos, current, np.zeros(self.num_envs), current.copy(), error)
         return observation, infos
-
-    def _reset_query(self, observation: Any, infos: dict[str, Any], i: int) -> ProgressQuery:
-        self._actions[i] = []
-        self._task_ids[i] = str(_item(infos, "task_id", i, ""))
-        return ProgressQuery(
-            observation["instruction"][i],
-            (),
-            observation["screen"][i],
-            self._task_ids[i],
-            _item(infos, "milestones", i, ()) or (),
-        )
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         observation, rewards, terminations, truncations, infos = self.env.step(actions)
         n = self.num_envs
         ended_now = np.logical_or(terminations, truncations)
+        next_step = self.autoreset_mode is AutoresetMode.NEXT_STEP
         queries: list[ProgressQuery] = []
-        plan: list[tuple[int, str]] = []  # (env index, "step" | "reset") per query
+        plan: list[tuple[int, _Track, bool]] = []  # (env index, its track, a new episode?)
         for i in range(n):
-            if self.autoreset_mode is AutoresetMode.NEXT_STEP and self._ended[i]:
-                queries.append(self._reset_query(observation, infos, i))
-                plan.append((i, "reset"))
+            obs_i, info_i = env_slice(observation, i), env_slice(infos, i)
+            if not next_step and ended_now[i]:  # SAME_STEP: score the ending step, then s_0
+                final_info = env_slice(infos.get("final_info", {}), i)
+                track = self._tracks[i]
+                track.actions.append(_action_text(final_info, action_slice(actions, i)))
+                queries.append(track.query(infos["final_obs"][i], _milestones(final_info)))
+                plan.append((i, track, False))
+            if (next_step and self._ended[i]) or (not next_step and ended_now[i]):
+                queries.append(self._start(i, info_i).query(obs_i, _milestones(info_i)))
+                plan.append((i, self._tracks[i], True))
                 continue
-            if self.autoreset_mode is AutoresetMode.SAME_STEP and ended_now[i]:
-                final_info = infos.get("final_info", {})
-                final_obs = infos["final_obs"][i]
-                self._actions[i].append(_action_text(_row(final_info, i), _index(actions, i)))
-                queries.append(
-                    ProgressQuery(
-                        final_obs["instruction"],
-                        tuple(self._actions[i]),
-                        final_obs["screen"],
-                        self._task_ids[i],
-                        _item(final_info, "milestones", i, ()) or (),
-                    )
-                )
-                plan.append((i, "step"))
-                queries.append(self._reset_query(observation, infos, i))
-                plan.append((i, "reset"))
-                continue
-            self._actions[i].append(_action_text(_row(infos, i), _index(actions, i)))
-            queries.append(
-                ProgressQuery(
-                    observation["instruction"][i],
-                    tuple(self._actions[i]),
-                    observation["screen"][i],
-                    self._task_ids[i],
-                    _item(infos, "milestones", i, ()) or (),
-                )
-            )
-            plan.append((i, "step"))
+            track = self._tracks[i]
+            track.actions.append(_action_text(info_i, action_slice(actions, i)))
+            queries.append(track.query(obs_i, _milestones(info_i)))
+            plan.append((i, track, False))
         deltas = np.zeros(n, dtype=np.float64)
         value = np.zeros(n, dtype=np.float64)
         reference = np.zeros(n, dtype=np.float64)
+        if next_step:
+            self._ended = np.asarray(ended_now, dtype=bool).copy()
         try:
-            values = _checked(self.model.predict(queries), len(queries))
+            values = _predict(self.model, queries)
         except LLMError as err:  # neutral for every env: no progress reward, values stand
-            for i, kind in plan:
-                if kind == "reset":  # the new episode's first scored state is its reference
-                    self._values[i] = deque(maxlen=self.k + 1)
-            for i in range(n):
-                history = self._values[i]
-                value[i] = reference[i] = history[-1] if history else np.nan
-            if self.autoreset_mode is AutoresetMode.NEXT_STEP:
-                self._ended = np.asarray(ended_now, dtype=bool).copy()
+            for i, track in enumerate(self._tracks):
+                value[i] = reference[i] = track.values[-1] if track.values else np.nan
             self._attach(infos, value, deltas, reference, _model_error(err))
             return observation, rewards, terminations, truncations, infos
-        for (i, kind), v in zip(plan, values):
-            if kind == "step":
-                history = self._values[i]
-                history.append(v)
-                deltas[i] = progress_gain(history)  # ProgRM Eq. 2 (a deque of k + 1)
-                value[i], reference[i] = v, history[0]
+        for (i, track, new_episode), v in zip(plan, values):
+            if not new_episode:
+                deltas[i], reference[i] = track.push(v)
+                value[i] = v
             else:
-                self._values[i] = deque([v], maxlen=self.k + 1)
-                if self.autoreset_mode is AutoresetMode.NEXT_STEP:
+                track.values.append(v)
+                if next_step:
                     value[i] = reference[i] = v
-        if self.autoreset_mode is AutoresetMode.NEXT_STEP:
-            self._ended = np.asarray(ended_now, dtype=bool).copy()
         self._attach(infos, value, deltas, reference)
         rewards = np.asarray(rewards, dtype=np.float64) + self.weight * deltas
         return observation, rewards, terminations, truncations, infos
@@ -349,23 +350,5 @@ def _model_error(err: LLMError) -> str:
     return f"{type(err).__name__}: {err}"
 
 
-def _item(infos: dict[str, Any], key: str, i: int, default: Any) -> Any:
-    values = infos.get(key)
-    mask = infos.get(f"_{key}")
-    if values is None or (mask is not None and not mask[i]):
-        return default
-    return values[i]
-
-
-def _row(infos: dict[str, Any], i: int) -> dict[str, Any]:
-    return {
-        "action_description": _item(infos, "action_description", i, ""),
-        "action": _item(infos, "action", i, ""),
-    }
-
-
-def _index(actions: Any, i: int) -> Any:
-    try:
-        return actions[i]
-    except (TypeError, IndexError, KeyError):
-        return actions
+def _milestones(info: dict[str, Any]) -> Sequence[str]:
+    return info.get("milestones", ()) or ()
