@@ -54,8 +54,7 @@ __all__ = ["FORMAT_PENALTIES", "MilestoneEpisode", "MilestoneTracker"]
 
 logger = logging.getLogger(__name__)
 
-COMMIT_ATTEMPTS = 3
-"""How often a store update is regenerated when another worker refined the task first."""
+_COMMIT_ATTEMPTS = 3  # generations of one store update when other workers keep committing first
 
 FORMAT_PENALTIES = ("malformed", "rejected")
 """Which actions ADMIRE's format term penalises (see :class:`MilestoneTracker`)."""
@@ -517,7 +516,7 @@ class MilestoneTracker:
         """Initialise or refine the task's milestones from a success (Eq. 6 / Eq. 7)."""
         key = episode.task_key
         trajectory = episode.trajectory
-        for _ in range(COMMIT_ATTEMPTS):
+        for _ in range(_COMMIT_ATTEMPTS):
             current = self.store.get(key)
             base = current.version if current else 0
             try:
@@ -554,5 +553,5 @@ class MilestoneTracker:
                 return {"status": "unchanged", "version": base}
             status = "initialized" if kind == "init" else "refined"
             return {"status": status, "version": record.version}
-        logger.warning("milestones of %r changed under us %d times; skipped", key, COMMIT_ATTEMPTS)
+        logger.warning("milestones of %r changed under us %d times; skipped", key, _COMMIT_ATTEMPTS)
         return {"status": "stale", "version": self.store.version(key)}

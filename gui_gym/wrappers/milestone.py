@@ -165,9 +165,10 @@ class MilestoneWrapper(
             Eq. 11; False is the ablation "w/o Base Reward for Fail Traj."). The third
             ablation, "w/o Reward Decay", is ``decay=1.0``.
 
-    The engine is :attr:`tracker`, a :class:`~gui_gym.models.milestone_tracker.MilestoneTracker`
-    (``store``, ``generator``, ``matcher``, ``weight``, :meth:`set_epoch`,
-    :meth:`refine_from_success` and :meth:`score_trajectory` are its).
+    The engine is ``tracker``, a :class:`~gui_gym.models.milestone_tracker.MilestoneTracker`;
+    its settings (``store``, ``generator``, ``matcher``, ``delta``, ...) and ``weight`` read
+    through the wrapper, and :meth:`set_epoch`, :meth:`refine_from_success` and
+    :meth:`score_trajectory` call it.
 
     Raises:
         ValueError: for an argument out of range.
