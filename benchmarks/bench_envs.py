@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from gui_gym.bench.envs import format_report, run
+from gui_gym.cli.bench.envs import format_report, run
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from gui_gym.bench.miniwob import DEFAULT_TASKS, format_report, run
+from gui_gym.cli.bench.miniwob import DEFAULT_TASKS, format_report, run
 
 
 def main() -> None:

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 import gui_gym  # noqa: F401  (registers the ids)
-from gui_gym.bench.envs import bench_cartpole, bench_gui_env, pin_to_one_core
+from gui_gym.cli.bench.envs import bench_cartpole, bench_gui_env, pin_to_one_core
 from gui_gym.core.trajectory import atomic_write_text
 from gui_gym.envs.replay import ExpertDataset, SemiOnlineReplayEnv
-from gui_gym.recording import record_dataset
-from gui_gym.sop import evaluate_sop
+from gui_gym.runs.record import record_dataset
+from gui_gym.runs.sop import evaluate_sop
 
 REPLAY_ID = "GuiGym/SemiOnlineReplay-v0"
 

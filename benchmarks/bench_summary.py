@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from gui_gym.bench.summary import write_summary
+from gui_gym.cli.bench.summary import write_summary
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from gui_gym.bench.webshop import format_report, run
+from gui_gym.cli.bench.webshop import format_report, run
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 1. A tiny GPT-2 (built from a config, BPE tokenizer trained on WikiHow text) is SFT'd
    (:func:`gui_gym.train.sft.train_sft`) on oracle trajectories of a small subset of WikiHow
-   train tasks (the shortest ones), recorded with :func:`gui_gym.recording.record_dataset`.
+   train tasks (the shortest ones), recorded with :func:`gui_gym.runs.record.record_dataset`.
 2. From that SFT checkpoint, each arm trains with ``gui_gym.train.runner.make_trainer`` for
    ``--iterations`` iterations on the same train tasks, with ``--seeds`` seeds. Arms
    (``ALGO:REWARD`` or ``ALGO:REWARD:k=N``): every algorithm (outcome reward; UI-S1 and
@@ -182,7 +182,7 @@ def success_rate(llm: Any, tasks: list[str], max_steps: int, max_new_tokens: int
     import gymnasium as gym
 
     from gui_gym.agents.llm import LLMAgent
-    from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
+    from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
 
     agent = LLMAgent(llm, temperature=0.0, max_new_tokens=max_new_tokens)
     engine = RolloutEngine(
@@ -399,7 +399,7 @@ def main(args: Args) -> dict[str, Any]:
     import torch
 
     from gui_gym.models.llm import TransformersLLM
-    from gui_gym.recording import record_dataset
+    from gui_gym.runs.record import record_dataset
     from gui_gym.train.runner import build_tiny_policy, env_texts
     from gui_gym.train.sft import SFTConfig, train_sft
 

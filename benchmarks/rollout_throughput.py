@@ -41,7 +41,7 @@ import gui_gym  # noqa: F401
 from gui_gym.agents import LLMAgent
 from gui_gym.core.trajectory import atomic_write_text
 from gui_gym.models.llm import OpenAICompatLLM, ScriptedLLM, TransformersLLM
-from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
 
 ENV = "GuiGym/WikiHow-v0"
 

@@ -55,9 +55,9 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.trajectory import atomic_write_text
 from gui_gym.envs.replay import ExpertDataset
-from gui_gym.evaluation import evaluate
-from gui_gym.recording import record_dataset
-from gui_gym.sop import evaluate_sop
+from gui_gym.runs.evaluate import evaluate
+from gui_gym.runs.record import record_dataset
+from gui_gym.runs.sop import evaluate_sop
 
 ENVS = {
     "wikihow": ("GuiGym/WikiHow-v0", 150),

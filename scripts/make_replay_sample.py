@@ -13,7 +13,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from gui_gym.recording import record_dataset
+from gui_gym.runs.record import record_dataset
 
 DEFAULT_OUT = (
     Path(__file__).resolve().parent.parent

@@ -17,8 +17,8 @@ torch.set_num_threads(1)
 import gui_gym  # noqa: E402, F401
 from gui_gym.agents.oracle import OracleAgent  # noqa: E402
 from gui_gym.rewards.milestone_store import MilestoneStore  # noqa: E402
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine  # noqa: E402
 from gui_gym.train.reward_stack import RewardStack  # noqa: E402
-from gui_gym.train.rollout import EpisodeSpec, RolloutEngine  # noqa: E402
 from gui_gym.train.runner import PRESETS, make_trainer, resolve_algorithm  # noqa: E402
 
 TASK_ENV = "GuiGym/WikiHow-v0"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import gui_gym
 from gui_gym.cli import app
 from gui_gym.core.trajectory import read_jsonl
-from gui_gym.evaluation import evaluate
+from gui_gym.runs.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -112,7 +112,7 @@ def test_eval_unknown_agent() -> None:
 def test_random_agent_that_declares_done() -> None:
     import gymnasium as gym
 
-    from gui_gym.evaluation import make_agent
+    from gui_gym.runs.evaluate import make_agent
 
     env = gym.make("GuiGym/AndroidWorld-v0", task="SystemWifiTurnOnVerify")
     agent = make_agent("random:done=1", env, seed=0)
@@ -157,7 +157,7 @@ def test_bench_writes_json(tmp_path: Path) -> None:
     assert all(r["ratio_to_cartpole"] > 0 for r in report["results"])
     assert 0 < report["import_gui_gym_s"] < 10
     # `make bench` ends with the summary: every headline figure, the machine and its load
-    from gui_gym.bench.summary import write_summary
+    from gui_gym.cli.bench.summary import write_summary
 
     (tmp_path / "learning.json").write_text('{"benchmark": "learning", "summary": {"sr": 0.5}}')
     summary = json.loads(write_summary(tmp_path).read_text())

@@ -244,9 +244,9 @@ def test_every_option_has_a_wrong_value() -> None:
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     from gui_gym.core.trajectory import write_trajectories
-    from gui_gym.recording import record_dataset
     from gui_gym.rewards.milestone_store import MilestoneStore
     from gui_gym.rewards.progress import label_env, write_labeled_trajectories
+    from gui_gym.runs.record import record_dataset
 
     root = tmp_path_factory.mktemp("cli_errors")
     env = gym.make("GuiGym/WikiHow-v0", max_steps=6)
@@ -380,12 +380,12 @@ def test_play_has_line_editing() -> None:
 
 def test_record_with_an_expert_a_task_lacks_is_one_line(monkeypatch, tmp_path: Path) -> None:
     # `gui-gym record GuiGym/MiniWoB-v0 --agent oracle` reaches a task with no expert
-    import gui_gym.recording
+    import gui_gym.runs.record
 
     def no_expert(*args, **kwargs):
         raise NotImplementedError("no oracle for MiniWoB task 'bisect-angle'")
 
-    monkeypatch.setattr(gui_gym.recording, "record_dataset", no_expert)
+    monkeypatch.setattr(gui_gym.runs.record, "record_dataset", no_expert)
     argv = ["record", "GuiGym/WikiHow-v0", "--out", str(tmp_path / "rec"), "--no-progress"]
     result = runner.invoke(app, argv)
     lines = [line for line in result.output.splitlines() if line.strip()]

@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-import gui_gym.recording
+import gui_gym.runs.record
 from gui_gym.cli import app
 from gui_gym.cli._common import UsageError
 from gui_gym.envs.replay import ExpertDataset
@@ -30,13 +30,13 @@ def _one_line_error(result) -> str:
 def _expert_gives_up_after_one_episode(monkeypatch: pytest.MonkeyPatch) -> None:
     # `record GuiGym/MiniWoB-v0 --agent oracle` meets a task without an expert mid-run: one
     # episode is on disk when the error comes
-    real = gui_gym.recording.record_dataset
+    real = gui_gym.runs.record.record_dataset
 
     def gives_up(env_id, agent="oracle", **kwargs):
         real(env_id, agent, **{**kwargs, "episodes": kwargs["episodes"] - 1})
         raise NotImplementedError("no oracle for MiniWoB task 'bisect-angle'")
 
-    monkeypatch.setattr(gui_gym.recording, "record_dataset", gives_up)
+    monkeypatch.setattr(gui_gym.runs.record, "record_dataset", gives_up)
 
 
 def test_a_failed_record_into_a_new_folder_leaves_nothing(monkeypatch, tmp_path: Path) -> None:
@@ -84,9 +84,9 @@ def test_a_convert_that_meets_a_bad_episode_leaves_nothing(tmp_path: Path) -> No
 
 
 def test_a_failed_eval_removes_its_new_summary_and_episode_log(monkeypatch, tmp_path) -> None:
-    import gui_gym.evaluation
+    import gui_gym.runs.evaluate
 
-    real = gui_gym.evaluation.evaluate
+    real = gui_gym.runs.evaluate.evaluate
 
     def fails_mid_run(env_id, agent, **kwargs):
         real(env_id, agent, **{**kwargs, "episodes": 1})  # one episode streamed to the log
@@ -96,7 +96,7 @@ def test_a_failed_eval_removes_its_new_summary_and_episode_log(monkeypatch, tmp_
     argv = ["eval", "GuiGym/WikiHow-v0", "--agent", "random", "--episodes", "2"]
     argv += ["--no-progress", "--out", str(out)]
     with monkeypatch.context() as patch:
-        patch.setattr(gui_gym.evaluation, "evaluate", fails_mid_run)
+        patch.setattr(gui_gym.runs.evaluate, "evaluate", fails_mid_run)
         line = _one_line_error(runner.invoke(app, argv))
     assert "401" in line and "removed" in line
     assert list(tmp_path.iterdir()) == []  # neither results.json nor its episodes log

@@ -102,7 +102,7 @@ def test_miniwob_without_its_extra_names_pip_and_chromium(monkeypatch) -> None:
 
 
 def test_bench_fork_timing_never_steps_an_ended_episode(caplog) -> None:
-    from gui_gym.bench.envs import bench_gui_env
+    from gui_gym.cli.bench.envs import bench_gui_env
 
     caplog.set_level(logging.WARNING)
     # max_steps=1: every step ends the episode, the case that crashed `make bench` on

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from gui_gym.cli import app
 from gui_gym.envs.replay import DatasetError, ExpertDataset, SemiOnlineReplayEnv
 from gui_gym.envs.replay.androidcontrol import convert_androidcontrol
-from gui_gym.recording import record_dataset
-from gui_gym.sop import evaluate_sop
+from gui_gym.runs.record import record_dataset
+from gui_gym.runs.sop import evaluate_sop
 from tests.replay_data import make_dataset
 
 DATA = Path(__file__).parent / "data"

@@ -98,7 +98,7 @@ def test_reach_is_the_first_iteration_at_the_outcome_arms_final_success() -> Non
 
 @pytest.mark.slow
 def test_generation_budget_is_measured_on_the_oracle_completions(tmp_path: Path) -> None:
-    from gui_gym.recording import record_dataset
+    from gui_gym.runs.record import record_dataset
     from gui_gym.train.runner import build_tiny_policy, env_texts
 
     task = "address_a_letter_to_england-article"  # INPUT(0, "address a letter to england")

@@ -735,7 +735,7 @@ def test_dom_conversion_reads_alt_texts_and_grafted_children() -> None:
 
 @pytest.mark.slow
 def test_record_writes_an_expert_dataset_with_screenshots(tmp_path: Path) -> None:
-    from gui_gym.recording import record_dataset
+    from gui_gym.runs.record import record_dataset
 
     report = record_dataset(
         "GuiGym/MiniWoB-v0",

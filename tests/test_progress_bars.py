@@ -83,8 +83,8 @@ def test_no_progress_bar_is_made_outside_the_rule() -> None:
 
 
 _LIBRARY_CALL = """
-from gui_gym.evaluation import evaluate
-from gui_gym.recording import record_dataset
+from gui_gym.runs.evaluate import evaluate
+from gui_gym.runs.record import record_dataset
 evaluate("GuiGym/WikiHow-v0", "random", episodes=2)
 record_dataset("GuiGym/WikiHow-v0", episodes=2, out="data")
 print("done")

@@ -1,4 +1,4 @@
-"""train.rollout: the rollout engine (batched local model, async server path, GRPO and fork
+"""runs.rollout: the rollout engine (batched local model, async server path, GRPO and fork
 groups, infra errors, dead env workers) and token-exact generation."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pytest
 import gui_gym  # noqa: F401
 from gui_gym.agents import AgentStep, LLMAgent
 from gui_gym.core.trajectory import Trajectory, read_trajectories, write_trajectories
-from gui_gym.evaluation import make_agent
 from gui_gym.models.llm import OpenAICompatLLM, ScriptedLLM, TransformersLLM
 from gui_gym.models.stub_server import StubChatServer
-from gui_gym.train.rollout import EpisodeSpec, RolloutEngine, fork_env
+from gui_gym.runs.evaluate import make_agent
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, fork_env
 from tests.conftest import require
 from tests.tiny_llm import tiny_gpt2, tiny_tokenizer
 
@@ -382,7 +382,7 @@ def _oracle_dying_once(env: gym.Env) -> Any:
 def test_eval_reports_a_killed_env_worker_restarts_it_and_reruns_the_episode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from gui_gym.evaluation import evaluate
+    from gui_gym.runs.evaluate import evaluate
 
     monkeypatch.setenv("GUI_GYM_TEST_KILL_MARKER", str(tmp_path / "killed"))
     tasks = _tasks(4)

@@ -16,7 +16,7 @@ from gui_gym.core.actions import describe, parse_action
 from gui_gym.envs.replay import SAMPLE_DATASET, SemiOnlineReplayEnv
 from gui_gym.envs.replay.dataset import ExpertDataset
 from gui_gym.models.llm import ScriptedLLM
-from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
 from tests.conftest import require
 
 WRONG = "GOBACK()"

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from gui_gym.agents import LLMAgent
 from gui_gym.cli import app
 from gui_gym.models.llm import ScriptedLLM
-from gui_gym.recording import record_dataset
+from gui_gym.runs.record import record_dataset
 from tests.conftest import require
 from tests.tiny_llm import bpe_tokenizer, small_gpt2
 

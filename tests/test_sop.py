@@ -13,7 +13,7 @@ from gui_gym.cli import app
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.trajectory import read_jsonl
 from gui_gym.envs.replay import SAMPLE_DATASET
-from gui_gym.sop import evaluate_sop
+from gui_gym.runs.sop import evaluate_sop
 from tests.replay_data import make_dataset
 
 runner = CliRunner()
@@ -129,7 +129,7 @@ class TypeSlipAgent(SlipAgent):
 
 
 def test_offline_type_and_exact_match_on_a_tiny_dataset(tiny: Path, tmp_path: Path) -> None:
-    from gui_gym.sop import evaluate_offline
+    from gui_gym.runs.sop import evaluate_offline
 
     # slips: t0 step 2 (expert CLICK, agent GOBACK), t2 step 0 (expert SCROLL(down), agent
     # SCROLL(up): same type), t2 step 2 (expert CLICK, agent GOBACK). 9 steps, each judged

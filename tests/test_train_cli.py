@@ -16,8 +16,8 @@ torch = require("torch", "llm")
 torch.set_num_threads(1)
 
 from gui_gym.cli import app  # noqa: E402
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine  # noqa: E402
 from gui_gym.train.reward_stack import RewardStack, admire_step_rewards  # noqa: E402
-from gui_gym.train.rollout import EpisodeSpec, RolloutEngine  # noqa: E402
 
 runner = CliRunner()
 TASK_ENV = "GuiGym/WikiHow-v0"

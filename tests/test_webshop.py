@@ -747,7 +747,7 @@ def test_regeneration_script_writes_the_same_catalog(tmp_path: Path, world) -> N
 
 
 def test_benchmark_measures_build_search_and_agents_on_a_small_catalog() -> None:
-    from gui_gym.bench.webshop import bench_agents, bench_build, bench_search
+    from gui_gym.cli.bench.webshop import bench_agents, bench_build, bench_search
 
     build = bench_build(SIZE)
     assert build["products"] == SIZE and build["build_total_s"] > 0
@@ -760,7 +760,7 @@ def test_benchmark_measures_build_search_and_agents_on_a_small_catalog() -> None
 
 
 def test_eval_knows_the_greedy_baseline_by_name() -> None:
-    from gui_gym.evaluation import evaluate
+    from gui_gym.runs.evaluate import evaluate
 
     summary, _ = evaluate(
         "GuiGym/WebShop-Text-v0",

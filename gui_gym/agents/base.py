@@ -5,7 +5,7 @@ Two kinds of policy:
 * :class:`Agent`: one env at a time (``reset`` then ``act`` per step), holding its own
   per-episode state; the oracle, random and WebShop agents.
 * :class:`BatchAgent`: acts on many envs at once and keeps no per-env state: the rollout
-  engine (:mod:`gui_gym.train.rollout`) hands it each env's observation, info and the
+  engine (:mod:`gui_gym.runs.rollout`) hands it each env's observation, info and the
   episode's earlier :class:`Turn` s, and it returns one :class:`AgentStep` per env.
   ``act_batch`` is the synchronous form (a local model generates for the whole batch in one
   call); ``aact_batch``, when present, is the asynchronous form a server backend uses (the

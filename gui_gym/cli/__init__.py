@@ -1,8 +1,9 @@
 """The ``gui-gym`` command: envs, evaluation, recording, benchmarks, training and inspection.
 
 One module per command group (``envs``, ``eval``, ``data``, ``rewards``, ``train``, ``view``,
-``plot``), each a thin layer over library calls. Heavy imports happen inside each command, so
-``gui-gym --help`` is instant.
+``plot``), each a thin layer over library calls; ``bench/`` holds the speed benchmarks
+``gui-gym bench`` runs. Heavy imports happen inside each command, so ``gui-gym --help`` is
+instant.
 """
 
 from __future__ import annotations

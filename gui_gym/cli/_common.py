@@ -223,8 +223,8 @@ def open_env(env_id: str, **kwargs: Any) -> gym.Env:
 
 
 def check_agent(agent: str, env: gym.Env, seed: int = 0) -> str:
-    """``agent`` when ``gui_gym.evaluation.make_agent`` can build it for ``env``."""
-    from gui_gym.evaluation import AGENTS, make_agent
+    """``agent`` when ``gui_gym.agents.named.make_agent`` can build it for ``env``."""
+    from gui_gym.agents.named import AGENTS, make_agent
 
     try:
         make_agent(agent, env, seed)

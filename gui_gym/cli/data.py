@@ -49,7 +49,7 @@ def record(
     """Record expert trajectories (UI trees, screens, actions, optional screenshots and
     thoughts) as an expert dataset for ``GuiGym/SemiOnlineReplay-v0`` and ``eval --sop``."""
     from gui_gym.envs.replay import DatasetError
-    from gui_gym.recording import record_dataset
+    from gui_gym.runs.record import record_dataset
 
     resuming = out.exists()
     output_dir(out)

@@ -242,7 +242,7 @@ def bench(
         check_env_id(env_id, allowed=list(gui_gym.ENV_IDS))
     output_file(out)
     if webshop:
-        from gui_gym.bench import webshop as bench_webshop
+        from gui_gym.cli.bench import webshop as bench_webshop
 
         if out == Path("benchmarks/results/bench_envs.json"):
             out = Path("benchmarks/results/bench_webshop.json")
@@ -251,7 +251,7 @@ def bench(
         typer.echo(f"written to {out}")
         return
     if miniwob:
-        from gui_gym.bench import miniwob as bench_miniwob
+        from gui_gym.cli.bench import miniwob as bench_miniwob
 
         if out == Path("benchmarks/results/bench_envs.json"):
             out = Path("benchmarks/results/bench_miniwob.json")
@@ -259,7 +259,7 @@ def bench(
         typer.echo(bench_miniwob.format_report(report))
         typer.echo(f"written to {out}")
         return
-    from gui_gym.bench.envs import format_report, run
+    from gui_gym.cli.bench.envs import format_report, run
 
     report = run(ids, steps, screenshot_steps, out=out)
     typer.echo(format_report(report))

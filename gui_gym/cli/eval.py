@@ -105,10 +105,10 @@ def eval_cmd(
     from rich.table import Table
 
     import gui_gym  # noqa: F401
-    from gui_gym.evaluation import evaluate, make_llm_agent
+    from gui_gym.runs.evaluate import evaluate, make_llm_agent
 
     output_file(out)
-    if out is not None:  # the episode logs beside the summary (see gui_gym.evaluation, sop)
+    if out is not None:  # the episode logs beside the summary (see gui_gym.runs.evaluate, sop)
         for suffix in (".episodes.jsonl", ".high.episodes.jsonl", ".low.episodes.jsonl"):
             output_file(out.with_name(out.name + suffix))
     if sop and offline:
@@ -120,7 +120,7 @@ def eval_cmd(
         if agent in ("llm", "openai"):
             raise UsageError(
                 f"{mode} runs the built-in agents (oracle, random, random:done=P); evaluate "
-                "an LLM agent on an env id, or from Python with gui_gym.sop"
+                "an LLM agent on an env id, or from Python with gui_gym.runs.sop"
             )
         if sop:
             _eval_sop(
@@ -244,7 +244,7 @@ def _eval_sop(
     from rich.table import Table
 
     from gui_gym.envs.replay import DatasetError
-    from gui_gym.sop import evaluate_sop
+    from gui_gym.runs.sop import evaluate_sop
 
     if dataset is None:
         raise UsageError("--sop needs --dataset DIR")
@@ -299,7 +299,7 @@ def _eval_offline(
     from rich.table import Table
 
     from gui_gym.envs.replay import DatasetError
-    from gui_gym.sop import evaluate_offline
+    from gui_gym.runs.sop import evaluate_offline
 
     if dataset is None:
         raise UsageError("--offline needs --dataset DIR")

@@ -247,8 +247,7 @@ class MilestoneProgress:
         """Totals from the suite of a registered id (made once with ``gym.make``)."""
         import gymnasium as gym
 
-        import gui_gym  # noqa: F401  (registers the ids)
-
+        # the ids are registered already: importing this module ran gui_gym/__init__.py
         env = gym.make(env_id, **kwargs)
         try:
             return cls.from_suite(env.unwrapped.suite)

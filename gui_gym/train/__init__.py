@@ -1,8 +1,7 @@
-"""Training: the rollout engine every trainer and ``gui-gym eval`` share, SFT, and the RL
-algorithms for LLM GUI agents.
+"""Training: SFT and the RL algorithms for LLM GUI agents, over the rollout engine every
+trainer and ``gui-gym eval`` share (:mod:`gui_gym.runs.rollout`; ``gui_gym.train.rollout``
+is its old import path, kept as a re-export).
 
-* :mod:`gui_gym.train.rollout`: the rollout engine (batched local generation, async server
-  requests, GRPO and fork groups, ``infra_error``).
 * What every RL algorithm shares, split by job: :mod:`~gui_gym.train.config` (the shared
   hyperparameters, device and seeding), :mod:`~gui_gym.train.policy` (model, LoRA,
   reference, dtype), :mod:`~gui_gym.train.losses` (token scoring, clipped surrogate, KL

@@ -29,6 +29,7 @@ from gui_gym.core.trajectory import (
     read_jsonl,
     write_jsonl,
 )
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
 from gui_gym.train.checkpoint import (
     load_optimizer_state,
     process_rng_streams,
@@ -230,14 +231,12 @@ class Trainer:
         self, make_env: Callable[[], Any], requests: Sequence[dict[str, Any]]
     ) -> list[Trajectory]:
         """One episode per request (``{"seed": ..., "options": {"task": ...} | {...}}``)
-        through the shared rollout engine (:mod:`gui_gym.train.rollout`), the policy acting on
+        through the shared rollout engine (:mod:`gui_gym.runs.rollout`), the policy acting on
         every env at once; an episode lost to an env or server failure carries
         ``infra_error`` and is left out of the update by the algorithms.
 
         Data-parallel, each process runs its contiguous share of ``requests`` and every
         process returns all the episodes, in request order."""
-        from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
-
         share = self.parallel.shard(len(requests))
         engine = self._engines.get(make_env)
         if engine is None:

@@ -1,7 +1,7 @@
 """Evaluate an agent over a split: resumable, with per-category summaries.
 
 ``gui-gym eval`` is a thin shell over :func:`evaluate`, itself a client of the rollout
-engine (:class:`~gui_gym.train.rollout.RolloutEngine`), so built-in agents, LLM agents on a
+engine (:class:`~gui_gym.runs.rollout.RolloutEngine`), so built-in agents, LLM agents on a
 local model (one batched generation per step over ``num_envs`` envs) and LLM agents on a
 server (one request in flight per env) all run through the same loop. Episodes are streamed
 to ``<out>.episodes.jsonl`` as they finish (one crash-safe append each); rerunning the same
@@ -16,7 +16,6 @@ runs it again.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,10 +25,13 @@ from typing import Any
 import gymnasium as gym
 
 from gui_gym.agents.base import Agent, BatchAgent
+from gui_gym.agents.named import AGENTS, make_agent, make_llm_agent  # what `agent` may name
 from gui_gym.core.progress import progress_bar, progress_enabled
 from gui_gym.core.trajectory import Trajectory, atomic_write_text, open_run_log
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
 
 __all__ = [
+    "AGENTS",
     "EpisodeResult",
     "EvalSummary",
     "evaluate",
@@ -37,99 +39,6 @@ __all__ = [
     "make_llm_agent",
     "summarize",
 ]
-
-AGENTS = ("oracle", "random", "random:done=<p>", "webshop-greedy", "llm", "openai")
-"""Agent names ``gui-gym eval --agent`` accepts (``llm``/``openai`` need ``--model``)."""
-
-
-def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
-    """Build a named built-in agent for ``env``: ``oracle``, ``random``, ``random:done=P``
-    (a random agent that declares DONE with probability P at each step), or
-    ``webshop-greedy`` (WebShop's BM25-greedy baseline, WebShop ids only).
-
-    Raises:
-        ValueError: for an unknown name or option, listing the known ones.
-    """
-    from gui_gym.agents import OracleAgent, RandomAgent, WebShopGreedyAgent
-
-    base, _, option = name.partition(":")
-    if base == "oracle" and not option:
-        return OracleAgent(env)
-    if base == "webshop-greedy" and not option:
-        return WebShopGreedyAgent(env)
-    if base == "random":
-        done_prob = 0.0
-        if option:
-            key, _, value = option.partition("=")
-            try:
-                done_prob = float(value)
-            except ValueError:
-                key = ""
-            if key != "done":
-                raise ValueError(f"bad agent option {option!r}; expected random:done=<probability>")
-        return RandomAgent(env, seed=seed, done_prob=done_prob)
-    if base in ("llm", "openai"):
-        raise ValueError(f"agent {name!r} needs a model: use make_llm_agent (--model)")
-    raise ValueError(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
-
-
-def make_llm_agent(
-    kind: str,
-    model: str,
-    *,
-    base_url: str | None = None,
-    prompt: str = "default",
-    screenshot: bool = False,
-    images: int = 0,
-    temperature: float = 0.0,
-    max_new_tokens: int = 128,
-    history: int = 8,
-    device: str | None = None,
-    max_concurrency: int = 64,
-) -> BatchAgent:
-    """An :class:`~gui_gym.agents.llm.LLMAgent` on a local model (``kind="llm"``, ``model``
-    a Hugging Face folder) or a served one (``kind="openai"``, ``model`` the served name,
-    ``base_url`` the API root).
-
-    Raises:
-        ValueError: for an unknown kind or prompt, a missing model folder or base URL.
-    """
-    from gui_gym.agents.llm import LLMAgent
-    from gui_gym.agents.prompts import get_prompt
-
-    prompt_format = get_prompt(prompt)  # an unknown name fails before any model loads
-    if kind == "llm":
-        from gui_gym.models.llm import TransformersLLM
-
-        folder = Path(model)
-        if not folder.is_dir() or not (folder / "config.json").is_file():
-            raise ValueError(
-                f"--model {model}: not a local Hugging Face model folder (no config.json); "
-                "for a served model use --agent openai --base-url URL --model NAME"
-            )
-        llm: Any = TransformersLLM(folder, device=device)
-    elif kind == "openai":
-        from gui_gym.models.llm import OpenAICompatLLM
-
-        if not base_url:
-            raise ValueError("--agent openai needs --base-url (e.g. http://localhost:8000/v1)")
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"--base-url {base_url!r} is not an http(s) URL (e.g. http://localhost:8000/v1)"
-            )
-        llm = OpenAICompatLLM(model, base_url, max_concurrency=max_concurrency)
-    else:
-        raise ValueError(f"unknown LLM agent kind {kind!r}; choose llm or openai")
-    return LLMAgent(
-        llm,
-        prompt_format,
-        history=history,
-        images=images,
-        screenshot=screenshot,
-        temperature=temperature,
-        max_new_tokens=max_new_tokens,
-        name=f"{kind}:{model}:{prompt_format.name}",
-    )
 
 
 @dataclass
@@ -241,25 +150,6 @@ def _schedule(
         yield i, seed + i, (pool[i % len(pool)] if pool else None)
 
 
-def _agent_for_engine(agent: str | Callable[[gym.Env], Agent] | BatchAgent) -> Any:
-    """What the rollout engine takes: a batch agent as is, a one-env agent as a factory
-    ``(env, seed) -> Agent`` (a named agent is built per episode with its seed, as the
-    random agents need)."""
-    if hasattr(agent, "act_batch"):
-        return agent
-    if isinstance(agent, str):
-        return functools.partial(_named_agent, agent)
-    return functools.partial(_factory_agent, agent)
-
-
-def _named_agent(name: str, env: gym.Env, seed: int) -> Agent:
-    return make_agent(name, env, seed)
-
-
-def _factory_agent(factory: Callable[[gym.Env], Agent], env: gym.Env, seed: int) -> Agent:
-    return factory(env)
-
-
 def evaluate(
     env_id: str,
     agent: str | Callable[[gym.Env], Agent] | BatchAgent,
@@ -293,8 +183,6 @@ def evaluate(
     Returns:
         The summary and the per-episode rows.
     """
-    from gui_gym.train.rollout import EpisodeSpec, RolloutEngine
-
     if isinstance(agent, str):
         probe = gym.make(env_id, **(env_kwargs or {}))
         try:
@@ -352,7 +240,7 @@ def evaluate(
         if todo:
             engine = RolloutEngine(
                 env_id,
-                _agent_for_engine(agent),
+                as_batch_agent(agent),
                 num_envs=min(num_envs, len(todo)),
                 env_kwargs=env_kwargs,
                 workers=workers,

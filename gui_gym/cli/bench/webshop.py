@@ -28,8 +28,8 @@ import gymnasium as gym
 import numpy as np
 
 import gui_gym
-from gui_gym.bench.envs import bench_gui_env, pin_to_one_core
-from gui_gym.bench.summary import machine
+from gui_gym.cli.bench.envs import bench_gui_env, pin_to_one_core
+from gui_gym.cli.bench.summary import machine
 from gui_gym.core.trajectory import atomic_write_text
 
 __all__ = ["bench_agents", "bench_build", "bench_search", "format_report", "run"]

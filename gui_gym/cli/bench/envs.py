@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 import gui_gym
-from gui_gym.bench.summary import machine
+from gui_gym.cli.bench.summary import machine
 from gui_gym.core.trajectory import atomic_write_text
 
 __all__ = ["bench_cartpole", "bench_gui_env", "measure_import_time", "random_choices", "run"]

@@ -1,0 +1,108 @@
+"""Agents by name: what ``gui-gym eval/record --agent NAME`` builds.
+
+:func:`make_agent` builds the built-in one-env agents (oracle, random, the WebShop greedy
+baseline) for an env; :func:`make_llm_agent` builds an :class:`~gui_gym.agents.llm.LLMAgent`
+on a local or a served model. The run layer (:mod:`gui_gym.runs`) and the CLI take agents by
+these names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from gui_gym.agents.base import Agent, BatchAgent
+from gui_gym.agents.llm import LLMAgent
+from gui_gym.agents.oracle import OracleAgent
+from gui_gym.agents.prompts import get_prompt
+from gui_gym.agents.random_agent import RandomAgent
+from gui_gym.agents.webshop_greedy import WebShopGreedyAgent
+from gui_gym.models.llm import OpenAICompatLLM, TransformersLLM
+
+__all__ = ["AGENTS", "make_agent", "make_llm_agent"]
+
+AGENTS = ("oracle", "random", "random:done=<p>", "webshop-greedy", "llm", "openai")
+"""Agent names ``gui-gym eval --agent`` accepts (``llm``/``openai`` need ``--model``)."""
+
+
+def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
+    """Build a named built-in agent for ``env``: ``oracle``, ``random``, ``random:done=P``
+    (a random agent that declares DONE with probability P at each step), or
+    ``webshop-greedy`` (WebShop's BM25-greedy baseline, WebShop ids only).
+
+    Raises:
+        ValueError: for an unknown name or option, listing the known ones.
+    """
+    base, _, option = name.partition(":")
+    if base == "oracle" and not option:
+        return OracleAgent(env)
+    if base == "webshop-greedy" and not option:
+        return WebShopGreedyAgent(env)
+    if base == "random":
+        done_prob = 0.0
+        if option:
+            key, _, value = option.partition("=")
+            try:
+                done_prob = float(value)
+            except ValueError:
+                key = ""
+            if key != "done":
+                raise ValueError(f"bad agent option {option!r}; expected random:done=<probability>")
+        return RandomAgent(env, seed=seed, done_prob=done_prob)
+    if base in ("llm", "openai"):
+        raise ValueError(f"agent {name!r} needs a model: use make_llm_agent (--model)")
+    raise ValueError(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
+
+
+def make_llm_agent(
+    kind: str,
+    model: str,
+    *,
+    base_url: str | None = None,
+    prompt: str = "default",
+    screenshot: bool = False,
+    images: int = 0,
+    temperature: float = 0.0,
+    max_new_tokens: int = 128,
+    history: int = 8,
+    device: str | None = None,
+    max_concurrency: int = 64,
+) -> BatchAgent:
+    """An :class:`~gui_gym.agents.llm.LLMAgent` on a local model (``kind="llm"``, ``model``
+    a Hugging Face folder) or a served one (``kind="openai"``, ``model`` the served name,
+    ``base_url`` the API root).
+
+    Raises:
+        ValueError: for an unknown kind or prompt, a missing model folder or base URL.
+    """
+    prompt_format = get_prompt(prompt)  # an unknown name fails before any model loads
+    if kind == "llm":
+        folder = Path(model)
+        if not folder.is_dir() or not (folder / "config.json").is_file():
+            raise ValueError(
+                f"--model {model}: not a local Hugging Face model folder (no config.json); "
+                "for a served model use --agent openai --base-url URL --model NAME"
+            )
+        llm: Any = TransformersLLM(folder, device=device)
+    elif kind == "openai":
+        if not base_url:
+            raise ValueError("--agent openai needs --base-url (e.g. http://localhost:8000/v1)")
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"--base-url {base_url!r} is not an http(s) URL (e.g. http://localhost:8000/v1)"
+            )
+        llm = OpenAICompatLLM(model, base_url, max_concurrency=max_concurrency)
+    else:
+        raise ValueError(f"unknown LLM agent kind {kind!r}; choose llm or openai")
+    return LLMAgent(
+        llm,
+        prompt_format,
+        history=history,
+        images=images,
+        screenshot=screenshot,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        name=f"{kind}:{model}:{prompt_format.name}",
+    )

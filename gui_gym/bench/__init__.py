@@ -1,1 +1,0 @@
-"""Speed benchmarks (``gui-gym bench``); results are JSON, never asserted in unit tests."""
