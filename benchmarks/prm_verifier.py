@@ -44,15 +44,9 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents import BestOfNAgent, NoisyOraclePolicy, run_episode
 from gui_gym.core.trajectory import atomic_write_text
 from gui_gym.models.prm import RulePRM, TransformersPRM
-from gui_gym.models.prm_training import (
-    PRMTrainConfig,
-    build_prm_dataset,
-    collect_prm_steps,
-    collect_ranking_states,
-    evaluate_ranking,
-    train_prm,
-)
 from gui_gym.rewards.prm import PromptTemplate, classification_metrics, source_counts
+from gui_gym.train.prm import PRMTrainConfig, evaluate_ranking, train_prm
+from gui_gym.train.prm_data import build_prm_dataset, collect_prm_steps, collect_ranking_states
 
 ENVS = ("GuiGym/WikiHow-v0", "GuiGym/AndroidWorld-v0")
 SHORT = {"GuiGym/WikiHow-v0": "WikiHow", "GuiGym/AndroidWorld-v0": "AndroidWorld"}

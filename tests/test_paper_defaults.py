@@ -17,8 +17,8 @@ from gui_gym.models.judge_llm import (
 )
 from gui_gym.models.judge_scripted import RULE_PROMPT_GOAL, RuleClaimFilter, ScriptedReasoner
 from gui_gym.models.prm_llm import ADMIRE_PROCESS_REWARD_WEIGHT
-from gui_gym.models.prm_training import PRMTrainConfig
 from gui_gym.rewards.milestones import milestone_step_rewards
+from gui_gym.train.prm import PRMTrainConfig
 from gui_gym.wrappers import (
     MilestoneVectorWrapper,
     MilestoneWrapper,

@@ -13,14 +13,6 @@ import gui_gym  # noqa: F401
 from gui_gym.agents import BestOfNAgent, LLMPolicy, NoisyOraclePolicy, run_episode
 from gui_gym.core.actions import Action, ActionType, parse_action
 from gui_gym.models.prm import PRMOutputError, RulePRM, TransformersPRM, verification_scores
-from gui_gym.models.prm_training import (
-    build_prm_dataset,
-    collect_prm_steps,
-    collect_ranking_states,
-    collect_task_steps,
-    read_labelled_steps,
-    write_labelled_steps,
-)
 from gui_gym.rewards.prm import (
     NEGATIVE_SOURCES,
     LabelledStep,
@@ -37,6 +29,14 @@ from gui_gym.rewards.prm import (
     ranking_metrics,
     select_candidate,
     split_by_task,
+)
+from gui_gym.train.prm_data import (
+    build_prm_dataset,
+    collect_prm_steps,
+    collect_ranking_states,
+    collect_task_steps,
+    read_labelled_steps,
+    write_labelled_steps,
 )
 from gui_gym.wrappers import PRMVectorWrapper, PRMWrapper
 

@@ -219,7 +219,7 @@ def one_thread() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def wikihow_dataset() -> Any:
-    from gui_gym.models.prm_training import build_prm_dataset, collect_prm_steps
+    from gui_gym.train.prm_data import build_prm_dataset, collect_prm_steps
 
     steps = collect_prm_steps(WIKIHOW, max_tasks=40, random_rollouts=2, seed=0, max_steps=10)
     return build_prm_dataset(steps, eval_fraction=0.25, seed=0, balance_by=None)
@@ -227,7 +227,7 @@ def wikihow_dataset() -> Any:
 
 @pytest.fixture(scope="module")
 def balanced_wikihow_dataset() -> Any:
-    from gui_gym.models.prm_training import build_prm_dataset, collect_prm_steps
+    from gui_gym.train.prm_data import build_prm_dataset, collect_prm_steps
 
     steps = collect_prm_steps(WIKIHOW, max_tasks=100, random_rollouts=2, seed=0, max_steps=10)
     # Balanced within each action type: the type alone says nothing about the label.
@@ -249,7 +249,7 @@ def test_tiny_prm_trains_above_chance_on_generated_steps(
 ) -> None:
     require("torch", "llm")
     from gui_gym.models.prm import TransformersPRM
-    from gui_gym.models.prm_training import PRMTrainConfig, evaluate_prm, train_prm
+    from gui_gym.train.prm import PRMTrainConfig, evaluate_prm, train_prm
 
     dataset = balanced_wikihow_dataset
     # chance is 0.5 within every action type, on held-out tasks (512 steps)
@@ -287,7 +287,7 @@ def test_training_resumes_from_a_checkpoint_exactly(wikihow_dataset, tmp_path, o
     import torch
 
     from gui_gym.models.prm import TransformersPRM
-    from gui_gym.models.prm_training import PRMTrainConfig, train_prm
+    from gui_gym.train.prm import PRMTrainConfig, train_prm
 
     train = wikihow_dataset.train[:48]
     config = PRMTrainConfig(epochs=2, batch_size=8, lr=1e-3, checkpoint_every=2)

@@ -153,7 +153,7 @@ def train_prm_cmd(
         raise UsageError(f"--lr must be positive, got {lr}")
     if not positive_token or not negative_token or positive_token == negative_token:
         raise UsageError("--positive-token and --negative-token must be two different tokens")
-    from gui_gym.models.prm_training import PRMTrainConfig, run_training
+    from gui_gym.train.prm import PRMTrainConfig, run_training
 
     report = run_training(
         out,
