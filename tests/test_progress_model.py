@@ -12,16 +12,18 @@ import pytest
 from gui_gym.core.trajectory import Step, Trajectory
 from gui_gym.models.progress_model import (
     MilestoneProgress,
-    ProgressExample,
     ProgressModel,
     ProgressQuery,
-    evaluate_mae,
     format_state,
-    orm_examples,
-    progress_examples,
     trajectory_queries,
 )
 from gui_gym.rewards.progress import StepLabel, TrajectoryLabels
+from gui_gym.train.progress_model import (
+    ProgressExample,
+    evaluate_mae,
+    orm_examples,
+    progress_examples,
+)
 from tests.conftest import require
 
 
@@ -155,12 +157,12 @@ def tiny_model(examples: list[ProgressExample], kind: str = "gpt2", pooling: str
 
 
 def test_tiny_backbone_trains_and_lowers_its_loss() -> None:
-    from gui_gym.models.progress_model import ProgressTrainer, TrainConfig
+    from gui_gym.train.progress_model import ProgressTrainConfig, ProgressTrainer
 
     examples = toy_examples()
     model = tiny_model(examples)
     trainer = ProgressTrainer(
-        model, examples, TrainConfig(epochs=8, batch_size=8, lr=3e-3), progress=False
+        model, examples, ProgressTrainConfig(epochs=8, batch_size=8, lr=3e-3), progress=False
     )
     before = trainer.evaluate(examples)
     result = trainer.train()
@@ -203,10 +205,12 @@ def parameters(model) -> list[np.ndarray]:
 
 
 def test_resume_continues_exactly(tmp_path: Path) -> None:
-    from gui_gym.models.progress_model import ProgressTrainer, TrainConfig
+    from gui_gym.train.progress_model import ProgressTrainConfig, ProgressTrainer
 
     examples = toy_examples(24)
-    config = TrainConfig(epochs=2, batch_size=8, lr=3e-3, checkpoint_every=2, keep_checkpoints=10)
+    config = ProgressTrainConfig(
+        epochs=2, batch_size=8, lr=3e-3, checkpoint_every=2, keep_checkpoints=10
+    )
     straight = tiny_model(examples)
     ProgressTrainer(straight, examples, config, progress=False).train()
 
@@ -228,13 +232,13 @@ def test_resume_continues_exactly(tmp_path: Path) -> None:
 
 
 def test_resume_from_latest_checkpoint(tmp_path: Path) -> None:
-    from gui_gym.models.progress_model import ProgressTrainer, TrainConfig
+    from gui_gym.train.progress_model import ProgressTrainConfig, ProgressTrainer
 
     examples = toy_examples(16)
     model = tiny_model(examples)
-    one = TrainConfig(epochs=1, batch_size=8)
+    one = ProgressTrainConfig(epochs=1, batch_size=8)
     ProgressTrainer(model, examples, one, checkpoint_dir=tmp_path, progress=False).train()
-    two = TrainConfig(epochs=2, batch_size=8)
+    two = ProgressTrainConfig(epochs=2, batch_size=8)
     trainer = ProgressTrainer(
         tiny_model(examples), examples, two, checkpoint_dir=tmp_path, progress=False
     )
@@ -249,15 +253,72 @@ def test_resume_from_latest_checkpoint(tmp_path: Path) -> None:
         ProgressTrainer(model, examples, two, checkpoint_dir=tmp_path / "none").train(resume=True)
 
 
+def test_checkpoints_are_in_the_trainers_shared_format(tmp_path: Path) -> None:
+    from gui_gym.train.checkpoint import CHECKPOINT_FILES, read_checkpoint
+    from gui_gym.train.progress_model import ProgressTrainConfig, ProgressTrainer
+
+    examples = toy_examples(16)
+    config = ProgressTrainConfig(epochs=1, batch_size=8)
+    ProgressTrainer(tiny_model(examples), examples, config, checkpoint_dir=tmp_path).train()
+    folder = tmp_path / "step-00000002"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(CHECKPOINT_FILES)
+    state, weights, rng = read_checkpoint(folder)
+    assert state["algorithm"] == "progress_model" and state["global_step"] == 2
+    assert all(name.startswith("progress.") for name in weights) and "torch_cpu" in rng
+
+
+def test_a_checkpoint_of_the_previous_format_is_refused_by_name(tmp_path: Path) -> None:
+    from gui_gym.models.progress_model import ProgRM
+    from gui_gym.train.progress_model import ProgressTrainConfig, ProgressTrainer
+
+    examples = toy_examples(16)
+    model = tiny_model(examples)
+    # The previous trainer wrote the model's own files plus trainer.json/.safetensors.
+    old = model.save(tmp_path / "step-00000002")
+    (old / "trainer.json").write_text('{"global_step": 2}')
+    (old / "trainer.safetensors").write_bytes(b"")
+    (tmp_path / "latest").write_text("step-00000002\n")
+    trainer = ProgressTrainer(
+        model, examples, ProgressTrainConfig(batch_size=8), checkpoint_dir=tmp_path
+    )
+    with pytest.raises(ValueError, match="previous format") as err:
+        trainer.train(resume=True)
+    assert str(old) in str(err.value) and "ProgRM.load" in str(err.value)
+    with pytest.raises(ValueError, match="previous format"):
+        trainer.load_checkpoint(old)
+    assert ProgRM.load(old, device="cpu").kind == "progrm"  # the way out the message names
+
+
+def test_fit_resumes_an_interrupted_run_exactly(tmp_path: Path) -> None:
+    from gui_gym.rewards.progress import label_env
+    from gui_gym.train.progress_model import ProgressTrainConfig, fit_progress_model
+
+    pool = [episode(True), episode(False)]
+    labels = label_env(pool, {"bake": 2})
+    settings = {"hidden": 16, "layers": 1, "progress": False, "device": "cpu"}
+    two = ProgressTrainConfig(epochs=2, batch_size=4)
+    straight, _ = fit_progress_model(pool, labels, config=two, **settings)
+    one = ProgressTrainConfig(epochs=1, batch_size=4)
+    fit_progress_model(pool, labels, config=one, out=tmp_path, **settings)
+    assert (tmp_path / "init" / "progress_model.json").is_file()
+    resumed, result = fit_progress_model(
+        pool, labels, config=two, out=tmp_path, resume=True, **settings
+    )
+    assert result.global_step == 4 and len(result.epochs) == 2
+    for a, b in zip(parameters(straight), parameters(resumed)):
+        assert np.array_equal(a, b)
+
+
 def test_bad_settings_are_rejected() -> None:
-    from gui_gym.models.progress_model import ProgressTrainer, ProgRM, TrainConfig
+    from gui_gym.models.progress_model import ProgRM
+    from gui_gym.train.progress_model import ProgressTrainConfig, ProgressTrainer
 
     examples = toy_examples(4)
     model = tiny_model(examples)
     with pytest.raises(ValueError, match="lr"):
-        TrainConfig(lr=0.0)
+        ProgressTrainConfig(lr=0.0)
     with pytest.raises(ValueError, match="epochs"):
-        TrainConfig(epochs=-1)
+        ProgressTrainConfig(epochs=-1)
     with pytest.raises(ValueError, match="no training examples"):
         ProgressTrainer(model, [])
     bad = [ProgressExample(examples[0].query, 1.5, True)]
@@ -271,12 +332,13 @@ def test_bad_settings_are_rejected() -> None:
 
 def test_fit_builds_trains_and_saves_progrm_and_orm(tmp_path: Path) -> None:
     require("torch", "llm")
-    from gui_gym.models.progress_model import ProgRM, TrainConfig, fit_progress_model
+    from gui_gym.models.progress_model import ProgRM
     from gui_gym.rewards.progress import label_env
+    from gui_gym.train.progress_model import ProgressTrainConfig, fit_progress_model
 
     pool = [episode(True), episode(False)]
     labels = label_env(pool, {"bake": 2})
-    config = TrainConfig(epochs=1, batch_size=4)
+    config = ProgressTrainConfig(epochs=1, batch_size=4)
     model, result = fit_progress_model(
         pool, labels, config=config, out=tmp_path / "p", hidden=16, layers=1, progress=False
     )

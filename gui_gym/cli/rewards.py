@@ -332,8 +332,8 @@ def train_progress_cmd(
     """Train a ProgRM progress model (backbone + MLP + sigmoid, BCE; Sec. 2.3) or the ORM
     baseline; checkpoints are safetensors, and --resume continues an interrupted run."""
     from gui_gym.core.trajectory import atomic_write_text
-    from gui_gym.models.progress_model import TrainConfig, fit_progress_model
     from gui_gym.rewards.progress import read_labeled_trajectories
+    from gui_gym.train.progress_model import ProgressTrainConfig, fit_progress_model
 
     choose(kind, ("progrm", "orm"), "--kind")
     existing_file(labels, "--labels")
@@ -353,7 +353,7 @@ def train_progress_cmd(
             if eval_labels is not None
             else (None, None)
         )
-        config = TrainConfig(
+        config = ProgressTrainConfig(
             epochs=epochs,
             batch_size=batch_size,
             lr=lr,

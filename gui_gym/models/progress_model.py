@@ -1,4 +1,4 @@
-"""Progress models: ``Prog([g, s_t])`` in ``[0, 1]`` (ProgRM Sec. 2.3), and how to train one.
+"""Progress models: ``Prog([g, s_t])`` in ``[0, 1]`` (ProgRM Sec. 2.3).
 
 * :class:`ProgressQuery` is what a model scores: the task goal ``g``, the actions taken so far
   and the current screen, i.e. ProgRM's state ``s_t = [a_1, ..., a_{t-1}, o_t]`` (Eq. 6).
@@ -7,9 +7,7 @@
   torch, no GPU; the reference for ProgRM-Env's ground truth.
 * :class:`ProgRM` is the learned model: a transformers backbone, an MLP head and a sigmoid,
   trained with binary cross-entropy on progress labels (Eq. 5). Trained on final-step
-  success only it is the ORM baseline.
-* :class:`ProgressTrainer` trains either, with a progress bar, safetensors checkpoints,
-  exact resume and evaluation MAE.
+  success only it is the ORM baseline. Its trainer is :mod:`gui_gym.train.progress_model`.
 
 torch, transformers, tokenizers and safetensors are imported inside the functions that need
 them (``pip install 'gui-gym[llm]'``).
@@ -18,45 +16,28 @@ them (``pip install 'gui-gym[llm]'``).
 from __future__ import annotations
 
 import json
-import math
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from gui_gym.core.files import write_folder_atomically
-from gui_gym.core.progress import progress_bar
 from gui_gym.core.task import TaskSuite
-from gui_gym.core.trajectory import (
-    Trajectory,
-    atomic_write_text,
-    check_replaceable_folder,
-    errors_naming,
-)
+from gui_gym.core.trajectory import Trajectory, check_replaceable_folder, errors_naming
 from gui_gym.core.untrusted_text import load_json
-from gui_gym.rewards.progress import TrajectoryLabels, balance_steps
 
 if TYPE_CHECKING:
     import torch
 
 __all__ = [
+    "KINDS",
     "MilestoneProgress",
     "ProgRM",
-    "ProgressExample",
     "ProgressModel",
     "ProgressQuery",
-    "ProgressTrainer",
-    "TrainConfig",
-    "TrainResult",
     "build_word_tokenizer",
-    "evaluate_mae",
-    "fit_progress_model",
     "format_state",
-    "orm_examples",
-    "progress_examples",
     "tiny_backbone_config",
     "trajectory_queries",
 ]
@@ -137,80 +118,6 @@ def trajectory_queries(trajectory: Trajectory) -> list[ProgressQuery]:
             )
         )
     return queries
-
-
-@dataclass(frozen=True)
-class ProgressExample:
-    """A training or evaluation example.
-
-    Attributes:
-        query: The state.
-        target: The label in ``[0, 1]``.
-        success: Whether the trajectory succeeded (for the 1:1 balance of Appendix C).
-        key: Whether the state follows a key step.
-        step: Step index the label belongs to (-1 for the reset state).
-    """
-
-    query: ProgressQuery
-    target: float
-    success: bool
-    key: bool = False
-    step: int = -1
-
-
-def progress_examples(
-    trajectories: Sequence[Trajectory],
-    labels: Sequence[TrajectoryLabels],
-    include_initial: bool = True,
-) -> list[ProgressExample]:
-    """ProgRM training data ``D^(p) = {(g_i, s_i, p*_i)}`` (Sec. 2.3) from labelled episodes.
-
-    Args:
-        trajectories: The episodes.
-        labels: Their labels, in the same order (from ``label_lcs`` or ``label_env``).
-        include_initial: Also add each reset state with label 0 (the value the wrapper
-            subtracts first).
-
-    Raises:
-        ValueError: if the counts of trajectories and labels (or steps) disagree.
-    """
-    if len(trajectories) != len(labels):
-        raise ValueError(f"{len(trajectories)} trajectories but {len(labels)} label sets")
-    out: list[ProgressExample] = []
-    for trajectory, labelled in zip(trajectories, labels):
-        if len(labelled) != len(trajectory.steps):
-            raise ValueError(
-                f"task {trajectory.task_id!r}: {len(trajectory.steps)} steps but "
-                f"{len(labelled)} labels"
-            )
-        queries = trajectory_queries(trajectory)
-        if include_initial:
-            out.append(ProgressExample(queries[0], 0.0, trajectory.success, False, -1))
-        for t, label in enumerate(labelled.labels):
-            out.append(
-                ProgressExample(queries[t + 1], label.progress, trajectory.success, label.key, t)
-            )
-    return out
-
-
-def orm_examples(trajectories: Sequence[Trajectory]) -> list[ProgressExample]:
-    """ORM training data: each episode's final state labelled 1 on success, else 0 (ProgRM
-    Sec. 3.1: "for ORM training, we use the overall success or failure label")."""
-    out: list[ProgressExample] = []
-    for trajectory in trajectories:
-        final = trajectory_queries(trajectory)[-1]
-        target = 1.0 if trajectory.success else 0.0
-        out.append(ProgressExample(final, target, trajectory.success, True, len(trajectory) - 1))
-    return out
-
-
-def evaluate_mae(model: ProgressModel, examples: Sequence[ProgressExample]) -> float:
-    """Mean absolute error of ``model`` on ``examples`` (NaN for none)."""
-    if not examples:
-        return float("nan")
-    predicted = np.asarray(model.predict([e.query for e in examples]), dtype=np.float64)
-    targets = np.array([e.target for e in examples], dtype=np.float64)
-    return float(np.mean(np.abs(predicted - targets)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -428,7 +335,8 @@ def _network_class() -> Any:
     return ProgressNetwork
 
 
-_KINDS = ("progrm", "orm")
+KINDS = ("progrm", "orm")
+"""What a :class:`ProgRM` is trained as: a progress model or the ORM baseline."""
 _POOLINGS = ("last", "mean")
 
 
@@ -464,8 +372,8 @@ class ProgRM:
         device: str | None = None,
     ):
         torch = _require("torch")
-        if kind not in _KINDS:
-            raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         if pooling not in _POOLINGS:
             raise ValueError(f"pooling must be one of {_POOLINGS}, got {pooling!r}")
         if not isinstance(max_length, int) or max_length < 2:
@@ -578,7 +486,7 @@ class ProgRM:
 
     @classmethod
     def load(cls, path: str | Path, device: str | None = None) -> ProgRM:
-        """Load a model saved by :meth:`save` (or a trainer checkpoint).
+        """Load a model saved by :meth:`save`.
 
         Raises:
             FileNotFoundError: if ``path`` holds no saved model.
@@ -619,442 +527,3 @@ class ProgRM:
                 device=str(model.device),
             )
         return model
-
-
-# ---------------------------------------------------------------------------------------------
-# Training
-
-
-@dataclass
-class TrainConfig:
-    """Training settings.
-
-    Attributes:
-        epochs: Passes over the training examples.
-        batch_size: Examples per optimiser step.
-        lr: Learning rate (Adam, betas ``(0.9, 0.95)`` as in ProgRM Appendix D).
-        betas: Adam betas.
-        weight_decay: Decoupled weight decay (AdamW).
-        max_grad_norm: Gradient clipping norm (0 disables).
-        seed: Seeds the shuffling order (one permutation per epoch) and torch's RNG.
-        checkpoint_every: Also checkpoint every this many steps (0: at epoch ends only).
-        keep_checkpoints: Newest checkpoints kept on disk.
-    """
-
-    epochs: int = 3
-    batch_size: int = 16
-    lr: float = 3e-4
-    betas: tuple[float, float] = (0.9, 0.95)
-    weight_decay: float = 0.0
-    max_grad_norm: float = 1.0
-    seed: int = 0
-    checkpoint_every: int = 0
-    keep_checkpoints: int = 2
-
-    def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "checkpoint_every", "keep_checkpoints"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-        if self.batch_size < 1 or self.keep_checkpoints < 1:
-            raise ValueError("batch_size and keep_checkpoints must be >= 1")
-        if not (math.isfinite(self.lr) and self.lr > 0):
-            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
-        self.betas = (float(self.betas[0]), float(self.betas[1]))
-
-
-@dataclass
-class TrainResult:
-    """What training did.
-
-    Attributes:
-        epochs: Per finished epoch: ``{"epoch", "train_loss", "eval_loss", "eval_mae"}``.
-        global_step: Optimiser steps taken in total (resumed runs included).
-        checkpoint: The last checkpoint folder written, if any.
-    """
-
-    epochs: list[dict[str, float]] = field(default_factory=list)
-    global_step: int = 0
-    checkpoint: Path | None = None
-
-
-class ProgressTrainer:
-    """Trains a :class:`ProgRM` with binary cross-entropy on progress labels (ProgRM Eq. 5).
-
-    Checkpoints go to ``checkpoint_dir/step-<n>/`` (the model as :meth:`ProgRM.save` writes
-    it, plus ``trainer.safetensors`` with the optimiser state and torch RNG, and
-    ``trainer.json``), each written to a temporary folder and renamed into place; the file
-    ``checkpoint_dir/latest`` names the newest. ``train(resume=True)`` continues from it at
-    the exact batch it stopped at (the shuffling order is a function of seed and epoch).
-
-    Args:
-        model: The model to train (in place).
-        train_examples: Labelled states.
-        config: Settings.
-        eval_examples: Scored after each epoch (loss and MAE).
-        checkpoint_dir: Where checkpoints go (None: no checkpoints, no resume).
-        progress: Show a tqdm progress bar.
-
-    Raises:
-        ValueError: for no training examples or targets outside ``[0, 1]``.
-    """
-
-    def __init__(
-        self,
-        model: ProgRM,
-        train_examples: Sequence[ProgressExample],
-        config: TrainConfig | None = None,
-        eval_examples: Sequence[ProgressExample] | None = None,
-        checkpoint_dir: str | Path | None = None,
-        progress: bool = True,
-    ):
-        torch = _require("torch")
-        if not train_examples:
-            raise ValueError("no training examples")
-        for examples in (train_examples, eval_examples or ()):
-            bad = [e.target for e in examples if not 0.0 <= e.target <= 1.0]
-            if bad:
-                raise ValueError(f"progress targets must lie in [0, 1], got {bad[0]!r}")
-        self.model = model
-        self.config = config or TrainConfig()
-        self.train_examples = list(train_examples)
-        self.eval_examples = list(eval_examples or [])
-        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
-        self.show_progress = progress
-        torch.manual_seed(self.config.seed)
-        self.optimizer = torch.optim.AdamW(
-            model.network.parameters(),
-            lr=self.config.lr,
-            betas=self.config.betas,
-            weight_decay=self.config.weight_decay,
-        )
-        self.epoch = 0
-        self.batch_in_epoch = 0
-        self.global_step = 0
-        self.history: list[dict[str, float]] = []
-        self._texts = [format_state(e.query) for e in self.train_examples]
-        self._targets = np.array([e.target for e in self.train_examples], dtype=np.float32)
-
-    def _order(self, epoch: int) -> np.ndarray:
-        return np.random.default_rng([self.config.seed, epoch]).permutation(len(self._texts))
-
-    def _batches(self, epoch: int) -> list[np.ndarray]:
-        order = self._order(epoch)
-        size = self.config.batch_size
-        return [order[i : i + size] for i in range(0, len(order), size)]
-
-    def train(self, resume: bool = False) -> TrainResult:
-        """Run the remaining epochs (all of them, or from the latest checkpoint).
-
-        Raises:
-            FileNotFoundError: if ``resume`` is set and there is no checkpoint to resume.
-        """
-        torch = _require("torch")
-        if resume:
-            latest = self.latest_checkpoint()
-            if latest is None:
-                raise FileNotFoundError(f"no checkpoint to resume in {self.checkpoint_dir}")
-            self.load_checkpoint(latest)
-        network = self.model.network
-        per_epoch = len(self._batches(0))
-        total = per_epoch * self.config.epochs
-        result = TrainResult(epochs=self.history, global_step=self.global_step)
-        bar = progress_bar(
-            total=total,
-            initial=min(self.global_step, total),
-            enabled=self.show_progress,
-            desc=f"train {self.model.kind}",
-            unit="step",
-        )
-        try:
-            while self.epoch < self.config.epochs:
-                batches = self._batches(self.epoch)
-                network.train()
-                losses: list[float] = []
-                while self.batch_in_epoch < len(batches):
-                    rows = batches[self.batch_in_epoch]
-                    inputs = self.model.encode([self._texts[i] for i in rows])
-                    targets = torch.from_numpy(self._targets[rows]).to(self.model.device)
-                    logits = network(**inputs)
-                    # Eq. 5: BCE between sigmoid(logit) and the label (computed on logits).
-                    loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, targets)
-                    self.optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                    if self.config.max_grad_norm > 0:
-                        torch.nn.utils.clip_grad_norm_(
-                            network.parameters(), self.config.max_grad_norm
-                        )
-                    self.optimizer.step()
-                    losses.append(float(loss.detach()))
-                    self.batch_in_epoch += 1
-                    self.global_step += 1
-                    bar.update(1)
-                    bar.set_postfix(loss=f"{losses[-1]:.4f}", epoch=self.epoch + 1)
-                    every = self.config.checkpoint_every
-                    if every and self.global_step % every == 0:
-                        result.checkpoint = self.save_checkpoint()
-                record: dict[str, float] = {
-                    "epoch": float(self.epoch + 1),
-                    "train_loss": float(np.mean(losses)) if losses else float("nan"),
-                }
-                if self.eval_examples:
-                    record.update(
-                        {f"eval_{k}": v for k, v in self.evaluate(self.eval_examples).items()}
-                    )
-                self.history.append(record)
-                self.epoch += 1
-                self.batch_in_epoch = 0
-                result.checkpoint = self.save_checkpoint() or result.checkpoint
-        finally:
-            bar.close()
-        result.global_step = self.global_step
-        return result
-
-    def evaluate(self, examples: Sequence[ProgressExample]) -> dict[str, float]:
-        """BCE loss and mean absolute error of the model's predictions on ``examples``."""
-        if not examples:
-            return {"loss": float("nan"), "mae": float("nan")}
-        predicted = np.clip(self.model.predict([e.query for e in examples]), 1e-7, 1 - 1e-7)
-        targets = np.array([e.target for e in examples], dtype=np.float64)
-        loss = -np.mean(targets * np.log(predicted) + (1 - targets) * np.log(1 - predicted))
-        return {"loss": float(loss), "mae": float(np.mean(np.abs(predicted - targets)))}
-
-    # ----------------------------------------------------------------------- checkpoints
-
-    def latest_checkpoint(self) -> Path | None:
-        """The newest complete checkpoint, or None."""
-        if self.checkpoint_dir is None:
-            return None
-        pointer = self.checkpoint_dir / "latest"
-        if not pointer.is_file():
-            return None
-        folder = self.checkpoint_dir / pointer.read_text(encoding="utf-8").strip()
-        return folder if (folder / "trainer.json").is_file() else None
-
-    def save_checkpoint(self) -> Path | None:
-        """Write a checkpoint of the current state (None without a checkpoint folder)."""
-        if self.checkpoint_dir is None:
-            return None
-        safetensors_torch = _require("safetensors.torch")
-        torch = _require("torch")
-        name = f"step-{self.global_step:08d}"
-        folder = self.checkpoint_dir / name
-
-        def write(tmp: Path) -> None:
-            self.model._write(tmp)
-            tensors, groups = _optimizer_tensors(self.optimizer)
-            tensors["rng.torch"] = torch.get_rng_state()
-            safetensors_torch.save_file(tensors, str(tmp / "trainer.safetensors"))
-            state = {
-                "epoch": self.epoch,
-                "batch_in_epoch": self.batch_in_epoch,
-                "global_step": self.global_step,
-                "history": self.history,
-                "config": asdict(self.config),
-                "param_groups": groups,
-                "examples": len(self._texts),
-            }
-            (tmp / "trainer.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
-
-        write_folder_atomically(folder, write)
-        atomic_write_text(self.checkpoint_dir / "latest", name + "\n")
-        self._prune()
-        return folder
-
-    def _prune(self) -> None:
-        assert self.checkpoint_dir is not None
-        folders = sorted(p for p in self.checkpoint_dir.glob("step-*") if p.is_dir())
-        for old in folders[: -self.config.keep_checkpoints]:
-            shutil.rmtree(old, ignore_errors=True)
-
-    def load_checkpoint(self, folder: str | Path) -> None:
-        """Restore weights, optimiser, RNG and position from a checkpoint folder.
-
-        Raises:
-            ValueError: if the checkpoint was made with a different number of examples or
-                batch size (the resumed order would not match).
-        """
-        safetensors_torch = _require("safetensors.torch")
-        torch = _require("torch")
-        folder = Path(folder)
-        with errors_naming(folder / "trainer.json"):
-            state = load_json((folder / "trainer.json").read_bytes())
-            if not isinstance(state, dict):
-                raise ValueError("not a JSON object")
-        if state.get("examples") != len(self._texts):
-            raise ValueError(
-                f"{folder} was trained on {state.get('examples')} examples, not "
-                f"{len(self._texts)}: resume with the same data"
-            )
-        if state["config"]["batch_size"] != self.config.batch_size:
-            raise ValueError(
-                f"{folder} used batch_size {state['config']['batch_size']}, not "
-                f"{self.config.batch_size}: resume with the same settings"
-            )
-        with errors_naming(folder / "model.safetensors"):
-            safetensors_torch.load_model(
-                self.model.network,
-                str(folder / "model.safetensors"),
-                strict=True,
-                device=str(self.model.device),
-            )
-        with errors_naming(folder / "trainer.safetensors"):
-            tensors = safetensors_torch.load_file(str(folder / "trainer.safetensors"))
-        torch.set_rng_state(tensors.pop("rng.torch"))
-        _load_optimizer(self.optimizer, tensors, state["param_groups"], self.model.device)
-        self.epoch = int(state["epoch"])
-        self.batch_in_epoch = int(state["batch_in_epoch"])
-        self.global_step = int(state["global_step"])
-        self.history = list(state["history"])
-
-
-def _optimizer_tensors(optimizer: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """An optimiser's state as flat tensors (for safetensors) plus JSON-safe param groups."""
-    torch = _require("torch")
-    state = optimizer.state_dict()
-    tensors: dict[str, Any] = {}
-    for index, values in state["state"].items():
-        for name, value in values.items():
-            tensor = value if isinstance(value, torch.Tensor) else torch.tensor(value)
-            tensors[f"state.{index}.{name}"] = tensor.detach().cpu().contiguous()
-    groups = []
-    for group in state["param_groups"]:
-        clean = {}
-        for key, value in group.items():
-            clean[key] = list(value) if isinstance(value, tuple) else value
-        groups.append(clean)
-    return tensors, groups
-
-
-def _load_optimizer(
-    optimizer: Any, tensors: Mapping[str, Any], groups: list[dict[str, Any]], device: Any
-) -> None:
-    per_param: dict[int, dict[str, Any]] = {}
-    for key, tensor in tensors.items():
-        _, index, name = key.split(".", 2)
-        per_param.setdefault(int(index), {})[name] = tensor
-    restored_groups = []
-    for group in groups:
-        restored = dict(group)
-        if "betas" in restored:
-            restored["betas"] = tuple(restored["betas"])
-        restored_groups.append(restored)
-    optimizer.load_state_dict({"state": per_param, "param_groups": restored_groups})
-    for values in optimizer.state.values():
-        for name, value in values.items():
-            if hasattr(value, "to") and name != "step":
-                values[name] = value.to(device)
-
-
-def fit_progress_model(
-    trajectories: Sequence[Trajectory],
-    labels: Sequence[TrajectoryLabels] | None = None,
-    *,
-    kind: str = "progrm",
-    backbone: str | Path = "tiny",
-    config: TrainConfig | None = None,
-    eval_trajectories: Sequence[Trajectory] | None = None,
-    eval_labels: Sequence[TrajectoryLabels] | None = None,
-    out: str | Path | None = None,
-    balance: bool = True,
-    max_length: int = 384,
-    vocab_size: int = 4000,
-    hidden: int = 64,
-    layers: int = 2,
-    heads: int = 2,
-    pooling: str = "last",
-    resume: bool = False,
-    progress: bool = True,
-    device: str | None = None,
-) -> tuple[ProgRM, TrainResult]:
-    """Build, train and save a progress model or ORM from labelled trajectories.
-
-    ``kind="progrm"`` trains on every step's progress label (plus each reset state at 0),
-    with the success/failure steps balanced 1:1 (ProgRM Appendix C) when ``balance`` is set.
-    ``kind="orm"`` trains on each trajectory's final state and outcome (the ORM baseline).
-
-    Args:
-        trajectories: Training episodes.
-        labels: Their progress labels (needed for ``progrm``, ignored for ``orm``).
-        kind: ``"progrm"`` or ``"orm"``.
-        backbone: ``"tiny"`` (a small GPT-2 trained from scratch with a word-level
-            tokenizer built on the training texts) or a local folder with a pretrained model.
-        config: Training settings.
-        eval_trajectories: Scored after each epoch (with ``eval_labels`` for ``progrm``).
-        eval_labels: Labels of ``eval_trajectories``.
-        out: Folder for ``checkpoints/`` and the final ``model/`` (None: nothing saved).
-        balance: Balance success and failure steps 1:1 (``progrm`` only).
-        max_length: Tokens per state.
-        vocab_size: Vocabulary of the tiny tokenizer.
-        hidden: Hidden size of the tiny backbone.
-        layers: Layers of the tiny backbone.
-        heads: Attention heads of the tiny backbone.
-        pooling: ``"last"`` or ``"mean"``.
-        resume: Continue from ``out/checkpoints`` (the model, optimiser and position).
-        progress: Show progress bars.
-        device: Torch device.
-
-    Returns:
-        The trained model and what training did.
-
-    Raises:
-        ValueError: for an unknown kind or ``progrm`` without labels.
-    """
-    torch = _require("torch")
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
-    config = config or TrainConfig()
-    if kind == "progrm":
-        if labels is None:
-            raise ValueError("kind='progrm' needs progress labels (run label_lcs or label_env)")
-        examples = progress_examples(trajectories, labels)
-        if balance:
-            keep = balance_steps([e.success for e in examples], np.random.default_rng(config.seed))
-            examples = [examples[i] for i in keep]
-        evaluation = (
-            progress_examples(eval_trajectories, eval_labels)
-            if eval_trajectories is not None and eval_labels is not None
-            else None
-        )
-    else:
-        examples = orm_examples(trajectories)
-        evaluation = orm_examples(eval_trajectories) if eval_trajectories is not None else None
-    checkpoints = Path(out) / "checkpoints" if out is not None else None
-    latest = None
-    if resume and checkpoints is not None:
-        pointer = checkpoints / "latest"
-        if pointer.is_file():
-            latest = checkpoints / pointer.read_text(encoding="utf-8").strip()
-    if latest is not None:
-        model = ProgRM.load(latest, device=device)
-    elif str(backbone) == "tiny":
-        tokenizer = build_word_tokenizer((format_state(e.query) for e in examples), vocab_size)
-        torch.manual_seed(config.seed)
-        backbone_config = tiny_backbone_config(
-            len(tokenizer), hidden=hidden, layers=layers, heads=heads, max_positions=max_length
-        )
-        model = ProgRM.from_config(
-            backbone_config,
-            tokenizer,
-            kind=kind,
-            pooling=pooling,
-            max_length=max_length,
-            device=device,
-        )
-    else:
-        torch.manual_seed(config.seed)
-        model = ProgRM.from_pretrained_backbone(
-            backbone, kind=kind, pooling=pooling, max_length=max_length, device=device
-        )
-    trainer = ProgressTrainer(
-        model,
-        examples,
-        config,
-        eval_examples=evaluation,
-        checkpoint_dir=checkpoints,
-        progress=progress,
-    )
-    result = trainer.train(resume=latest is not None)
-    if out is not None:
-        model.save(Path(out) / "model")
-    return model, result
