@@ -316,6 +316,71 @@ def test_training_resumes_from_a_checkpoint_exactly(wikihow_dataset, tmp_path, o
         )
 
 
+def _as_previous_format(folder) -> None:
+    """Rewrite a PRM training checkpoint as the PRM trainer wrote it before the trainers shared
+    one format: the model's state dict unprefixed (tied weights once, as safetensors'
+    ``save_model`` keeps them), the best epoch's whole state dict in ``best.safetensors``,
+    torch's CPU stream as ``cpu``, and no ``algorithm``."""
+    import torch
+    from safetensors.torch import load_file, save_file, save_model
+
+    from gui_gym.models.prm import TransformersPRM
+
+    weights = load_file(str(folder / "weights.safetensors"))
+    prm = TransformersPRM.load(folder.parent / "init")
+    with torch.no_grad():
+        for name, param in prm.model.named_parameters():
+            param.copy_(weights[f"prm.{name}"])
+    save_model(prm.model, str(folder / "weights.safetensors"))
+    best = {k.removeprefix("best."): v for k, v in weights.items() if k.startswith("best.")}
+    if best:
+        with torch.no_grad():
+            for name, param in prm.model.named_parameters():
+                param.copy_(best[name])
+        whole = {k: v.detach().clone() for k, v in prm.model.state_dict().items()}
+        save_file(whole, str(folder / "best.safetensors"))
+    rng = load_file(str(folder / "rng.safetensors"))
+    save_file({"cpu": rng["torch_cpu"]}, str(folder / "rng.safetensors"))
+    state = json.loads((folder / "trainer_state.json").read_text())
+    del state["algorithm"]
+    (folder / "trainer_state.json").write_text(json.dumps(state))
+
+
+@pytest.mark.parametrize("checkpoint_format", ["current", "previous"])
+def test_resume_keeps_the_best_epoch_in_either_checkpoint_format(
+    wikihow_dataset, tmp_path, one_thread, checkpoint_format
+) -> None:
+    require("torch", "llm")
+    import torch
+
+    from gui_gym.train.checkpoint import CHECKPOINT_FILES
+    from gui_gym.train.prm import PRMTrainConfig, train_prm
+
+    train = wikihow_dataset.train[:48]
+    config = PRMTrainConfig(epochs=2, batch_size=8, lr=1e-3, checkpoint_every=0, keep_best="auc")
+    tie = {"select": lambda prm: 0.0}  # a tie keeps the first: epoch 1's weights are returned
+    straight = _small_prm(wikihow_dataset)
+    expected = train_prm(straight, train, config=config, progress=False, **tie)
+    assert expected["best_epoch"] == 1
+
+    resumed = _small_prm(wikihow_dataset)
+    resumed.save(tmp_path / "init")
+    first = train_prm(
+        resumed, train, config=config, out_dir=tmp_path, max_updates=8, progress=False, **tie
+    )
+    assert not first["finished"] and first["updates"] == 8  # past epoch 1: a best epoch kept
+    checkpoint = tmp_path / "checkpoint"
+    assert set(CHECKPOINT_FILES) <= {p.name for p in checkpoint.iterdir()}
+    if checkpoint_format == "previous":
+        _as_previous_format(checkpoint)
+        assert (checkpoint / "best.safetensors").is_file()
+    fresh = _small_prm(wikihow_dataset, seed=1)  # different init: the checkpoint must win
+    report = train_prm(fresh, train, config=config, out_dir=tmp_path, progress=False, **tie)
+    assert report["finished"] and report["updates"] == 12 and report["best_epoch"] == 1
+    for a, b in zip(straight.model.state_dict().values(), fresh.model.state_dict().values()):
+        assert torch.equal(a, b)
+
+
 def test_rationale_training_adds_a_language_model_loss(wikihow_dataset) -> None:
     require("torch", "llm")
     from gui_gym.models.prm import TransformersPRM

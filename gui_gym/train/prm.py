@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.core.files import atomic_write_text, write_folder_atomically
+from gui_gym.core.files import atomic_write_text
 from gui_gym.core.progress import progress_bar
 from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
 from gui_gym.models.prm import TransformersPRM
@@ -31,7 +31,13 @@ from gui_gym.rewards.prm import (
     ranking_metrics,
     source_counts,
 )
-from gui_gym.train.checkpoint import load_optimizer_state, save_optimizer_state
+from gui_gym.train.checkpoint import (
+    load_optimizer_state,
+    read_checkpoint,
+    restore_torch_rng,
+    torch_rng_tensors,
+    write_checkpoint,
+)
 from gui_gym.train.prm_data import (
     build_prm_dataset,
     collect_prm_steps,
@@ -144,6 +150,24 @@ def evaluate_ranking(
     return ranking_metrics(states, per_state)
 
 
+CHECKPOINT_ALGORITHM = "prm"
+"""``trainer_state.json``'s ``algorithm`` in the PRM trainer's checkpoints."""
+
+
+def _parameters(model: Any) -> dict[str, Any]:
+    """A detached copy of ``model``'s parameters by name (tied weights once)."""
+    return {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def _copy_parameters(model: Any, tensors: dict[str, Any]) -> None:
+    """Inverse of :func:`_parameters`."""
+    import torch
+
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            param.copy_(tensors[name].to(param.device, param.dtype))
+
+
 def _save_checkpoint(
     prm: TransformersPRM,
     optimizer: Any,
@@ -151,47 +175,85 @@ def _save_checkpoint(
     path: Path,
     best: dict[str, Any] | None = None,
 ) -> None:
-    import torch
-    from safetensors.torch import save_file, save_model
-
-    def write(folder: Path) -> None:
-        save_model(prm.model, str(folder / "weights.safetensors"))
-        if best is not None:
-            save_file(best, str(folder / "best.safetensors"))
-        save_optimizer_state(optimizer, folder)
-        save_file({"cpu": torch.get_rng_state()}, str(folder / "rng.safetensors"))
-        (folder / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
-
+    """Write ``path`` in the trainers' checkpoint format
+    (:func:`~gui_gym.train.checkpoint.write_checkpoint`): the PRM's parameters as
+    ``prm.<name>`` and, with ``keep_best``, the best epoch's as ``best.<name>``."""
+    weights = {f"prm.{n}": p.detach().cpu().contiguous() for n, p in prm.model.named_parameters()}
+    for name, tensor in (best or {}).items():
+        weights[f"best.{name}"] = tensor.detach().cpu().contiguous()
     check_replaceable_folder(path, "trainer_state.json", "PRM training checkpoint")
-    write_folder_atomically(path, write)
+    write_checkpoint(
+        path,
+        weights=weights,
+        optimizer=optimizer,
+        state={**state, "algorithm": CHECKPOINT_ALGORITHM},
+        rng=torch_rng_tensors(),
+    )
 
 
-def _load_best(path: Path) -> dict[str, Any] | None:
+def _load_checkpoint(
+    prm: TransformersPRM, optimizer: Any, path: Path
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Restore a :func:`_save_checkpoint` folder (or one of the previous PRM format) into
+    ``prm`` and ``optimizer``, with torch's random streams.
+
+    Returns:
+        ``(state, best)``: the trainer state, and the best epoch's parameters or None.
+
+    Raises:
+        ValueError: for another trainer's checkpoint or one of another model.
+    """
+    state, weights, rng = read_checkpoint(path)
+    if "algorithm" not in state and "cpu" in rng:
+        weights, rng = _from_previous_format(prm.model, path, weights, rng)
+    elif state.get("algorithm") != CHECKPOINT_ALGORITHM:
+        raise ValueError(
+            f"{path} is a {state.get('algorithm')!r} checkpoint, not a PRM one; train with "
+            "--no-resume or another --out"
+        )
+    own = [n for n, _ in prm.model.named_parameters()]
+    saved = sorted(k.removeprefix("prm.") for k in weights if k.startswith("prm."))
+    if sorted(own) != saved:
+        missing, unexpected = sorted(set(own) - set(saved)), sorted(set(saved) - set(own))
+        raise ValueError(
+            f"checkpoint {path} does not fit this model (missing {missing[:5]}, "
+            f"unexpected {unexpected[:5]}); train with --no-resume or another --out"
+        )
+    _copy_parameters(prm.model, {n: weights[f"prm.{n}"] for n in own})
+    best = None
+    if any(k.startswith("best.") for k in weights):
+        best = {n: weights[f"best.{n}"] for n in own}
+    load_optimizer_state(optimizer, path)
+    restore_torch_rng(rng)
+    return state, best
+
+
+def _from_previous_format(
+    model: Any, path: Path, weights: dict[str, Any], rng: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(weights, rng)`` of a PRM checkpoint written before the trainers shared one format,
+    as :func:`_load_checkpoint` reads them.
+
+    Those had the same files (the optimizer's already in today's layout) but the model's
+    whole state dict unprefixed in ``weights.safetensors`` (a tied weight under one of its
+    names), the best epoch's in ``best.safetensors``, and torch's CPU stream as ``cpu``.
+    """
     from safetensors.torch import load_file
 
-    file = path / "best.safetensors"
-    if not file.exists():
-        return None
-    with errors_naming(file):
-        return load_file(str(file))
-
-
-def _load_checkpoint(prm: TransformersPRM, optimizer: Any, path: Path) -> dict[str, Any]:
-    import torch
-    from safetensors.torch import load_file, load_model
-
-    with errors_naming(path / "weights.safetensors"):
-        missing, unexpected = load_model(prm.model, str(path / "weights.safetensors"), strict=False)
-    if unexpected or missing:
-        raise ValueError(
-            f"checkpoint {path} does not fit this model (missing {sorted(missing)[:5]}, "
-            f"unexpected {sorted(unexpected)[:5]}); train with --no-resume or another --out"
-        )
-    load_optimizer_state(optimizer, path)
-    with errors_naming(path / "rng.safetensors"):
-        torch.set_rng_state(load_file(str(path / "rng.safetensors"))["cpu"])
-    with errors_naming(path / "trainer_state.json"):
-        return json.loads((path / "trainer_state.json").read_text())
+    aliases: dict[int, list[str]] = {}
+    for name, param in model.named_parameters(remove_duplicate=False):
+        aliases.setdefault(id(param), []).append(name)
+    out = {}
+    for name, param in model.named_parameters():
+        found = next((a for a in aliases[id(param)] if a in weights), None)
+        if found is not None:
+            out[f"prm.{name}"] = weights[found]
+    best_file = path / "best.safetensors"
+    if best_file.is_file():
+        with errors_naming(best_file):
+            best = load_file(str(best_file))
+        out.update({f"best.{n}": best[n] for n, _ in model.named_parameters() if n in best})
+    return out, {"torch_cpu": rng["cpu"]}
 
 
 def train_prm(
@@ -218,10 +280,12 @@ def train_prm(
     per-state ranking accuracy on held-out states
     (:func:`evaluate_ranking`), which tracks best-of-N better than step accuracy does.
 
-    With ``out_dir``: a checkpoint (weights, AdamW state, RNG state, position in the data
-    order; all safetensors/JSON) is written atomically to ``out_dir/checkpoint`` every
-    ``checkpoint_every`` updates and at each epoch end, and with ``resume=True`` a rerun
-    continues from it, reproducing the uninterrupted run. The final PRM is saved to
+    With ``out_dir``: a checkpoint in the trainers' one format
+    (:func:`gui_gym.train.checkpoint.write_checkpoint`: the parameters, and the best epoch's
+    with ``keep_best``, the AdamW state, torch's random streams, the position in the data
+    order) is written atomically to ``out_dir/checkpoint`` every ``checkpoint_every`` updates
+    and at each epoch end, and with ``resume=True`` a rerun continues from it, reproducing the
+    uninterrupted run. A checkpoint of the previous PRM format resumes too. The final PRM is saved to
     ``out_dir/model`` and the report to ``out_dir/metrics.json``.
 
     Args:
@@ -259,14 +323,14 @@ def train_prm(
     )
     per_epoch = math.ceil(len(train) / config.batch_size)
     state: dict[str, Any] = {"epoch": 0, "batch": 0, "updates": 0, "history": [], "seconds": 0.0}
+    best: dict[str, Any] | None = None
     if checkpoint is not None and resume and (checkpoint / "trainer_state.json").exists():
-        state = _load_checkpoint(prm, optimizer, checkpoint)
+        state, best = _load_checkpoint(prm, optimizer, checkpoint)
         if state.get("n_train") != len(train) or state.get("per_epoch") != per_epoch:
             raise ValueError(
                 f"checkpoint {checkpoint} was made with {state.get('n_train')} training steps, "
                 f"this run has {len(train)}; resume with the same data or pass resume=False"
             )
-    best = _load_best(checkpoint) if checkpoint is not None and state["updates"] else None
     keep_best = config.keep_best is not None and (select is not None or bool(eval_steps))
     selection = (
         None if not keep_best else ("select" if select is not None else f"eval_{config.keep_best}")
@@ -344,7 +408,7 @@ def train_prm(
                 previous = state.get("best_value")
                 if previous is None or (math.isfinite(value) and value > previous):
                     state["best_value"], state["best_epoch"] = value, epoch + 1
-                    best = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                    best = _parameters(model)
             state["history"].append(row)
             state["epoch"] = epoch + 1
             state["batch"] = 0
@@ -357,7 +421,7 @@ def train_prm(
         bar.close()
         model.eval()
     if best is not None and not stopped:
-        model.load_state_dict(best)
+        _copy_parameters(model, best)
     final = (
         evaluate_prm(prm, eval_steps, batch_size=config.eval_batch_size)
         if eval_steps and not stopped
