@@ -18,7 +18,8 @@ data:
   online PPO (Sec. 4.1, Eq. 3), and :func:`select_candidate`, the best-of-N argmax (Eq. 6).
 
 The env-facing collector that produces labelled steps from rollouts lives in
-:mod:`gui_gym.train.prm_data` (the trainer in :mod:`gui_gym.train.prm`); the scorers in :mod:`gui_gym.models.prm`.
+:mod:`gui_gym.train.prm_data`, the trainer in :mod:`gui_gym.train.prm`, the scorers in
+:mod:`gui_gym.models.prm`.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ is its old import path, kept as a re-export).
   semi_online` (UI-S1), :mod:`~gui_gym.train.offline_grpo` (GUI-Shepherd App. C) and
   :mod:`~gui_gym.train.arpo` (ARPO, GUI-Shepherd's trajectory-level GRPO baseline with a
   replay buffer of successes).
+* The reward models' trainers: :mod:`~gui_gym.train.prm` (GUI-Shepherd's PRM, on the labelled
+  steps :mod:`~gui_gym.train.prm_data` collects) and :mod:`~gui_gym.train.progress_model`
+  (ProgRM's progress model and the ORM baseline); both checkpoint in the one format.
 
 Nothing here is imported by ``import gui_gym``; torch and transformers load with the modules.
 """
