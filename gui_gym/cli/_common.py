@@ -423,7 +423,7 @@ class OneLineErrors(TyperGroup):
 
 
 def _help_width() -> None:
-    # Rich falls back to 80 columns off a TTY and cuts option names there (issue 17); give
+    # Rich falls back to 80 columns off a TTY and cuts option names there; give
     # the help table the terminal's width, at least 100 columns, unless TERMINAL_WIDTH is set.
     import typer.rich_utils
 

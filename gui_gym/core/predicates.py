@@ -439,7 +439,7 @@ _NUMBER_WORDS = {
         ]
     )
 }
-# A numeric answer is the number itself (issue 16: taking the first digit run anywhere let
+# A numeric answer is the number itself (taking the first digit run anywhere would let
 # "qzxv garbage 7f3a" pass): digits with optional, correctly grouped thousands commas and an
 # optional decimal part, or a number word, optionally followed by one word (a unit such as
 # "views"). Linear: the alternatives cannot match the same text two ways.

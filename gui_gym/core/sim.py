@@ -396,7 +396,7 @@ class SimGuiEnv(GuiEnv, Generic[S]):
         return self.state
 
     def _possible(self, action: Action, screen: UITree) -> bool:
-        # (issue 17) Tried on a copy of the state: the app's own rules decide (a click under a dialog, a
+        # Tried on a copy of the state: the app's own rules decide (a click under a dialog, a
         # search with an empty box, a Save on an incomplete form), so candidate_actions()
         # offers only actions step() accepts. Scrolling and going back need no copy.
         if self._validate(action, screen) is not None:

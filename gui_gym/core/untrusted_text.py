@@ -3,7 +3,7 @@
 Model output is adversarial by accident: an LLM can degenerate into thousands of spaces,
 repeated tags or ``[[[[``. Everything here is linear by construction (string scanning, or
 regexes with no two quantifiers that can match the same characters), so no input makes a
-rollout stall (issue 16: a cubic fence regex took 20 s on 4,000 spaces).
+rollout stall (a cubic fence regex once took 20 s on 4,000 spaces).
 
 ``json.loads`` recurses once per nesting level, so ``"[" * 100000`` from a degenerate
 model raises ``RecursionError`` (or worse, in code that walks the result). :func:`load_json`

@@ -81,7 +81,7 @@ class SystemState:
         1 on, 3 on but suspended by airplane mode (Android's WIFI_DISABLED_AIRPLANE_ON).
 
         AndroidWorld counts only 0 as off and 1 or 2 as on, so airplane mode over a switched-on
-        Wi-Fi is neither (issue 16 item 12)."""
+        Wi-Fi is neither on nor off, as on a real device."""
         if not self.wifi:
             return 0
         return 3 if self.airplane else 1

@@ -329,7 +329,8 @@ class _Builder:
                 }
             )
             # As in Mobile-Env's QA tasks, the answer counts only after the page part that
-            # holds it was on screen: a guess at step 1 earns nothing (issue 16).
+            # holds it was on screen: a guess at step 1 earns nothing, so an agent cannot win by
+            # guessing without reading.
             success = final(
                 "answered",
                 "the answer, given after seeing it, matches the article",
