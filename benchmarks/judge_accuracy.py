@@ -10,7 +10,7 @@ per probe instead of sequential sub-goals, the grounded claim filter on both tra
 Table 4's ablations (no probing / rule-prompt probing / scheduled probing, each with the
 raw-observation judge instead of chain-of-claims); and Table 2's trajectory-only baselines
 after DigiRL and WebRL (last screen or full trajectory; by rules here, their LLM prompts are
-``models.judge_llm.LLMTrajectoryJudge``). Verdicts are compared with the env's true
+``models.judge.LLMTrajectoryJudge``). Verdicts are compared with the env's true
 outcome: accuracy, precision, recall, F1. It also measures how much of the text an LLM
 would read ProRe's trace condensing (Sec. 3.4) leaves out.
 
@@ -54,14 +54,18 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents import BestOfTrialsAgent, FallibleOracleAgent, OracleAgent, RandomAgent
 from gui_gym.core.trajectory import atomic_write_text, json_default
 from gui_gym.envs.androidworld.tasks import TASKS
-from gui_gym.models.judge import PolicyTraceRecorder, ProReJudge, Trace
-from gui_gym.models.judge_llm import LLMRawJudge, LLMTrajectoryJudge, llm_components
-from gui_gym.models.judge_scripted import (
+from gui_gym.models.judge import (
+    LLMRawJudge,
+    LLMTrajectoryJudge,
+    PolicyTraceRecorder,
+    ProReJudge,
     RuleClaimFilter,
     RulePromptReasoner,
     RuleRawJudge,
     RuleTrajectoryJudge,
     ScriptedReasoner,
+    Trace,
+    llm_components,
     scripted_components,
 )
 from gui_gym.rewards.probing import (

@@ -23,7 +23,7 @@ from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import json_default
 from gui_gym.core.untrusted_text import load_json, strip_code_fence, tagged_blocks
 from gui_gym.envs.replay import SAMPLE_DATASET
-from gui_gym.models.judge_llm import parse_claims, parse_decisions, parse_goal, parse_status
+from gui_gym.models.judge import parse_claims, parse_decisions, parse_goal, parse_status
 from gui_gym.models.milestones import parse_milestone_list
 from gui_gym.rewards.milestones import placeholder_pattern
 from tests.conftest import IN_CI

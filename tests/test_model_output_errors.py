@@ -16,7 +16,7 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents import OracleAgent
 from gui_gym.core.untrusted_text import load_json
 from gui_gym.models.embed import HashingEmbedder
-from gui_gym.models.judge_llm import parse_claims, parse_decisions, parse_goal, parse_status
+from gui_gym.models.judge import parse_claims, parse_decisions, parse_goal, parse_status
 from gui_gym.models.llm import LLMError, ScriptedLLM
 from gui_gym.models.milestones import (
     CosineMatcher,
@@ -194,7 +194,7 @@ def test_the_vector_wrapper_flags_a_matcher_error_per_sub_env(tmp_path: Path) ->
 
 @pytest.mark.timeout(20)
 def test_typed_text_and_instruction_readers_stay_fast_on_degenerate_text() -> None:
-    from gui_gym.models.judge_scripted import analyse_task
+    from gui_gym.models.judge import analyse_task
     from gui_gym.rewards.milestones import alignment_text, generalize_typed_text
 
     many = 'type "' + '" into ' * 20_000

@@ -9,13 +9,16 @@ import inspect
 
 from gui_gym.agents import BestOfNAgent
 from gui_gym.envs.replay import SemiOnlineReplayEnv
-from gui_gym.models.judge import ProReJudge, Trace
-from gui_gym.models.judge_llm import (
+from gui_gym.models.judge import (
     MAX_GOAL_WORDS,
+    RULE_PROMPT_GOAL,
     LLMClaimExtractor,
     LLMClaimFilter,
+    ProReJudge,
+    RuleClaimFilter,
+    ScriptedReasoner,
+    Trace,
 )
-from gui_gym.models.judge_scripted import RULE_PROMPT_GOAL, RuleClaimFilter, ScriptedReasoner
 from gui_gym.models.prm_llm import ADMIRE_PROCESS_REWARD_WEIGHT
 from gui_gym.rewards.milestones import milestone_step_rewards
 from gui_gym.train.prm import PRMTrainConfig

@@ -16,28 +16,24 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.models.judge import (
     Claim,
     ComponentError,
-    PolicyTraceRecorder,
-    ProbeSession,
-    ProReJudge,
-    Trace,
-)
-from gui_gym.models.judge_llm import (
     LLMClaimExtractor,
     LLMClaimFilter,
     LLMEvaluator,
     LLMJudge,
     LLMReasoner,
+    PolicyTraceRecorder,
+    ProbeSession,
+    ProReJudge,
+    RuleClaimExtractor,
+    ScriptedEvaluator,
+    Trace,
+    analyse_task,
     llm_components,
+    normalize,
     parse_claims,
     parse_decisions,
     parse_goal,
     parse_status,
-)
-from gui_gym.models.judge_scripted import (
-    RuleClaimExtractor,
-    ScriptedEvaluator,
-    analyse_task,
-    normalize,
     scripted_components,
 )
 from gui_gym.models.llm import ScriptedLLM

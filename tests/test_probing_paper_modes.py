@@ -14,28 +14,24 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.core.ui import UIElement, UITree
 from gui_gym.models.judge import (
     MAX_SUB_GOALS,
+    RULE_PROMPT_GOAL,
     Claim,
+    LLMClaimFilter,
+    LLMJudge,
+    LLMTrajectoryJudge,
     PolicyTraceRecorder,
     ProbePlan,
     ProbeSession,
     ProReJudge,
-    Trace,
-    TraceStep,
-)
-from gui_gym.models.judge_llm import (
-    LLMClaimFilter,
-    LLMJudge,
-    LLMTrajectoryJudge,
-    llm_components,
-    parse_plan,
-    parse_yes_no,
-)
-from gui_gym.models.judge_scripted import (
-    RULE_PROMPT_GOAL,
     RulePromptReasoner,
     RuleRawJudge,
     RuleTrajectoryJudge,
     ScriptedReasoner,
+    Trace,
+    TraceStep,
+    llm_components,
+    parse_plan,
+    parse_yes_no,
     scripted_components,
 )
 from gui_gym.models.llm import ScriptedLLM
@@ -369,7 +365,7 @@ def test_raw_observation_judge_replaces_claims() -> None:
     with pytest.raises(TypeError, match="judge_raw"):
         ProReJudge(**scripted_components(), raw_judge=object())  # type: ignore[arg-type]
     llm = ScriptedLLM([(r"raw observations", "Analysis: fine.\nStatus: success")])
-    from gui_gym.models.judge_llm import LLMRawJudge
+    from gui_gym.models.judge import LLMRawJudge
 
     report = ProReJudge(**scripted_components(), raw_judge=LLMRawJudge(llm)).judge_episode(
         env.unwrapped, unsaved
@@ -471,7 +467,7 @@ def test_the_benchmark_runs_its_llm_arms_beside_the_scripted_ones() -> None:
 
 
 def test_rule_judge_treats_one_probe_finding_what_another_missed_as_complementary() -> None:
-    from gui_gym.models.judge_scripted import RuleJudge
+    from gui_gym.models.judge import RuleJudge
 
     goal = 'Create a contact named "Zoe Park".'
     policy = Trace("policy", goal, screens=[_screen("Contacts")], declared_done=True)

@@ -12,8 +12,7 @@ import pytest
 
 import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents import BestOfTrialsAgent, FallibleOracleAgent, OracleAgent, run_episode
-from gui_gym.models.judge import JudgeReport, ProReJudge
-from gui_gym.models.judge_scripted import scripted_components
+from gui_gym.models.judge import JudgeReport, ProReJudge, scripted_components
 from gui_gym.wrappers import ProbingJudgeWrapper
 
 

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
 
 from gui_gym.core.progress import library_bars_follow_the_rule
 from gui_gym.core.untrusted_text import load_json, without_lone_surrogates
@@ -52,9 +52,11 @@ __all__ = [
     "Generation",
     "LLMError",
     "OpenAICompatLLM",
+    "ParsedReply",
     "Prompt",
     "ScriptedLLM",
     "TransformersLLM",
+    "ask_until_parsed",
     "content_text",
     "openai_messages",
     "prompt_images",
@@ -243,6 +245,121 @@ def _check_generate_args(
         raise ValueError(f"temperature must be >= 0, got {temperature!r}")
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive int, got {n!r}")
+
+
+# ------------------------------------------------------------------------ asking until parsed
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ParsedReply(Generic[T]):
+    """What :func:`ask_until_parsed` got for one prompt.
+
+    Attributes:
+        value: ``parse(reply)`` of the first reply that parsed; None when none did.
+        reply: The reply that parsed, or the last reply when none did.
+        error: Why the last reply did not parse (the parser's ``ValueError``); None when a
+            reply parsed.
+        attempts: How many replies were asked for this prompt (1 to ``retries + 1``).
+    """
+
+    value: T | None
+    reply: str
+    error: ValueError | None
+    attempts: int
+
+    @property
+    def parsed(self) -> bool:
+        """Whether a reply parsed (``value`` holds its result)."""
+        return self.error is None
+
+    def result(self) -> T:
+        """The parsed value.
+
+        Raises:
+            ValueError: the last parse error, when no reply parsed.
+        """
+        if self.error is not None:
+            raise self.error
+        return cast(T, self.value)
+
+
+def ask_until_parsed(
+    llm: LLM,
+    prompts: Sequence[Prompt],
+    parse: Callable[[str], T],
+    retries: int,
+    *,
+    max_new_tokens: int = 256,
+    temperature: float = 0.0,
+    reprompt: Callable[[Prompt, str], Prompt] | None = None,
+) -> list[ParsedReply[T]]:
+    """Ask ``llm`` each prompt until ``parse`` accepts its reply, re-asking only the prompts
+    whose reply did not parse, up to ``retries`` more times.
+
+    Each round is one batched ``llm.generate`` call with one completion per prompt
+    (``n=1``): the first round sends every prompt, each later round only those still
+    unparsed, in their original order. A parser says no by raising ``ValueError`` (which
+    ``ActionParseError`` and ``MilestoneGenerationError`` are); any other exception it raises
+    propagates. To sample several answers for one prompt, repeat the prompt in ``prompts``.
+
+    Args:
+        llm: Any :class:`LLM`.
+        prompts: The prompts, each a string or a list of chat messages.
+        parse: Turns a reply into a value, or raises ``ValueError`` saying what is wrong.
+        retries: Extra attempts for a reply that did not parse (0: ask once).
+        max_new_tokens: Completion budget of each reply.
+        temperature: Sampling temperature (0 is greedy).
+        reprompt: ``reprompt(prompt, error)`` gives the prompt of a retry from the original
+            prompt and the parser's complaint about the last reply; None re-sends the
+            prompt unchanged.
+
+    Returns:
+        One :class:`ParsedReply` per prompt, in prompt order. A prompt whose replies never
+        parsed is not an exception here: its entry has ``parsed`` False, ``value`` None, the
+        last reply and the last parse error, so each caller decides what a failure means
+        (raise, a neutral score, an ``invalid`` verdict). An empty ``prompts`` asks nothing.
+
+    Raises:
+        ValueError: for ``retries`` that is not an int >= 0.
+        LLMError: when the backend fails (raised by ``llm.generate``), returns a number of
+            reply lists other than the number of prompts sent, or no completion for a prompt.
+    """
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"retries must be an int >= 0, got {retries!r}")
+    results: dict[int, ParsedReply[T]] = {}
+    replies = [""] * len(prompts)
+    errors: list[ValueError | None] = [None] * len(prompts)
+    pending = list(range(len(prompts)))
+    for attempt in range(1, retries + 2):
+        if not pending:
+            break
+        batch = [
+            prompts[i]
+            if reprompt is None or errors[i] is None
+            else reprompt(prompts[i], str(errors[i]))
+            for i in pending
+        ]
+        outputs = llm.generate(batch, max_new_tokens=max_new_tokens, temperature=temperature, n=1)
+        if len(outputs) != len(batch):
+            raise LLMError(f"the LLM returned {len(outputs)} replies for {len(batch)} prompts")
+        still: list[int] = []
+        for i, completions in zip(pending, outputs):
+            if not completions:
+                raise LLMError(f"the LLM returned no completion for prompt {i}")
+            replies[i] = str(completions[0])
+            try:
+                value = parse(replies[i])
+            except ValueError as err:
+                errors[i] = err
+                still.append(i)
+            else:
+                results[i] = ParsedReply(value, replies[i], None, attempt)
+        pending = still
+    for i in pending:
+        results[i] = ParsedReply(None, replies[i], errors[i], retries + 1)
+    return [results[i] for i in range(len(prompts))]
 
 
 # --------------------------------------------------------------------------------- scripted

@@ -39,7 +39,7 @@ from gui_gym.core.trajectory import Trajectory
 from gui_gym.core.untrusted_text import load_json, strip_code_fence
 from gui_gym.models.cache import BatchLRUCache
 from gui_gym.models.embed import Embedder, cosine_matrix, default_embedder
-from gui_gym.models.llm import LLM
+from gui_gym.models.llm import LLM, ask_until_parsed
 from gui_gym.rewards.milestones import (
     DEFAULT_SKIP_TYPES,
     PlaceholderPattern,
@@ -289,10 +289,21 @@ class LLMMilestoneGenerator:
         self.refine_prompt = refine_prompt
 
     def _ask(self, prompt: str) -> list[str]:
-        [[answer]] = self.llm.generate(
-            [prompt], max_new_tokens=self.max_new_tokens, temperature=self.temperature, n=1
+        """The milestones of the one reply to ``prompt`` (no retry: ADMIRE asks once).
+
+        Raises:
+            MilestoneGenerationError: when the reply is not a usable milestone list.
+            LLMError: when the backend fails.
+        """
+        [answer] = ask_until_parsed(
+            self.llm,
+            [prompt],
+            lambda text: parse_milestone_list(text, self.max_milestones, self.max_length),
+            retries=0,
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
         )
-        return parse_milestone_list(answer, self.max_milestones, self.max_length)
+        return answer.result()
 
     def initialize(self, trajectory: Trajectory) -> list[str]:
         """Milestones from ``trajectory`` (Eq. 6, initialisation prompt)."""
@@ -505,6 +516,18 @@ Does the action reach the milestone? Answer "yes" or "no":"""
 _YES_NO = re.compile(r"^\W*(yes|no)\W*$", re.IGNORECASE)
 
 
+def _yes_or_no(answer: str) -> bool:
+    """True for a lone "yes", False for a lone "no" (punctuation around it allowed).
+
+    Raises:
+        ValueError: for any other answer.
+    """
+    verdict = _YES_NO.match(answer.strip())
+    if verdict is None:
+        raise ValueError(f"expected 'yes' or 'no', got {_preview(answer)}")
+    return verdict.group(1).lower() == "yes"
+
+
 class LLMJudgeMatcher:
     """The appendix's LLM-as-judge matcher (Figure 13): 1.0 when the LLM answers yes, else 0.
 
@@ -552,19 +575,15 @@ class LLMJudgeMatcher:
     def _judge(self, pairs: list[tuple[str, str]]) -> list[float]:
         """Ask the LLM about every ``(description, milestone)`` pair in one batch."""
         prompts = [self.prompt.format(milestone=m, description=d) for d, m in pairs]
-        answers = self.llm.generate(
-            prompts, max_new_tokens=self.max_new_tokens, temperature=0.0, n=1
+        answers = ask_until_parsed(
+            self.llm, prompts, _yes_or_no, retries=0, max_new_tokens=self.max_new_tokens
         )
-        if len(answers) != len(prompts):
-            raise ValueError(f"the judge LLM answered {len(answers)} of {len(prompts)} prompts")
         out = []
-        for completions in answers:
-            answer = completions[0] if completions else ""
-            verdict = _YES_NO.match(answer.strip())
-            if verdict is None:
+        for answer in answers:
+            if not answer.parsed:
                 self.unparsed += 1
-                logger.warning("milestone judge answered %s; counting it as 'no'", _preview(answer))
-                out.append(0.0)
-            else:
-                out.append(1.0 if verdict.group(1).lower() == "yes" else 0.0)
+                logger.warning(
+                    "milestone judge answered %s; counting it as 'no'", _preview(answer.reply)
+                )
+            out.append(1.0 if answer.value else 0.0)
         return out

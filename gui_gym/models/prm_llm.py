@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.models.llm import LLM, LLMError
+from gui_gym.models.llm import LLM, LLMError, ask_until_parsed
 from gui_gym.models.prm import PRMResponseWarning, _check_queries
 from gui_gym.rewards.prm import PRMQuery
 
@@ -173,30 +173,15 @@ class LLMStepJudgePRM:
         Raises:
             LLMError: when the backend fails or returns the wrong number of replies.
         """
-        verdicts: list[bool | None] = [None] * len(prompts)
-        replies = [""] * len(prompts)
-        errors: list[str | None] = [None] * len(prompts)
-        pending = list(range(len(prompts)))
-        for _ in range(self.retries + 1):
-            if not pending:
-                break
-            outputs = self.llm.generate(
-                [prompts[i] for i in pending], max_new_tokens=self.max_new_tokens, temperature=0.0
-            )
-            if len(outputs) != len(pending):
-                raise LLMError(
-                    f"the LLM returned {len(outputs)} replies for {len(pending)} prompts"
-                )
-            still = []
-            for i, out in zip(pending, outputs):
-                replies[i] = str(out[0]) if out else ""
-                try:
-                    verdicts[i] = parse_step_verdict(replies[i])
-                    errors[i] = None
-                except ValueError as err:
-                    errors[i] = f"no yes/no verdict after {self.retries + 1} attempts: {err}"
-                    still.append(i)
-            pending = still
+        answers = ask_until_parsed(
+            self.llm, prompts, parse_step_verdict, self.retries, max_new_tokens=self.max_new_tokens
+        )
+        verdicts = [a.value for a in answers]
+        replies = [a.reply for a in answers]
+        errors = [
+            None if a.parsed else f"no yes/no verdict after {a.attempts} attempts: {a.error}"
+            for a in answers
+        ]
         return verdicts, replies, errors
 
     def score(self, queries: Sequence[PRMQuery], envs: Sequence[Any] | None = None) -> np.ndarray:

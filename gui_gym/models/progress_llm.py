@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.untrusted_text import tagged_blocks
-from gui_gym.models.llm import LLM, LLMError
+from gui_gym.models.llm import LLM, LLMError, ask_until_parsed
 from gui_gym.models.progress_model import ProgressQuery, format_state
 
 __all__ = [
@@ -171,33 +171,15 @@ class LLMProgressJudge:
                 ``retries`` more attempts.
         """
         prompts: list[Any] = [progress_messages(q, self.prompt, self.app) for q in queries]
-        values: list[float | None] = [None] * len(prompts)
-        replies = [""] * len(prompts)
-        errors: dict[int, str] = {}
-        pending = list(range(len(prompts)))
-        for _ in range(self.retries + 1):
-            if not pending:
-                break
-            outputs = self.llm.generate(
-                [prompts[i] for i in pending], max_new_tokens=self.max_new_tokens, temperature=0.0
-            )
-            if len(outputs) != len(pending):
-                raise LLMError(
-                    f"the LLM returned {len(outputs)} replies for {len(pending)} prompts"
-                )
-            still: list[int] = []
-            for i, out in zip(pending, outputs):
-                replies[i] = str(out[0]) if out else ""
-                try:
-                    values[i] = parse_progress(replies[i])
-                except ValueError as err:
-                    errors[i] = str(err)
-                    still.append(i)
-            pending = still
-        self.last_replies = replies
-        if pending:
+        answers = ask_until_parsed(
+            self.llm, prompts, parse_progress, self.retries, max_new_tokens=self.max_new_tokens
+        )
+        self.last_replies = [a.reply for a in answers]
+        failed = [a for a in answers if not a.parsed]
+        if failed:
             raise LLMError(
-                f"{len(pending)} of {len(prompts)} replies stated no usable progress after "
-                f"{self.retries + 1} attempts, e.g. {errors[pending[0]]}"
+                f"{len(failed)} of {len(prompts)} replies stated no usable progress after "
+                f"{self.retries + 1} attempts, e.g. {failed[0].error}"
             )
+        values = [a.value for a in answers]
         return np.asarray(values, dtype=np.float64)

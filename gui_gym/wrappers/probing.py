@@ -18,6 +18,11 @@ from gui_gym.models.judge import (
     ProbeReasoner,
     ProReJudge,
     RawObservationJudge,
+    RuleClaimExtractor,
+    RuleClaimFilter,
+    RuleJudge,
+    ScriptedEvaluator,
+    ScriptedReasoner,
 )
 from gui_gym.rewards.probing import VERDICTS, VOTE_RULES, verdict_reward
 
@@ -51,19 +56,19 @@ class ProbingJudgeWrapper(
 
     Args:
         env: A gui-gym env whose ``unwrapped`` supports ``fork()`` and ``ui_tree``.
-        judge: The chain-of-claims judge (default: :class:`~gui_gym.models.judge_scripted.RuleJudge`).
+        judge: The chain-of-claims judge (default: :class:`~gui_gym.models.judge.RuleJudge`).
         n_probes: Probes per episode; 0 judges the policy's trace alone (no probing).
         mode: ``parallel`` or ``iterative``.
-        reasoner: Goal scheduler (default: :class:`~gui_gym.models.judge_scripted.ScriptedReasoner`).
-        evaluator: Evaluator agent (default: :class:`~gui_gym.models.judge_scripted.ScriptedEvaluator`).
-        claim_extractor: Default :class:`~gui_gym.models.judge_scripted.RuleClaimExtractor`.
-        claim_filter: Default :class:`~gui_gym.models.judge_scripted.RuleClaimFilter`.
+        reasoner: Goal scheduler (default: :class:`~gui_gym.models.judge.ScriptedReasoner`).
+        evaluator: Evaluator agent (default: :class:`~gui_gym.models.judge.ScriptedEvaluator`).
+        claim_extractor: Default :class:`~gui_gym.models.judge.RuleClaimExtractor`.
+        claim_filter: Default :class:`~gui_gym.models.judge.RuleClaimFilter`.
         vote: ``majority``, ``any`` or ``all`` (see :func:`gui_gym.rewards.probing.combine_votes`).
         reward_map: Reward per verdict (``success``/``failure``/``invalid``); missing keys
             keep the defaults 1.0 / 0.0 / 0.0.
         probe_steps: Cap on the step budget per probe; None (the default, ProRe Sec. 4.1)
             gives each probe as many steps as the policy's episode took. See
-            :class:`~gui_gym.models.judge.ProbingJudge`.
+            :class:`~gui_gym.models.judge.ProReJudge`.
         probe_steps_min: Floor of the budget (1 by default; ours: 8).
         aggregation: ``joint``, ``vote``, or None (the paper's: joint for parallel, vote
             for iterative); see :data:`~gui_gym.models.judge.AGGREGATIONS`.
@@ -125,14 +130,6 @@ class ProbingJudgeWrapper(
                 raise TypeError(
                     f"{type(base).__name__} has no {attr}; ProbingJudgeWrapper needs a gui-gym env"
                 )
-        from gui_gym.models.judge_scripted import (
-            RuleClaimExtractor,
-            RuleClaimFilter,
-            RuleJudge,
-            ScriptedEvaluator,
-            ScriptedReasoner,
-        )
-
         self.pipeline = ProReJudge(
             reasoner=reasoner if reasoner is not None else ScriptedReasoner(),
             evaluator=evaluator if evaluator is not None else ScriptedEvaluator(),
