@@ -14,10 +14,10 @@ from gui_gym.agents import OracleAgent
 from gui_gym.models.embed import HashingEmbedder
 from gui_gym.models.llm import LLMError, ScriptedLLM
 from gui_gym.models.milestones import CosineMatcher, TrajectoryMilestoneGenerator
-from gui_gym.models.prm import PRMResponseWarning
-from gui_gym.models.prm_llm import (
+from gui_gym.models.prm import (
     ADMIRE_PROCESS_REWARD_WEIGHT,
     LLMStepJudgePRM,
+    PRMResponseWarning,
     parse_step_verdict,
 )
 from gui_gym.rewards.milestone_store import MilestoneStore

@@ -19,7 +19,7 @@ from gui_gym.models.judge import (
     ScriptedReasoner,
     Trace,
 )
-from gui_gym.models.prm_llm import ADMIRE_PROCESS_REWARD_WEIGHT
+from gui_gym.models.prm import ADMIRE_PROCESS_REWARD_WEIGHT
 from gui_gym.rewards.milestones import milestone_step_rewards
 from gui_gym.train.prm import PRMTrainConfig
 from gui_gym.wrappers import (

@@ -1,204 +1,46 @@
-"""Process reward models (GUI-Shepherd): scorers of one step ``(instruction, state, action)``.
+"""A local causal LM as a process reward model (GUI-Shepherd Sec. 3, Eq. 2).
 
-Every scorer implements :class:`ProcessRewardModel`: ``score(queries, envs=None)`` returns,
-for each :class:`~gui_gym.rewards.prm.PRMQuery`, the probability in [0, 1] that its action
-is correct. Three are provided:
+:class:`TransformersPRM` is read at the label position. GUI-Shepherd maps the positive and
+negative labels to two tokens of the vocabulary and trains with cross-entropy over them
+(Sec. 3, Eq. 2; App. A.3 uses ``True``/``False``), so the score is
+``p(pos) / (p(pos) + p(neg)) = sigmoid(logit_pos - logit_neg)``. Optionally the model first
+writes a rationale (the paper's CoT variant) and the label is read after it. Scoring is
+batched with explicit position ids, so a score does not depend on batch size or padding
+side. Checkpoints are safetensors.
 
-* :class:`TransformersPRM`: a causal LM read at the label position. GUI-Shepherd maps the
-  positive and negative labels to two tokens of the vocabulary and trains with cross-entropy
-  over them (Sec. 3, Eq. 2; App. A.3 uses ``True``/``False``), so the score is
-  ``p(pos) / (p(pos) + p(neg)) = sigmoid(logit_pos - logit_neg)``. Optionally the model first
-  writes a rationale (the paper's CoT variant) and the label is read after it. Scoring is
-  batched with explicit position ids, so a score does not depend on batch size or padding
-  side. Checkpoints are safetensors.
-* :class:`RulePRM`: a reference judge from the task's expert and env milestones (an action is
-  correct when it is the expert's or when it reaches a new milestone or success). It needs the
-  env in the state before the action (``requires_env``).
-* :class:`OpenAICompatPRM`: any OpenAI-compatible server (vLLM, ...), reading the two label
-  tokens' log-probabilities from the completion (GUI-Shepherd serves its PRM with vLLM, App.
-  B.2). Bad responses (no logprobs, no label token, timeouts) give a clear error, or, by
-  default, a documented neutral score with a warning, so a rollout never dies mid-episode.
-
-torch, transformers and openai are imported inside the classes that need them.
+torch and transformers are imported inside the functions that need them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import math
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.files import write_folder_atomically
 from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
+from gui_gym.models.prm.protocol import (
+    PRMOutputError,
+    check_queries,
+)
 from gui_gym.rewards.prm import LabelledStep, PRMQuery, PromptTemplate
 
 __all__ = [
-    "OpenAICompatPRM",
-    "PRMOutputError",
-    "PRMResponseWarning",
-    "ProcessRewardModel",
-    "RulePRM",
+    "CHECKPOINT_FORMAT",
+    "CHECKPOINT_VERSION",
     "TransformersPRM",
     "build_tokenizer",
     "tiny_causal_lm",
-    "verification_scores",
-    "write_folder_atomically",
 ]
+
 
 CHECKPOINT_FORMAT = "gui-gym/prm"
 CHECKPOINT_VERSION = 1
-
-
-class PRMOutputError(RuntimeError):
-    """A PRM produced something that is not a usable score (non-finite logits, a server
-    response without the label tokens' log-probabilities, a timeout)."""
-
-
-class PRMResponseWarning(UserWarning):
-    """A PRM server response was unusable and a neutral score was used instead."""
-
-
-@runtime_checkable
-class ProcessRewardModel(Protocol):
-    """Scores steps: the probability in [0, 1] that each query's action is correct.
-
-    ``requires_env`` is True for scorers that inspect the environment (rule-based ones); they
-    are then given, aligned with ``queries``, envs in the state *before* each action, which
-    they must not change (fork them instead).
-    """
-
-    requires_env: bool
-
-    def score(self, queries: Sequence[PRMQuery], envs: Sequence[Any] | None = None) -> np.ndarray:
-        """One float64 score in [0, 1] per query."""
-        ...
-
-
-def _check_queries(queries: Sequence[PRMQuery]) -> list[PRMQuery]:
-    if isinstance(queries, PRMQuery):
-        raise TypeError("score() takes a sequence of PRMQuery; wrap a single query in a list")
-    out = list(queries)
-    for i, q in enumerate(out):
-        if not isinstance(q, PRMQuery):
-            raise TypeError(f"queries[{i}] is a {type(q).__name__}, expected a PRMQuery")
-    return out
-
-
-def verification_scores(
-    prm: ProcessRewardModel, queries: Sequence[PRMQuery], envs: Sequence[Any] | None = None
-) -> np.ndarray:
-    """What best-of-N ranks candidates by, following GUI-Shepherd (Sec. 4.2, Alg. 2): the
-    positive label's logit where the PRM exposes it (``prm.positive_logits``, as
-    :class:`TransformersPRM` does), else its score. A server PRM (:class:`OpenAICompatPRM`)
-    returns log-probabilities, not logits, and :class:`RulePRM` has no logits: both rank by
-    :meth:`ProcessRewardModel.score`.
-    """
-    positive_logits = getattr(prm, "positive_logits", None)
-    if callable(positive_logits):
-        return np.asarray(positive_logits(queries, envs=envs), dtype=np.float64)
-    return np.asarray(prm.score(queries, envs=envs), dtype=np.float64)
-
-
-# ---------------------------------------------------------------------------------------------
-# Rule-based reference
-
-
-class RulePRM:
-    """The reference judge: the task's expert and the env's milestones decide.
-
-    An action scores ``oracle_score`` when it equals the expert's action in that state
-    (canonical action strings), ``milestone_score`` when, tried on a fork of the env, it
-    completes the task or reaches a milestone not reached before, and ``other_score``
-    otherwise (including actions that do not parse or that the env rejects). These are the
-    same rules that label the training data (:mod:`gui_gym.models.prm_training`), so a
-    learned PRM is measured against them.
-
-    Args:
-        oracle_score: Score of the expert's action.
-        milestone_score: Score of another action that makes env progress.
-        other_score: Score of any other action.
-
-    Raises:
-        ValueError: when a score is outside [0, 1].
-    """
-
-    requires_env = True
-
-    def __init__(
-        self, oracle_score: float = 1.0, milestone_score: float = 1.0, other_score: float = 0.0
-    ):
-        for name, value in (
-            ("oracle_score", oracle_score),
-            ("milestone_score", milestone_score),
-            ("other_score", other_score),
-        ):
-            if not 0.0 <= float(value) <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-        self.oracle_score = float(oracle_score)
-        self.milestone_score = float(milestone_score)
-        self.other_score = float(other_score)
-        self.last_reasons: list[str] = []
-
-    def judge(self, query: PRMQuery, env: Any) -> tuple[float, str]:
-        """Score one step and say why (``"expert"``, ``"milestone"``, ``"success"``,
-        ``"unparsable"``, ``"rejected"`` or ``"no progress"``).
-
-        Raises:
-            TypeError: when ``env`` is not a gui-gym env with ``oracle_action`` and ``fork``.
-        """
-        base = getattr(env, "unwrapped", env)
-        if not (hasattr(base, "oracle_action") and hasattr(base, "fork")):
-            raise TypeError(
-                f"RulePRM needs a gui-gym env (oracle_action() and fork()), got {type(env).__name__}"
-            )
-        try:
-            action = parse_action(query.action)
-        except ActionParseError:
-            return self.other_score, "unparsable"
-        if str(action) == str(base.oracle_action()):
-            return self.oracle_score, "expert"
-        probe = base.fork()
-        before = set(probe.milestones)
-        _, _, _, _, info = probe.step(action)
-        if not info["action_valid"]:
-            return self.other_score, "rejected"
-        if info["success"]:
-            return self.milestone_score, "success"
-        if set(info["milestones"]) - before:
-            return self.milestone_score, "milestone"
-        return self.other_score, "no progress"
-
-    def score(self, queries: Sequence[PRMQuery], envs: Sequence[Any] | None = None) -> np.ndarray:
-        """Scores of ``queries``, each judged in its env (state before the action).
-
-        Raises:
-            ValueError: when ``envs`` is missing or not aligned with ``queries``.
-        """
-        queries = _check_queries(queries)
-        if envs is None:
-            raise ValueError(
-                "RulePRM judges with the env's expert and milestones: pass envs=[env, ...] "
-                "(the env in the state before each action)"
-            )
-        envs = list(envs)
-        if len(envs) != len(queries):
-            raise ValueError(f"got {len(envs)} envs for {len(queries)} queries")
-        results = [self.judge(q, e) for q, e in zip(queries, envs)]
-        self.last_reasons = [reason for _, reason in results]
-        return np.array([s for s, _ in results], dtype=np.float64)
-
-
-# ---------------------------------------------------------------------------------------------
-# Local causal LM
 
 
 def _torch() -> Any:
@@ -607,7 +449,7 @@ class TransformersPRM:
         With ``rationale=True`` a rationale is generated first (kept in
         ``last_rationales``).
         """
-        queries = _check_queries(queries)
+        queries = check_queries(queries)
         if not queries:
             self.last_rationales = []
             return np.empty((0, 2), dtype=np.float64)
@@ -811,323 +653,3 @@ class TransformersPRM:
             tokenizer = transformers.AutoTokenizer.from_pretrained(path)
             model = transformers.AutoModelForCausalLM.from_pretrained(path, use_safetensors=True)
         return cls(model, tokenizer, device=device, **settings)
-
-
-# ---------------------------------------------------------------------------------------------
-# OpenAI-compatible server
-
-
-class OpenAICompatPRM:
-    """A PRM served by any OpenAI-compatible endpoint, scored from token log-probabilities.
-
-    The prompt (same template as :class:`TransformersPRM`) is sent to ``/completions``
-    (``api="completions"``, batched: one request per ``batch_size`` prompts) or
-    ``/chat/completions`` (``api="chat"``, one request per prompt, ``concurrency`` at a
-    time) with ``temperature=0`` and the top ``top_logprobs`` log-probabilities per token.
-    At the label position, the probabilities of all returned token variants whose text,
-    stripped of spaces, equals a label are summed: ``p_pos`` and ``p_neg``; the score is
-    ``p_pos / (p_pos + p_neg)``. When only one label is among the top tokens, the other is
-    bounded by the smallest listed probability and that bound is used (a conservative
-    score). The label position is the first generated token without a rationale, and the
-    first label token after the verdict marker with one.
-
-    Bad responses: a timeout, a connection or HTTP error, a missing ``logprobs`` field, or
-    no label token at the label position. With ``on_error="raise"`` they raise
-    :class:`PRMOutputError`; with ``on_error="neutral"`` (default) the query gets
-    ``neutral_score`` (0.5: no preference), a :class:`PRMResponseWarning` is issued, and the
-    reason is kept in ``last_errors`` (the wrapper shows it in ``info["prm"]``), so a
-    rollout is never interrupted by the server.
-
-    Args:
-        model: Model name on the server.
-        base_url: Server URL including ``/v1`` (e.g. ``http://localhost:8000/v1``).
-        api_key: Key sent to the server (``"EMPTY"`` for local vLLM).
-        api: ``"completions"`` or ``"chat"``.
-        positive_token, negative_token: Label texts (matched after stripping spaces).
-        rationale: Let the model reason before the label.
-        template: The prompt template.
-        max_rationale_tokens: Completion budget with a rationale.
-        top_logprobs: How many alternatives per token to ask for (the API allows up to 20).
-        timeout: Seconds per request.
-        max_retries: Retries of the client on connection errors and 5xx.
-        batch_size: Prompts per ``/completions`` request.
-        concurrency: Parallel ``/chat/completions`` requests.
-        on_error: ``"neutral"`` or ``"raise"``.
-        neutral_score: Score of a query whose response was unusable.
-        client: An ``openai.OpenAI`` client to use instead of building one.
-
-    Raises:
-        ValueError: for bad arguments.
-        gymnasium.error.DependencyNotInstalled: without the ``openai`` package.
-    """
-
-    requires_env = False
-
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str = "EMPTY",
-        *,
-        api: str = "completions",
-        positive_token: str = " True",
-        negative_token: str = " False",
-        rationale: bool = False,
-        template: PromptTemplate | None = None,
-        max_rationale_tokens: int = 256,
-        top_logprobs: int = 20,
-        timeout: float = 30.0,
-        max_retries: int = 2,
-        batch_size: int = 16,
-        concurrency: int = 8,
-        on_error: str = "neutral",
-        neutral_score: float = 0.5,
-        client: Any = None,
-    ):
-        if api not in ("completions", "chat"):
-            raise ValueError(f"api must be 'completions' or 'chat', got {api!r}")
-        if on_error not in ("neutral", "raise"):
-            raise ValueError(f"on_error must be 'neutral' or 'raise', got {on_error!r}")
-        if not 0.0 <= neutral_score <= 1.0:
-            raise ValueError(f"neutral_score must be in [0, 1], got {neutral_score!r}")
-        if not 1 <= top_logprobs <= 20:
-            raise ValueError(f"top_logprobs must be in 1..20, got {top_logprobs}")
-        if positive_token.strip() == negative_token.strip() or not positive_token.strip():
-            raise ValueError(
-                f"positive_token {positive_token!r} and negative_token {negative_token!r} "
-                "must be distinct, non-blank texts"
-            )
-        if batch_size < 1 or concurrency < 1 or timeout <= 0:
-            raise ValueError("batch_size and concurrency must be >= 1 and timeout > 0")
-        if client is None:
-            try:
-                import openai
-            except ImportError as err:
-                import gymnasium as gym
-
-                raise gym.error.DependencyNotInstalled(
-                    f"OpenAICompatPRM needs the openai package ({err}); pip install 'gui-gym[llm]'"
-                ) from err
-            client = openai.OpenAI(
-                base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
-            )
-        self.client = client
-        self.model = model
-        self.api = api
-        self.positive_token = positive_token
-        self.negative_token = negative_token
-        self.rationale = bool(rationale)
-        self.template = template or PromptTemplate()
-        self.max_rationale_tokens = int(max_rationale_tokens)
-        self.top_logprobs = int(top_logprobs)
-        self.batch_size = int(batch_size)
-        self.concurrency = int(concurrency)
-        self.on_error = on_error
-        self.neutral_score = float(neutral_score)
-        self.last_errors: list[str | None] = []
-        self.last_rationales: list[str] = []
-
-    def prompt(self, query: PRMQuery) -> str:
-        """The text sent for ``query``."""
-        return self.template.render(
-            query, self.positive_token, self.negative_token, rationale=self.rationale
-        )
-
-    # -- response parsing ------------------------------------------------------------------
-
-    def _label_probability(
-        self, tokens: list[str], tops: list[dict[str, float]]
-    ) -> tuple[float, str]:
-        """``(score, rationale)`` from one completion's tokens and top log-probabilities.
-
-        Raises:
-            PRMOutputError: when no label token is found where the label should be.
-        """
-        pos, neg = self.positive_token.strip(), self.negative_token.strip()
-        if not tokens:
-            raise PRMOutputError("the completion has no tokens")
-        index = 0
-        if self.rationale:
-            marker = self.template.verdict_marker.strip()
-            text = ""
-            index = -1
-            for i, tok in enumerate(tokens):
-                if tok.strip() in (pos, neg) and text.rstrip().endswith(marker):
-                    index = i
-                    break
-                text += tok
-            if index < 0:
-                raise PRMOutputError(
-                    f"no {pos!r}/{neg!r} token after {marker!r} in the completion "
-                    f"{''.join(tokens)[:200]!r}"
-                )
-        top = tops[index] if index < len(tops) else None
-        if not top:
-            raise PRMOutputError(f"no top log-probabilities at the label position {index}")
-        p_pos = sum(math.exp(lp) for t, lp in top.items() if t.strip() == pos)
-        p_neg = sum(math.exp(lp) for t, lp in top.items() if t.strip() == neg)
-        if p_pos == 0.0 and p_neg == 0.0:
-            listed = ", ".join(repr(t) for t in list(top)[:8])
-            raise PRMOutputError(
-                f"neither {pos!r} nor {neg!r} among the top tokens at the label position "
-                f"({listed}); is the server running a PRM with these label tokens?"
-            )
-        floor = min(math.exp(lp) for lp in top.values())
-        if p_pos == 0.0:
-            p_pos = floor
-        if p_neg == 0.0:
-            p_neg = floor
-        rationale = "".join(tokens[:index]).split(self.template.verdict_marker)[0].strip()
-        return p_pos / (p_pos + p_neg), rationale
-
-    @staticmethod
-    def _completion_logprobs(choice: Any) -> tuple[list[str], list[dict[str, float]]]:
-        logprobs = getattr(choice, "logprobs", None)
-        if logprobs is None:
-            raise PRMOutputError("the response has no logprobs (does the server support them?)")
-        tokens = getattr(logprobs, "tokens", None)
-        tops = getattr(logprobs, "top_logprobs", None)
-        if not tokens or tops is None:
-            raise PRMOutputError("the response's logprobs lack tokens or top_logprobs")
-        clean: list[dict[str, float]] = []
-        for top in tops:
-            if top is None:
-                clean.append({})
-                continue
-            if not isinstance(top, dict):
-                raise PRMOutputError(
-                    f"top_logprobs entries must be objects, got {type(top).__name__}"
-                )
-            clean.append({str(k): _finite_logprob(v) for k, v in top.items()})
-        return [str(t) for t in tokens], clean
-
-    @staticmethod
-    def _chat_logprobs(choice: Any) -> tuple[list[str], list[dict[str, float]]]:
-        logprobs = getattr(choice, "logprobs", None)
-        content = getattr(logprobs, "content", None) if logprobs is not None else None
-        if not content:
-            raise PRMOutputError(
-                "the response has no logprobs.content (does the server support logprobs?)"
-            )
-        tokens: list[str] = []
-        tops: list[dict[str, float]] = []
-        for entry in content:
-            tokens.append(str(entry.token))
-            alternatives = {
-                str(a.token): _finite_logprob(a.logprob) for a in (entry.top_logprobs or [])
-            }
-            alternatives.setdefault(str(entry.token), _finite_logprob(entry.logprob))
-            tops.append(alternatives)
-        return tokens, tops
-
-    # -- requests --------------------------------------------------------------------------
-
-    def _max_tokens(self) -> int:
-        return self.max_rationale_tokens + 8 if self.rationale else 1
-
-    def _complete_batch(self, prompts: list[str]) -> list[tuple[float, str] | PRMOutputError]:
-        try:
-            response = self.client.completions.create(
-                model=self.model,
-                prompt=prompts,
-                max_tokens=self._max_tokens(),
-                temperature=0.0,
-                logprobs=self.top_logprobs,
-            )
-            choices = sorted(response.choices, key=lambda c: c.index)
-            if len(choices) != len(prompts):
-                raise PRMOutputError(f"asked {len(prompts)} prompts, got {len(choices)} choices")
-        except Exception as err:
-            return [_as_output_error(err)] * len(prompts)
-        results: list[tuple[float, str] | PRMOutputError] = []
-        for choice in choices:
-            try:
-                results.append(self._label_probability(*self._completion_logprobs(choice)))
-            except PRMOutputError as err:
-                results.append(err)
-        return results
-
-    def _chat_one(self, prompt: str) -> tuple[float, str] | PRMOutputError:
-        try:
-            response = self.client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "user", "content": prompt}],
-                max_tokens=self._max_tokens(),
-                temperature=0.0,
-                logprobs=True,
-                top_logprobs=self.top_logprobs,
-            )
-            if not response.choices:
-                raise PRMOutputError("the response has no choices")
-            return self._label_probability(*self._chat_logprobs(response.choices[0]))
-        except Exception as err:
-            return _as_output_error(err)
-
-    def score(self, queries: Sequence[PRMQuery], envs: Sequence[Any] | None = None) -> np.ndarray:
-        """Scores in [0, 1]; see the class docstring for bad responses.
-
-        Raises:
-            PRMOutputError: for an unusable response when ``on_error="raise"``.
-        """
-        queries = _check_queries(queries)
-        prompts = [self.prompt(q) for q in queries]
-        results: list[tuple[float, str] | PRMOutputError] = []
-        if self.api == "completions":
-            for start in range(0, len(prompts), self.batch_size):
-                results.extend(self._complete_batch(prompts[start : start + self.batch_size]))
-        elif prompts:
-            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(prompts))) as pool:
-                results = list(pool.map(self._chat_one, prompts))
-        scores = np.empty(len(prompts), dtype=np.float64)
-        self.last_errors = []
-        self.last_rationales = []
-        for i, result in enumerate(results):
-            if isinstance(result, PRMOutputError):
-                if self.on_error == "raise":
-                    raise result
-                warnings.warn(
-                    f"PRM server response unusable ({result}); using neutral score "
-                    f"{self.neutral_score}",
-                    PRMResponseWarning,
-                    stacklevel=2,
-                )
-                scores[i] = self.neutral_score
-                self.last_errors.append(str(result))
-                self.last_rationales.append("")
-            else:
-                scores[i] = result[0]
-                self.last_errors.append(None)
-                self.last_rationales.append(result[1])
-        return scores
-
-
-def _finite_logprob(value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise PRMOutputError(f"log-probability {value!r} is not a number") from None
-    if math.isnan(number) or number > 1e-6:
-        raise PRMOutputError(f"log-probability {value!r} is not <= 0")
-    return number
-
-
-def _as_output_error(err: Exception) -> PRMOutputError:
-    if isinstance(err, PRMOutputError):
-        return err
-    name = type(err).__name__
-    with contextlib.suppress(ImportError):
-        import openai
-
-        if isinstance(err, openai.APITimeoutError):
-            return PRMOutputError(f"PRM server timed out ({name})")
-        if isinstance(err, openai.APIConnectionError):
-            return PRMOutputError(f"cannot reach the PRM server ({name}: {err})")
-        if isinstance(err, openai.APIStatusError):
-            return PRMOutputError(f"PRM server answered HTTP {err.status_code} ({name})")
-        if isinstance(err, openai.APIResponseValidationError):
-            return PRMOutputError(f"PRM server sent a malformed response ({name})")
-        if isinstance(err, openai.OpenAIError):
-            return PRMOutputError(f"PRM request failed ({name}: {err})")
-    if isinstance(err, AttributeError | TypeError | KeyError | ValueError):
-        return PRMOutputError(f"malformed PRM server response ({name}: {err})")
-    raise err
