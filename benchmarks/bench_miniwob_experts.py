@@ -21,7 +21,7 @@ import gymnasium as gym
 import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.core.trajectory import atomic_write_text
 from gui_gym.envs.miniwob import MINIWOB_TASKS
-from gui_gym.envs.miniwob.oracle import ORACLES
+from gui_gym.envs.miniwob.oracles import ORACLES
 
 
 def run_task(env: gym.Env, name: str, seeds: list[int], max_steps: int) -> dict:

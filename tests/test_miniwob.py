@@ -29,7 +29,7 @@ from gui_gym.envs.miniwob.browser import (
 )
 from gui_gym.envs.miniwob.dom import dom_to_tree
 from gui_gym.envs.miniwob.env import load_task_page, miniwob_key, step_miniwob
-from gui_gym.envs.miniwob.oracle import ORACLES
+from gui_gym.envs.miniwob.oracles import ORACLES
 from tests.conftest import IN_CI, require
 
 CHECKED_IDS = [
@@ -215,7 +215,7 @@ EXPERTS_TESTED = [
     "click-shades",
     "click-pie-nodelay",
     "drag-shapes",
-    # the experts that read the screen (oracle_visual.py): a canvas polygon and the
+    # the experts that read the screen (oracles/visual.py): a canvas polygon and the
     # instruction's swatch on the screenshot, icons' alt text, the grafted floated grid, a
     # curved stroke (DRAG_XY through points)
     "count-sides",
@@ -235,7 +235,7 @@ over 10 seeds is benchmarks/bench_miniwob_experts.py's job (docs/miniwob.md's ta
 
 
 def test_experts_cover_the_suite() -> None:
-    from gui_gym.envs.miniwob.oracle import UNSCRIPTED
+    from gui_gym.envs.miniwob.oracles import UNSCRIPTED
 
     assert set(ORACLES) <= set(MINIWOB_TASKS)
     # every task has an expert or a stated reason why not, never both
@@ -251,7 +251,7 @@ def test_experts_cover_the_suite() -> None:
 
 
 def test_the_experts_thesaurus_puts_each_word_in_one_group() -> None:
-    from gui_gym.envs.miniwob.oracle_forms import SYNONYM_GROUPS
+    from gui_gym.envs.miniwob.oracles.forms import SYNONYM_GROUPS
 
     words = [w for group in SYNONYM_GROUPS for w in group]
     assert len(words) == len(set(words))  # "similar to" is a lookup: never two groups
@@ -261,7 +261,7 @@ def test_the_experts_thesaurus_puts_each_word_in_one_group() -> None:
 def test_click_menu_2_finds_the_icon_the_instruction_draws() -> None:
     # the icon half of click-menu-2 reads the screenshot: each menu icon's ink, matched
     # where the instruction draws one (colours differ: dark on yellow, white on a highlight)
-    from gui_gym.envs.miniwob.oracle_forms import _icon_shown_in, _ink
+    from gui_gym.envs.miniwob.oracles.forms import _icon_shown_in, _ink
 
     rng = np.random.default_rng(0)
     shapes = {name: rng.random((14, 14)) > 0.6 for name in ("Save", "Play", "Stop")}

@@ -1,4 +1,4 @@
-"""The screen-reading parts of the MiniWoB++ visual experts (oracle_visual.py), on drawn
+"""The screen-reading parts of the MiniWoB++ visual experts (oracles/visual.py), on drawn
 images and worked layouts: no browser needed (test_miniwob.py runs the experts in
 Chromium and replays them on raw miniwob)."""
 
@@ -11,8 +11,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from gui_gym.envs.miniwob.env import _DRAG_STEPS
-from gui_gym.envs.miniwob.oracle import OracleStuck
-from gui_gym.envs.miniwob.oracle_visual import (
+from gui_gym.envs.miniwob.oracles import OracleStuck
+from gui_gym.envs.miniwob.oracles.visual import (
     _grid_drag,
     _sortable_drop,
     count_polygon_sides,

@@ -152,7 +152,7 @@ class MiniWoBTask(Task):
         )
 
     def oracle(self, ctx: PredicateContext) -> Action:
-        from gui_gym.envs.miniwob.oracle import ORACLES, UNSCRIPTED
+        from gui_gym.envs.miniwob.oracles import ORACLES, UNSCRIPTED
 
         expert = ORACLES.get(self.task_id)
         if expert is None:
@@ -446,7 +446,7 @@ class MiniWoBEnv(GuiEnv):
             names = [task]
         else:
             if tasks == "experts":  # every MiniWoB++ task with a scripted expert
-                from gui_gym.envs.miniwob.oracle import ORACLES
+                from gui_gym.envs.miniwob.oracles import ORACLES
 
                 tasks = [n for n in MINIWOB_TASKS if n in ORACLES and not n.startswith("flight.")]
             elif isinstance(tasks, str):

@@ -1,9 +1,9 @@
-"""More MiniWoB++ experts (forms, lists, games): registered into :data:`oracle.ORACLES`.
+"""Experts for forms, lists and games that need a person's knowledge: a thesaurus, a
+scrolling list box, a text editor's toolbar, flight forms with airport codes, a daily
+calendar, and icon menus read from the screenshot.
 
-Same rules as :mod:`gui_gym.envs.miniwob.oracle`: an expert reads the utterance and its
-fields, the current ``UITree`` and its own per-episode notes, and acts only through gui-gym
-actions. What a person brings to a page (English words and their synonyms) the expert
-carries as data written here, never read from the task's code.
+What a person brings to a page (English words and their synonyms) the expert carries as
+data written here, never read from the task's code.
 """
 
 from __future__ import annotations
@@ -15,29 +15,36 @@ import numpy as np
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.ui import UIElement
-from gui_gym.envs.miniwob.oracle import (
-    _MONTHS,
-    _NAMED_COLOURS,
-    ORACLES,
-    UNSCRIPTED,
+from gui_gym.envs.miniwob.oracles.common import (
+    MONTHS,
+    NAMED_COLOURS,
     OracleStuck,
-    _by_id,
-    _by_text,
-    _click,
-    _colour,
-    _descendants,
-    _fill,
-    _find,
-    _key,
-    _label_of,
-    _notes,
-    _point,
-    _state,
-    _submit,
+    click,
+    click_centre,
+    colour_of,
+    descendants,
+    element_by_id,
+    element_with_text,
+    expert_notes,
+    fill_field,
+    find_element,
+    label_of,
+    press_key,
+    press_submit,
+    task_state,
 )
-from gui_gym.envs.miniwob.oracle import click_menu_2 as _click_menu_by_label
+from gui_gym.envs.miniwob.oracles.widgets import click_menu_2 as _click_menu_by_label
 
-__all__ = ["FORM_ORACLES", "SYNONYM_GROUPS"]
+__all__ = [
+    "SYNONYM_GROUPS",
+    "click_checkboxes_soft",
+    "click_menu_2",
+    "click_scroll_list",
+    "daily_calendar",
+    "flight_aa",
+    "flight_alaska",
+    "text_editor",
+]
 
 
 # Words that mean the same, as an English speaker groups them (a small thesaurus: the
@@ -93,12 +100,12 @@ def click_checkboxes_soft(ctx: PredicateContext) -> Action:
     """Tick the boxes whose words mean the same as an asked word (untick the others), then
     submit."""
     screen = ctx.screen
-    asked = [v for k, v in _state(ctx).fields.items() if k.startswith("target")]
+    asked = [v for k, v in task_state(ctx).fields.items() if k.startswith("target")]
     wanted = frozenset().union(*(_synonyms(w) for w in asked)) if asked else frozenset()
     for e in screen.elements:
-        if e.role == "checkbox" and (_label_of(screen, e).strip().lower() in wanted) != e.checked:
-            return _click(e)
-    return _submit(screen)
+        if e.role == "checkbox" and (label_of(screen, e).strip().lower() in wanted) != e.checked:
+            return click(e)
+    return press_submit(screen)
 
 
 def click_scroll_list(ctx: PredicateContext) -> Action:
@@ -106,9 +113,9 @@ def click_scroll_list(ctx: PredicateContext) -> Action:
     option that is wrong (ctrl keeps the others as they are), scrolling the box until it
     shows, then submit."""
     screen = ctx.screen
-    box = _find(screen, lambda e: e.role == "select")
+    box = find_element(screen, lambda e: e.role == "select")
     options = [screen.elements[i] for i in box.children]
-    asked = {w.strip() for w in _state(ctx).fields["target"].split(",")}
+    asked = {w.strip() for w in task_state(ctx).fields["target"].split(",")}
     missing = asked - {o.text for o in options}
     if missing:
         raise OracleStuck(f"the list box has no option {sorted(missing)[0]!r}")
@@ -120,7 +127,7 @@ def click_scroll_list(ctx: PredicateContext) -> Action:
             direction = "up" if y < box.bounds[1] + 4 else "down"
             return Action(ActionType.SCROLL, direction=direction, index=box.index)
         return Action(ActionType.CLICK, index=option.index, modifiers="ctrl")
-    return _submit(screen)
+    return press_submit(screen)
 
 
 _STYLE_BUTTONS = {"bold": 0, "italics": 1, "underlined": 2}  # the toolbar's icons, in order
@@ -132,13 +139,13 @@ def _editor_plan(ctx: PredicateContext) -> list[tuple[str, str]]:
     text with the style switched on for the asked word (or all of it) and off after it, as
     a person formats while typing (styling one word in place would need the word's pixels)."""
     screen = ctx.screen
-    target = _state(ctx).fields["target"]
+    target = task_state(ctx).fields["target"]
     match = re.search(r"(?:everything|the text (\S+)) the (style|color) (\w+)", target)
     if match is None:
         raise OracleStuck(f"text-editor asks for something unknown: {target!r}")
     word, kind, value = match.groups()
-    editor = _find(screen, lambda e: e.resource_id == "editor")
-    text = " ".join(e.text for e in _descendants(screen, editor) if e.text)
+    editor = find_element(screen, lambda e: e.resource_id == "editor")
+    text = " ".join(e.text for e in descendants(screen, editor) if e.text)
     if word is None:
         prefix, styled, suffix = "", text, ""
     else:
@@ -162,7 +169,7 @@ def text_editor(ctx: PredicateContext) -> Action:
     """Clear the editor and retype its text, switching the asked style or colour on at the
     cursor for the asked word (or everything) and off after it, then submit."""
     screen = ctx.screen
-    notes = _notes(ctx)
+    notes = expert_notes(ctx)
     if "plan" not in notes:
         notes["plan"] = _editor_plan(ctx)
         notes["next"] = 0
@@ -170,28 +177,30 @@ def text_editor(ctx: PredicateContext) -> Action:
     step, value = plan[min(notes["next"], len(plan) - 1)]
     notes["next"] += 1
     if step == "click":  # a real click puts the caret in the editor
-        editor = _find(screen, lambda e: e.resource_id == "editor")
-        return _point(next(e for e in _descendants(screen, editor) if e.text))
+        editor = find_element(screen, lambda e: e.resource_id == "editor")
+        return click_centre(next(e for e in descendants(screen, editor) if e.text))
     if step == "key":
-        return _key(value)
+        return press_key(value)
     if step == "type":  # typing goes to the focused editor, at the caret
         return Action(ActionType.INPUT, text=value)
     if step == "button":
         buttons = [e for e in screen.elements if e.role == "button" and not e.text]
-        return _point(buttons[_STYLE_BUTTONS[value]])  # a click keeps the caret's place
+        return click_centre(buttons[_STYLE_BUTTONS[value]])  # a click keeps the caret's place
     if step == "picker":  # the colour picker opens on its icon
-        return _point(next(e for e in screen.elements if e.role == "image"))
+        return click_centre(next(e for e in screen.elements if e.role == "image"))
     if step == "swatch":
-        want = _NAMED_COLOURS.get(value) if value else _DEFAULT_TEXT_COLOUR
+        want = NAMED_COLOURS.get(value) if value else _DEFAULT_TEXT_COLOUR
         swatches = [
             (e, c)
             for e in screen.elements
-            if "ql-picker-item" in e.description and (c := _colour(e))
+            if "ql-picker-item" in e.description and (c := colour_of(e))
         ]
         if want is None or not swatches:
             raise OracleStuck(f"no swatch for {value!r}")
-        return _point(min(swatches, key=lambda s: sum((a - b) ** 2 for a, b in zip(s[1], want)))[0])
-    return _submit(screen)
+        return click_centre(
+            min(swatches, key=lambda s: sum((a - b) ** 2 for a, b in zip(s[1], want)))[0]
+        )
+    return press_submit(screen)
 
 
 def _city_words(text: str) -> str:
@@ -223,20 +232,20 @@ def _alaska_airport(ctx: PredicateContext, field_id: str, city: str) -> Action |
     """Next action to make the From/To field hold the city's airport (None once it does):
     type the city, then pick its suggestion."""
     screen = ctx.screen
-    field = _find(screen, lambda e: e.resource_id == field_id)
+    field = find_element(screen, lambda e: e.resource_id == field_id)
     if "(" in field.text and _city_words(city) in _city_words(field.text.replace(",", " ")):
         return None
     suggestions = [e for e in screen.elements if e.role == "listitem" and "(" in e.text]
     choice = _airport(suggestions, city) if field.focused else None
     if choice is not None:
-        return _click(choice)
+        return click(choice)
     if not field.text:
         return Action(ActionType.INPUT, index=field.index, text=city)
-    if field.focused and _notes(ctx).get("waited", 0) < 5:  # the suggestions are coming
-        _notes(ctx)["waited"] = _notes(ctx).get("waited", 0) + 1
+    if field.focused and expert_notes(ctx).get("waited", 0) < 5:  # the suggestions are coming
+        expert_notes(ctx)["waited"] = expert_notes(ctx).get("waited", 0) + 1
         return Action(ActionType.WAIT)
-    _notes(ctx)["waited"] = 0
-    return _fill(ctx, field, "")
+    expert_notes(ctx)["waited"] = 0
+    return fill_field(ctx, field, "")
 
 
 def _alaska_date(ctx: PredicateContext, field_id: str, which: str, day: str) -> Action | None:
@@ -244,20 +253,22 @@ def _alaska_date(ctx: PredicateContext, field_id: str, which: str, day: str) -> 
     2017, the month every instruction asks for), None once it has one. ``which`` is the
     calendar's title word for the field ("departure", "return")."""
     screen = ctx.screen
-    done = _by_id(screen, "btnDone")
-    field = _find(screen, lambda e: e.resource_id == field_id)
+    done = element_by_id(screen, "btnDone")
+    field = find_element(screen, lambda e: e.resource_id == field_id)
     if done is None:
-        return None if field.text else _click(field)
-    title = _by_id(screen, "cal-top-text")
+        return None if field.text else click(field)
+    title = element_by_id(screen, "cal-top-text")
     if title is None or title.text != which:  # the calendar is open for the other date
-        return None if field.text else _click(done)
-    month = _find(screen, lambda e: e.text == "March 2017")
-    picked = _notes(ctx).setdefault("dates", {})
+        return None if field.text else click(done)
+    month = find_element(screen, lambda e: e.text == "March 2017")
+    picked = expert_notes(ctx).setdefault("dates", {})
     if picked.get(field_id) != day:
-        link = _find(screen, lambda e: e.index > month.index and e.role == "link" and e.text == day)
+        link = find_element(
+            screen, lambda e: e.index > month.index and e.role == "link" and e.text == day
+        )
         picked[field_id] = day
-        return _click(link)
-    return _click(done)
+        return click(link)
+    return click(done)
 
 
 def flight_alaska(ctx: PredicateContext) -> Action:
@@ -265,18 +276,18 @@ def flight_alaska(ctx: PredicateContext) -> Action:
     way or return, the dates on the page's calendar, the number of passengers and the
     cabin, then search."""
     screen = ctx.screen
-    fields = _state(ctx).fields
+    fields = task_state(ctx).fields
     for field_id, key in (("geo-from", "Departure City"), ("geo-to", "Destination City")):
         action = _alaska_airport(ctx, field_id, fields[key])
         if action is not None:
             return action
     trip = (fields.get("Ticket Type") or fields.get("One Way or Round Trip", "")).lower()
     one_way = "one" in trip
-    returning = _by_id(screen, "return-date")
+    returning = element_by_id(screen, "return-date")
     shown = returning is not None and returning.bounds[2] > returning.bounds[0]
-    if one_way and shown and not _notes(ctx).get("one-way"):
-        _notes(ctx)["one-way"] = True
-        return _click(_find(screen, lambda e: e.text == "One-way"))
+    if one_way and shown and not expert_notes(ctx).get("one-way"):
+        expert_notes(ctx)["one-way"] = True
+        return click(find_element(screen, lambda e: e.text == "One-way"))
     action = _alaska_date(ctx, "departure-date", "departure", fields["Departure Day"])
     if action is not None:
         return action
@@ -284,20 +295,20 @@ def flight_alaska(ctx: PredicateContext) -> Action:
         action = _alaska_date(ctx, "return-date", "return", fields["Returning Day"])
         if action is not None:
             return action
-    travellers = _by_id(screen, "tnum-display")
+    travellers = element_by_id(screen, "tnum-display")
     wanted = fields.get("Passengers")
     if wanted is not None and travellers is not None and travellers.text != wanted:
         sign = "+" if int(travellers.text or 0) < int(wanted) else "-"
         holder = screen.elements[travellers.parent]
-        return _click(next(e for e in _descendants(screen, holder) if e.text == sign))
+        return click(next(e for e in descendants(screen, holder) if e.text == sign))
     if fields.get("Seat type", "Coach") != "Coach":
-        first = _by_id(screen, "cabin-first")
+        first = element_by_id(screen, "cabin-first")
         if first is None:
-            return _click(_find(screen, lambda e: e.text == "More search options"))
+            return click(find_element(screen, lambda e: e.text == "More search options"))
         if not first.checked:
-            return _click(_find(screen, lambda e: e.resource_id == "cabin-ftext"))
-    form = _find(screen, lambda e: e.resource_id == "searchForm")
-    return _click([e for e in _descendants(screen, form) if e.role == "button"][-1])
+            return click(find_element(screen, lambda e: e.resource_id == "cabin-ftext"))
+    form = find_element(screen, lambda e: e.resource_id == "searchForm")
+    return click([e for e in descendants(screen, form) if e.role == "button"][-1])
 
 
 # A traveller's knowledge of a city's main airport where the suggestions' names do not say
@@ -332,24 +343,26 @@ def flight_aa(ctx: PredicateContext) -> Action:
     """FlightWoB's American Airlines form: one way or round trip (tabs), the two airports
     (typed, then a suggestion), the dates typed as mm/dd/yyyy, then search."""
     screen = ctx.screen
-    fields = _state(ctx).fields
-    notes = _notes(ctx)
-    dialog = _by_id(screen, "datePickerDialogClose")
+    fields = task_state(ctx).fields
+    notes = expert_notes(ctx)
+    dialog = element_by_id(screen, "datePickerDialogClose")
     if dialog is not None:  # the calendar dialog: the day in the asked month
-        title = _find(screen, lambda e: e.role == "heading" and e.text in ("Depart", "Return"))
+        title = find_element(
+            screen, lambda e: e.role == "heading" and e.text in ("Depart", "Return")
+        )
         which = "Departure" if title.text == "Depart" else "Returning"
-        month = _MONTHS[int(fields[f"{which} Month"]) - 1]
-        header = _find(screen, lambda e: e.text == month)
+        month = MONTHS[int(fields[f"{which} Month"]) - 1]
+        header = find_element(screen, lambda e: e.text == month)
         day = fields[f"{which} Day"]
-        return _click(_find(screen, lambda e: e.index > header.index and e.text == day))
+        return click(find_element(screen, lambda e: e.index > header.index and e.text == day))
     if "one" in fields.get("One Way or Round Trip", "").lower() and not notes.get("one-way"):
         notes["one-way"] = True
-        return _click(_find(screen, lambda e: e.role == "link" and e.text == "One way"))
+        return click(find_element(screen, lambda e: e.role == "link" and e.text == "One way"))
     for field_id, key in (
         ("segments0.origin", "Departure City"),
         ("segments0.destination", "Destination City"),
     ):
-        field = _find(screen, lambda e, i=field_id: e.resource_id == i)
+        field = find_element(screen, lambda e, i=field_id: e.resource_id == i)
         chosen = notes.setdefault("airports", {})
         if chosen.get(field_id) and field.text == chosen[field_id]:
             continue
@@ -357,9 +370,9 @@ def flight_aa(ctx: PredicateContext) -> Action:
         choice = _aa_airport(suggestions, fields[key]) if field.focused else None
         if choice is not None:
             chosen[field_id] = choice.text.split(" - ")[0]
-            return _click(choice)
+            return click(choice)
         if field.text and field.text != fields[key]:
-            return _fill(ctx, field, "")  # the page's guess from the location: cleared
+            return fill_field(ctx, field, "")  # the page's guess from the location: cleared
         if not field.text:
             return Action(ActionType.INPUT, index=field.index, text=fields[key])
         if notes.get("waits", 0) > 40:
@@ -368,11 +381,11 @@ def flight_aa(ctx: PredicateContext) -> Action:
         return Action(ActionType.WAIT)  # the suggestions come after a delay
     dates = ["segments0.travelDate"] + ([] if notes.get("one-way") else ["segments1.travelDate"])
     for field_id in dates:
-        field = _find(screen, lambda e, i=field_id: e.resource_id == i)
+        field = find_element(screen, lambda e, i=field_id: e.resource_id == i)
         if not field.text:
-            return _click(field)  # opens the calendar
-    return _click(
-        _find(screen, lambda e: e.role == "button" and _label_text(screen, e) == "Search")
+            return click(field)  # opens the calendar
+    return click(
+        find_element(screen, lambda e: e.role == "button" and _label_text(screen, e) == "Search")
     )
 
 
@@ -396,11 +409,13 @@ def daily_calendar(ctx: PredicateContext) -> Action:
     """Drag over free half-hour slots inside the asked window (scrolling the day to them),
     then name the new event and create it."""
     screen = ctx.screen
-    fields = _state(ctx).fields
-    name = _by_id(screen, "event-name")
+    fields = task_state(ctx).fields
+    name = element_by_id(screen, "event-name")
     if name is not None:
-        return _fill(ctx, name, fields["name"]) or _click(_by_text(screen, "Create", ("button",)))
-    area = _find(screen, lambda e: e.resource_id == "area")
+        return fill_field(ctx, name, fields["name"]) or click(
+            element_with_text(screen, "Create", ("button",))
+        )
+    area = find_element(screen, lambda e: e.resource_id == "area")
     slots = {
         int(e.resource_id[3:]): e for e in screen.elements if re.fullmatch(r"hh-\d+", e.resource_id)
     }
@@ -452,10 +467,11 @@ def _icon_shown_in(instruction_area: np.ndarray, icons: dict[str, np.ndarray]) -
 
 
 def click_menu_2(ctx: PredicateContext) -> Action:
-    """Items named by label: :func:`oracle.click_menu_2`. Items named by an icon drawn in
-    the instruction: open the menu and the Playback submenu, note each item's icon as the
-    screen shows it, find which of them the instruction shows, and click that item."""
-    if "labeled" in _state(ctx).fields.get("target", ""):
+    """Items named by label: :func:`~gui_gym.envs.miniwob.oracles.widgets.click_menu_2`.
+    Items named by an icon drawn in the instruction: open the menu and the Playback submenu,
+    note each item's icon as the screen shows it, find which of them the instruction shows,
+    and click that item."""
+    if "labeled" in task_state(ctx).fields.get("target", ""):
         return _click_menu_by_label(ctx)
     screenshot = ctx.extra.get("screenshot")
     if screenshot is None:
@@ -463,9 +479,9 @@ def click_menu_2(ctx: PredicateContext) -> Action:
     screen = ctx.screen
     items = [e for e in screen.elements if e.role == "listitem"]
     if not items:
-        return _click(_by_text(screen, "Menu", ("button",)))
+        return click(element_with_text(screen, "Menu", ("button",)))
     pixels = screenshot()
-    icons: dict[str, np.ndarray] = _notes(ctx).setdefault("icons", {})
+    icons: dict[str, np.ndarray] = expert_notes(ctx).setdefault("icons", {})
     labels: dict[str, UIElement] = {}
     for item in items:
         parts = (
@@ -483,28 +499,15 @@ def click_menu_2(ctx: PredicateContext) -> Action:
             icons[words] = ink  # (a closed submenu's items are read but not drawn)
     wanted = _icon_shown_in(pixels[:50], icons)
     if wanted is not None and wanted in labels:
-        return _point(labels[wanted])
-    notes = _notes(ctx)  # not among the icons seen: the submenu's show once Playback is hovered
+        return click_centre(labels[wanted])
+    notes = expert_notes(
+        ctx
+    )  # not among the icons seen: the submenu's show once Playback is hovered
     if not notes.get("hovered"):
         notes["hovered"] = True
-        return Action(ActionType.HOVER, index=_find(screen, lambda e: e.text == "Playback").index)
+        return Action(
+            ActionType.HOVER, index=find_element(screen, lambda e: e.text == "Playback").index
+        )
     if ctx.step < 45:
         return Action(ActionType.WAIT)  # the submenu opens 300 ms after the hover
     raise OracleStuck("no menu icon matches the one in the instruction")
-
-
-FORM_ORACLES = {
-    "click-checkboxes-soft": click_checkboxes_soft,
-    "click-scroll-list": click_scroll_list,
-    "text-editor": text_editor,
-    "flight.Alaska": flight_alaska,
-    "flight.Alaska-auto": flight_alaska,
-    "flight.AA": flight_aa,
-    "daily-calendar": daily_calendar,
-    "click-menu-2": click_menu_2,
-}
-"""The experts of this module, by task name."""
-
-ORACLES.update(FORM_ORACLES)
-for _name in FORM_ORACLES:
-    UNSCRIPTED.pop(_name, None)

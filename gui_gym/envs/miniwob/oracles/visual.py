@@ -1,11 +1,9 @@
-"""Scripted experts for the MiniWoB++ tasks a person solves by looking: shapes on a canvas,
-a colour swatch, icons, geometry on an SVG grid.
+"""Experts for the MiniWoB++ tasks a person solves by looking: shapes on a canvas, a
+colour swatch, icons, geometry on an SVG grid.
 
-They follow :mod:`gui_gym.envs.miniwob.oracle`'s rules: they read only what the observation
-shows (the UI tree, miniwob's fields, and the screenshot that ``screenshot=True`` observes,
-through ``ctx.extra["screenshot"]``, analysed with numpy as a person reads the same screen)
-and act only through gui-gym actions. Importing this module (``oracle.py`` does, at its
-end) adds :data:`VISUAL_ORACLES` to ``ORACLES``.
+They read only what the observation shows (the UI tree, miniwob's fields, and the
+screenshot that ``screenshot=True`` observes, through ``ctx.extra["screenshot"]``, analysed
+with numpy as a person reads the same screen) and act only through gui-gym actions.
 """
 
 from __future__ import annotations
@@ -19,20 +17,31 @@ from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.ui import UIElement, UITree
 from gui_gym.envs.miniwob.env import _DRAG_STEPS  # the pointer moves of a straight drag
-from gui_gym.envs.miniwob.oracle import (
-    ORACLES,
-    Expert,
+from gui_gym.envs.miniwob.oracles.common import (
     OracleStuck,
-    _by_text,
-    _click,
-    _descendants,
-    _fill_all,
-    _find,
-    _state,
-    _submit,
+    click,
+    descendants,
+    element_with_text,
+    fill_then_submit,
+    find_element,
+    press_submit,
+    task_state,
 )
 
-__all__ = ["VISUAL_ORACLES"]
+__all__ = [
+    "bisect_angle",
+    "circle_center",
+    "count_polygon_sides",
+    "count_sides",
+    "drag_cube",
+    "drag_items_grid",
+    "draw_circle",
+    "find_midpoint",
+    "order_food",
+    "right_angle",
+    "swatch_colour",
+    "use_colorwheel_2",
+]
 
 
 def _pixels(ctx: PredicateContext) -> np.ndarray:
@@ -47,7 +56,6 @@ def _pixels(ctx: PredicateContext) -> np.ndarray:
 
 _POLYGON_SIDES = (3, 4, 5, 6, 7)
 _DARK = 100
-"""A pixel darker than this (each channel) is the shape's black stroke."""
 
 
 def _outline_radii(mask: np.ndarray, centre: tuple[float, float], bins: int = 360) -> np.ndarray:
@@ -93,19 +101,18 @@ def count_sides(ctx: PredicateContext) -> Action:
     """Count the sides of the polygon drawn on the canvas (only the screenshot shows it)
     and press that number's button."""
     screen = ctx.screen
-    canvas = _find(screen, lambda e: e.role == "image")
+    canvas = find_element(screen, lambda e: e.role == "image")
     x0, y0, x1, y1 = canvas.bounds
     pixels = _pixels(ctx)[y0:y1, x0:x1].astype(int)
     mask = (pixels < _DARK).all(axis=2)
     # the page draws the shape around the canvas's centre
     sides = count_polygon_sides(mask, ((x1 - x0) / 2, (y1 - y0) / 2))
-    return Action(ActionType.CLICK, index=_by_text(screen, str(sides), ("button",)).index)
+    return Action(ActionType.CLICK, index=element_with_text(screen, str(sides), ("button",)).index)
 
 
 # -- use-colorwheel-2 ---------------------------------------------------------------------------
 
 _QUERY_HEIGHT = 50
-"""The instruction area's height on every MiniWoB++ page (44 px plus padding)."""
 
 
 def swatch_colour(pixels: np.ndarray, size: int = 6) -> tuple[int, int, int]:
@@ -129,12 +136,12 @@ def use_colorwheel_2(ctx: PredicateContext) -> Action:
     """Read the swatch's colour off the instruction (only the screen shows it), type its hex
     code into the picker's field, then submit."""
     screen = ctx.screen
-    notes = _state(ctx).notes
+    notes = task_state(ctx).notes
     if "hex" not in notes:
         red, green, blue = swatch_colour(_pixels(ctx)[:_QUERY_HEIGHT])
         notes["hex"] = f"{red:02X}{green:02X}{blue:02X}"
-    field = _find(screen, lambda e: e.resource_id == "col")
-    return _fill_all(ctx, [(field, notes["hex"])], _submit(screen))
+    field = find_element(screen, lambda e: e.resource_id == "col")
+    return fill_then_submit(ctx, [(field, notes["hex"])], press_submit(screen))
 
 
 # -- order-food ---------------------------------------------------------------------------------
@@ -147,7 +154,7 @@ def _menu(screen: UITree) -> list[tuple[str, set[str], UIElement, str]]:
     for plus in (e for e in screen.elements if e.role == "text" and e.text == "+"):
         order = screen.elements[plus.parent]
         item = screen.elements[order.parent]
-        parts = _descendants(screen, item)
+        parts = descendants(screen, item)
         name = next(
             (e.text for e in parts if e.text and e.text not in "+-" and not e.text.isdigit()), ""
         )
@@ -161,13 +168,13 @@ def order_food(ctx: PredicateContext) -> Action:
     """Order one of each named dish, or the asked number of dishes of a kind (all of one
     dish of that kind: the page counts the total), then press Order!."""
     screen = ctx.screen
-    fields = _state(ctx).fields
+    fields = task_state(ctx).fields
     dishes = _menu(screen)
     if fields.get("criterion") == "name":
         wanted = {v.strip() for k, v in fields.items() if k.startswith("target")}
         for name, _, plus, quantity in dishes:
             if name in wanted and not quantity:
-                return _click(plus)
+                return click(plus)
     else:
         kind, amount = fields["type"], int(fields["amount"])
         fitting = [d for d in dishes if kind in d[1]]
@@ -175,8 +182,8 @@ def order_food(ctx: PredicateContext) -> Action:
             raise OracleStuck(f"no dish is {kind!r}")
         _, _, plus, quantity = fitting[0]
         if int(quantity or 0) < amount:
-            return _click(plus)
-    return _submit(screen, ("Order!",))
+            return click(plus)
+    return press_submit(screen, ("Order!",))
 
 
 # -- drag-items-grid ----------------------------------------------------------------------------
@@ -277,7 +284,7 @@ def drag_items_grid(ctx: PredicateContext) -> Action:
     """Drag the named item of the 3x3 sortable grid to the asked cell in one drag (the
     page ends the episode when the drag ends); see :func:`_grid_drag` for where."""
     screen = ctx.screen
-    goal = _state(ctx).fields["target"].rstrip(".")
+    goal = task_state(ctx).fields["target"].rstrip(".")
     cells = [e for e in screen.elements if e.role == "listitem"]
     names = [" ".join(screen.elements[c].text for c in cell.children) for cell in cells]
     name = next((n for n in names if n and goal.startswith(n + " ")), None)
@@ -297,8 +304,6 @@ def drag_items_grid(ctx: PredicateContext) -> Action:
 # -- draw-circle --------------------------------------------------------------------------------
 
 _STROKE_RADIUS = 15
-"""The drawn circle's radius: the page scores a stroke 1.0 when its points' distances from
-the mark spread by under 2 px and its box is at least 20 px each way."""
 _STROKE_POINTS = 24
 
 
@@ -307,8 +312,8 @@ def draw_circle(ctx: PredicateContext) -> Action:
     it), then submit."""
     screen = ctx.screen
     if ctx.action is not None and ctx.action.type is ActionType.DRAG:
-        return _submit(screen)
-    mark = _find(screen, lambda e: e.description.startswith("circle"))
+        return press_submit(screen)
+    mark = find_element(screen, lambda e: e.description.startswith("circle"))
     x0, y0, x1, y1 = mark.bounds
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     turns = np.linspace(0, 2 * np.pi, _STROKE_POINTS + 1)
@@ -335,8 +340,6 @@ def _red_box(pixels: np.ndarray) -> tuple[int, int, int, int] | None:
 
 
 _CUBE_STEP = 14
-"""Pixels per nudge: the cube keeps turning after the mouse lets go (its momentum fades
-by 7% every 20 ms), about 60 degrees for a nudge this long."""
 
 
 def drag_cube(ctx: PredicateContext) -> Action:
@@ -346,8 +349,8 @@ def drag_cube(ctx: PredicateContext) -> Action:
     it red; the reading gives each digit's box, not its colour): the digit whose box is
     centred where the red glyph is (the faces' boxes overlap, their centres do not)."""
     screen = ctx.screen
-    notes = _state(ctx).notes
-    want = _state(ctx).fields["target"]
+    notes = task_state(ctx).notes
+    want = task_state(ctx).fields["target"]
     pixels = _pixels(ctx)
     still = notes.get("last") is not None and np.array_equal(notes["last"], pixels)
     notes["last"] = pixels
@@ -360,7 +363,7 @@ def drag_cube(ctx: PredicateContext) -> Action:
     if active is None or (active == want and not still):
         return Action(ActionType.WAIT)  # the colour is fading in, or the cube still turns
     if active == want:
-        return _submit(screen)
+        return press_submit(screen)
     moved = notes.get("active") != active
     notes["active"] = active
     if not still and moved:
@@ -369,7 +372,7 @@ def drag_cube(ctx: PredicateContext) -> Action:
     # ticks, so each nudge starts where the mouse already is (a jump back to a fixed start
     # right before the press would cancel the nudge); when the next nudge would leave the
     # cube, the mouse first moves back across it unpressed.
-    x0, y0, x1, y1 = _find(screen, lambda e: e.resource_id == "wrapper").bounds
+    x0, y0, x1, y1 = find_element(screen, lambda e: e.resource_id == "wrapper").bounds
     x, y = notes.get("pointer", ((x0 + x1) // 2, (y0 + y1) // 2 - 20))
     vertical = want in "16" or active in "16"
     dx, dy = (0, _CUBE_STEP) if vertical else (_CUBE_STEP, 0)
@@ -398,7 +401,7 @@ def _place_dot(ctx: PredicateContext, target: tuple[float, float]) -> Action:
     (these pages draw it a couple of pixels off the pointer: their click handler ignores
     the grid's margin), click once more corrected by that offset, submit."""
     screen = ctx.screen
-    notes = _state(ctx).notes
+    notes = task_state(ctx).notes
     clicks = notes.setdefault("clicks", [])
     if clicks:
         dot = next((e for e in screen.elements if e.resource_id == "blue-circle"), None)
@@ -409,7 +412,7 @@ def _place_dot(ctx: PredicateContext, target: tuple[float, float]) -> Action:
             clicks.append((round(target[0] - (bx - cx)), round(target[1] - (by - cy))))
             if clicks[1] != clicks[0]:
                 return Action(ActionType.CLICK, x=clicks[1][0], y=clicks[1][1])
-        return _submit(screen)
+        return press_submit(screen)
     clicks.append((round(target[0]), round(target[1])))
     return Action(ActionType.CLICK, x=clicks[0][0], y=clicks[0][1])
 
@@ -417,7 +420,7 @@ def _place_dot(ctx: PredicateContext, target: tuple[float, float]) -> Action:
 def _inside_grid(screen: UITree, origin: np.ndarray, direction: np.ndarray) -> np.ndarray:
     """The point along ``direction`` from ``origin`` farthest out (up to 60 px) that stays
     8 px inside the grid: a longer arm measures its angle more finely."""
-    grid = _find(screen, lambda e: e.role == "image")
+    grid = find_element(screen, lambda e: e.role == "image")
     x0, y0, x1, y1 = grid.bounds
     for length in range(60, 5, -2):
         x, y = origin + length * direction
@@ -428,7 +431,7 @@ def _inside_grid(screen: UITree, origin: np.ndarray, direction: np.ndarray) -> n
 
 def circle_center(ctx: PredicateContext) -> Action:
     """Put the dot on the circle's centre, then submit."""
-    circle = _find(ctx.screen, lambda e: e.description == "circle fill #ffffff")
+    circle = find_element(ctx.screen, lambda e: e.description == "circle fill #ffffff")
     return _place_dot(ctx, circle.center)
 
 
@@ -468,20 +471,3 @@ def bisect_angle(ctx: PredicateContext) -> Action:
     arms = [np.array(p) - vertex for p in black]
     bisector = sum(a / np.hypot(*a) for a in arms)
     return _place_dot(ctx, tuple(_inside_grid(screen, vertex, bisector / np.hypot(*bisector))))
-
-
-VISUAL_ORACLES: dict[str, Expert] = {
-    "circle-center": circle_center,
-    "find-midpoint": find_midpoint,
-    "right-angle": right_angle,
-    "bisect-angle": bisect_angle,
-    "drag-cube": drag_cube,
-    "draw-circle": draw_circle,
-    "count-sides": count_sides,
-    "use-colorwheel-2": use_colorwheel_2,
-    "order-food": order_food,
-    "drag-items-grid": drag_items_grid,
-}
-"""The experts this module adds to ``oracle.ORACLES``."""
-
-ORACLES.update(VISUAL_ORACLES)
