@@ -4,44 +4,6 @@ They live in :mod:`gui_gym.models.judge` now (``llm`` and ``llm_parsing``); impo
 from there.
 """
 
-from gui_gym.models.judge import (
-    FILTER_CRITERIA,
-    MAX_GOAL_WORDS,
-    TRAJECTORY_STYLES,
-    LLMClaimExtractor,
-    LLMClaimFilter,
-    LLMEvaluator,
-    LLMJudge,
-    LLMRawJudge,
-    LLMReasoner,
-    LLMTrajectoryJudge,
-    TextGenerator,
-    llm_components,
-    parse_claims,
-    parse_decisions,
-    parse_goal,
-    parse_plan,
-    parse_status,
-    parse_yes_no,
-)
-
-__all__ = [
-    "FILTER_CRITERIA",
-    "MAX_GOAL_WORDS",
-    "TRAJECTORY_STYLES",
-    "LLMClaimExtractor",
-    "LLMClaimFilter",
-    "LLMEvaluator",
-    "LLMJudge",
-    "LLMRawJudge",
-    "LLMReasoner",
-    "LLMTrajectoryJudge",
-    "TextGenerator",
-    "llm_components",
-    "parse_claims",
-    "parse_decisions",
-    "parse_goal",
-    "parse_plan",
-    "parse_status",
-    "parse_yes_no",
-]
+from gui_gym.models.judge.llm import *  # noqa: F403
+from gui_gym.models.judge.llm_parsing import *  # noqa: F403
+from gui_gym.models.judge.types import MAX_GOAL_WORDS as MAX_GOAL_WORDS

@@ -20,152 +20,40 @@ Every public name is importable from here (``from gui_gym.models.judge import Pr
 RuleJudge, LLMJudge``).
 """
 
-from gui_gym.models.judge.llm import (
-    FILTER_CRITERIA,
-    TRAJECTORY_STYLES,
-    LLMClaimExtractor,
-    LLMClaimFilter,
-    LLMEvaluator,
-    LLMJudge,
-    LLMRawJudge,
-    LLMReasoner,
-    LLMTrajectoryJudge,
-    TextGenerator,
-    llm_components,
+from gui_gym.models.judge import (
+    llm,
+    llm_parsing,
+    pipeline,
+    protocols,
+    rule_claims,
+    rule_judges,
+    rule_probing,
+    session,
+    types,
 )
-from gui_gym.models.judge.llm_parsing import (
-    parse_claims,
-    parse_decisions,
-    parse_goal,
-    parse_plan,
-    parse_status,
-    parse_yes_no,
-)
-from gui_gym.models.judge.pipeline import (
-    ProReJudge,
-)
-from gui_gym.models.judge.protocols import (
-    ClaimExtractor,
-    ClaimFilter,
-    ClaimJudge,
-    EpisodeJudge,
-    ProbeEvaluator,
-    ProbeReasoner,
-    RawObservationJudge,
-)
-from gui_gym.models.judge.rule_claims import (
-    RuleClaimExtractor,
-    RuleClaimFilter,
-)
-from gui_gym.models.judge.rule_judges import (
-    RuleJudge,
-    RuleRawJudge,
-    RuleTrajectoryJudge,
-    scripted_components,
-)
-from gui_gym.models.judge.rule_probing import (
-    RULE_PROMPT_GOAL,
-    RulePromptReasoner,
-    ScriptedEvaluator,
-    ScriptedReasoner,
-    goal_app,
-    policy_apps,
-    rule_expectation,
-)
-from gui_gym.models.judge.rule_reading import (
-    TaskAnalysis,
-    analyse_task,
-    normalize,
-    text_contains,
-)
-from gui_gym.models.judge.session import (
-    PolicyTraceRecorder,
-    ProbeSession,
-)
-from gui_gym.models.judge.types import (
-    AGGREGATIONS,
-    MAX_CLAIMS,
-    MAX_GOAL_WORDS,
-    MAX_SUB_GOALS,
-    PROBE_MODES,
-    RELATIONS,
-    Claim,
-    ClaimRelation,
-    ComponentError,
-    FilterDecision,
-    JudgeReport,
-    ProbeBudgetExhausted,
-    ProbePlan,
-    ProbeRecord,
-    Trace,
-    TraceStep,
-    Verdict,
-    is_home_screen,
-    kept_claims,
-)
+from gui_gym.models.judge.llm import *  # noqa: F403
+from gui_gym.models.judge.llm_parsing import *  # noqa: F403
+from gui_gym.models.judge.pipeline import *  # noqa: F403
+from gui_gym.models.judge.protocols import *  # noqa: F403
+from gui_gym.models.judge.rule_claims import *  # noqa: F403
+from gui_gym.models.judge.rule_judges import *  # noqa: F403
+from gui_gym.models.judge.rule_probing import *  # noqa: F403
+from gui_gym.models.judge.rule_reading import TaskAnalysis, analyse_task, normalize, text_contains
+from gui_gym.models.judge.session import *  # noqa: F403
+from gui_gym.models.judge.types import *  # noqa: F403
 
 __all__ = [
-    "AGGREGATIONS",
-    "FILTER_CRITERIA",
-    "MAX_CLAIMS",
-    "MAX_GOAL_WORDS",
-    "MAX_SUB_GOALS",
-    "PROBE_MODES",
-    "RELATIONS",
-    "RULE_PROMPT_GOAL",
-    "TRAJECTORY_STYLES",
-    "Claim",
-    "ClaimExtractor",
-    "ClaimFilter",
-    "ClaimJudge",
-    "ClaimRelation",
-    "ComponentError",
-    "EpisodeJudge",
-    "FilterDecision",
-    "JudgeReport",
-    "LLMClaimExtractor",
-    "LLMClaimFilter",
-    "LLMEvaluator",
-    "LLMJudge",
-    "LLMRawJudge",
-    "LLMReasoner",
-    "LLMTrajectoryJudge",
-    "PolicyTraceRecorder",
-    "ProReJudge",
-    "ProbeBudgetExhausted",
-    "ProbeEvaluator",
-    "ProbePlan",
-    "ProbeReasoner",
-    "ProbeRecord",
-    "ProbeSession",
-    "RawObservationJudge",
-    "RuleClaimExtractor",
-    "RuleClaimFilter",
-    "RuleJudge",
-    "RulePromptReasoner",
-    "RuleRawJudge",
-    "RuleTrajectoryJudge",
-    "ScriptedEvaluator",
-    "ScriptedReasoner",
+    *types.__all__,
+    *session.__all__,
+    *protocols.__all__,
+    *pipeline.__all__,
+    *rule_probing.__all__,
+    *rule_claims.__all__,
+    *rule_judges.__all__,
+    *llm_parsing.__all__,
+    *llm.__all__,
     "TaskAnalysis",
-    "TextGenerator",
-    "Trace",
-    "TraceStep",
-    "Verdict",
     "analyse_task",
-    "goal_app",
-    "is_home_screen",
-    "kept_claims",
-    "llm_components",
     "normalize",
-    "parse_claims",
-    "parse_decisions",
-    "parse_goal",
-    "parse_plan",
-    "parse_status",
-    "parse_yes_no",
-    "policy_apps",
-    "rule_expectation",
-    "scripted_components",
     "text_contains",
 ]

@@ -276,21 +276,22 @@ class ProReJudge:
                         + ("; judged on the rest" if usable else "")
                     )
                 if usable:
-                    try:
-                        final = self._judgment(
-                            instruction, policy, policy_kept, usable, report.expectation
-                        )
-                    except Exception as err:
-                        report.notes.append(f"judge failed: {_describe_error(err)}")
-                        logger.warning("ProRe judge failed: %s", report.notes[-1])
-                        return report
-                    report.final = final
-                    report.verdict = final.verdict
-                    return report
+                    return self._conclude(report, instruction, policy, policy_kept, usable)
             report.notes.append("no probe gave a usable result; judged on the policy trace alone")
+        return self._conclude(report, instruction, policy, policy_kept, [])
 
+    def _conclude(
+        self,
+        report: JudgeReport,
+        instruction: str,
+        policy: Trace,
+        policy_kept: list[Claim],
+        probes: Sequence[ProbeRecord],
+    ) -> JudgeReport:
+        """``report`` with the verdict of one judgment over the policy and ``probes``; a judge
+        that fails leaves it ``invalid`` with a note saying why."""
         try:
-            final = self._judgment(instruction, policy, policy_kept, [], report.expectation)
+            final = self._judgment(instruction, policy, policy_kept, probes, report.expectation)
         except Exception as err:
             report.notes.append(f"judge failed: {_describe_error(err)}")
             logger.warning("ProRe judge failed: %s", report.notes[-1])

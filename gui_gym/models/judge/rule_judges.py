@@ -198,26 +198,8 @@ class RuleJudge:
         if a.intent == "toggle":
             ok_all = True
             for name, state in a.toggles:
-                probe_state = next(
-                    (
-                        v.partition("=")[2]
-                        for c in evaluator_claims
-                        if c.kind == "toggle"
-                        for v in c.values
-                        if v.startswith(name + "=")
-                    ),
-                    None,
-                )
-                policy_state = next(
-                    (
-                        v.partition("=")[2]
-                        for c in policy_claims
-                        if c.kind == "toggle"
-                        for v in c.values
-                        if v.startswith(name + "=")
-                    ),
-                    None,
-                )
+                probe_state = _toggle_state(evaluator_claims, name)
+                policy_state = _toggle_state(policy_claims, name)
                 got = probe_state if probe_state is not None else policy_state
                 if got is None:
                     notes.append(f"nothing shows the {name} state")
@@ -384,6 +366,20 @@ class RuleJudge:
     @staticmethod
     def _verdict(ok: bool, notes: list[str], relations: list[ClaimRelation]) -> Verdict:
         return Verdict("success" if ok else "failure", "; ".join(notes), tuple(relations))
+
+
+def _toggle_state(claims: Sequence[Claim], name: str) -> str | None:
+    """The state (``on``, ``off``, ...) the first ``toggle`` claim gives setting ``name``."""
+    return next(
+        (
+            v.partition("=")[2]
+            for c in claims
+            if c.kind == "toggle"
+            for v in c.values
+            if v.startswith(name + "=")
+        ),
+        None,
+    )
 
 
 def _policy_claim_index(claims: Sequence[Claim], target: str) -> int | None:

@@ -13,6 +13,7 @@ torch and transformers are imported inside the functions that need them.
 
 from __future__ import annotations
 
+import importlib
 import json
 import warnings
 from collections.abc import Iterable, Sequence
@@ -43,28 +44,28 @@ CHECKPOINT_FORMAT = "gui-gym/prm"
 CHECKPOINT_VERSION = 1
 
 
-def _torch() -> Any:
+def _llm_extra(module: str) -> Any:
+    """``import module`` (torch or transformers), or the extra that installs it.
+
+    Raises:
+        gymnasium.error.DependencyNotInstalled: when it is not installed.
+    """
     try:
-        import torch
+        return importlib.import_module(module)
     except ImportError as err:
         import gymnasium as gym
 
         raise gym.error.DependencyNotInstalled(
-            f"TransformersPRM needs torch ({err}); pip install 'gui-gym[llm]'"
+            f"TransformersPRM needs {module} ({err}); pip install 'gui-gym[llm]'"
         ) from err
-    return torch
+
+
+def _torch() -> Any:
+    return _llm_extra("torch")
 
 
 def _transformers() -> Any:
-    try:
-        import transformers
-    except ImportError as err:
-        import gymnasium as gym
-
-        raise gym.error.DependencyNotInstalled(
-            f"TransformersPRM needs transformers ({err}); pip install 'gui-gym[llm]'"
-        ) from err
-    return transformers
+    return _llm_extra("transformers")
 
 
 def build_tokenizer(

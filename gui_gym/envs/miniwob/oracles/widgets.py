@@ -395,27 +395,11 @@ def social_media_all(ctx: PredicateContext) -> Action:
 
 
 def choose_date(ctx: PredicateContext) -> Action:
-    """Open the date picker, page to the month with Prev/Next, click the day."""
-    screen = ctx.screen
+    """Open the date picker, page to the month with Prev/Next, click the day; then submit."""
     fields = task_state(ctx).fields
-    month, day, year = int(fields["month"]), int(fields["day"]), int(fields["year"])
-    field = find_element(screen, lambda e: e.resource_id == "datepicker")
-    if field.text == f"{month:02d}/{day:02d}/{year}":
-        return press_submit(screen)
-    picker = element_by_id(screen, "ui-datepicker-div")
-    shown = [e.text for e in descendants(screen, picker)] if picker is not None else []
-    names = [t for t in shown if t in MONTHS]
-    years = [int(t) for t in shown if re.fullmatch(r"\d{4}", t)]
-    if not names or not years:
-        return click(field)
-    current = years[0] * 12 + MONTHS.index(names[0])
-    wanted = year * 12 + month - 1
-    if current != wanted:
-        label = "Prev" if wanted < current else "Next"
-        return click(next(e for e in descendants(screen, picker) if e.text == label))  # type: ignore[arg-type]
-    return click(
-        next(e for e in descendants(screen, picker) if e.role == "link" and e.text == str(day))  # type: ignore[arg-type]
-    )
+    field = find_element(ctx.screen, lambda e: e.resource_id == "datepicker")
+    action = _pick_date(ctx, field, int(fields["month"]), int(fields["day"]), int(fields["year"]))
+    return action if action is not None else press_submit(ctx.screen)
 
 
 def phone_book(ctx: PredicateContext) -> Action:
