@@ -251,6 +251,12 @@ def _add(out: list[str], value: str) -> None:
     out.append(value)
 
 
+def _add_matches(out: list[str], pattern: re.Pattern[str], text: str, group: int) -> None:
+    """:func:`_add` each match of ``pattern`` in ``text`` (its group ``group``), in order."""
+    for m in pattern.finditer(text):
+        _add(out, m.group(group))
+
+
 def quoted_strings(text: str) -> list[str]:
     """The strings ``text`` puts in double, curly or single quotes, in order."""
     return [next(g for g in m.groups() if g) for m in QUOTED.finditer(text)]
@@ -312,12 +318,9 @@ def _analyse_task(text: str) -> TaskAnalysis:
     quoted = quoted_strings(text)
     for q in quoted:
         _add(targets, q)
-    for m in _FILE.finditer(text):
-        _add(targets, m.group(0))
-    for m in _NAMED.finditer(text):
-        _add(targets, m.group(1))
-    for m in _CATEGORY.finditer(text):
-        _add(targets, m.group(1))
+    _add_matches(targets, _FILE, text, 0)
+    _add_matches(targets, _NAMED, text, 1)
+    _add_matches(targets, _CATEGORY, text, 1)
     for m in _FOLLOWING.finditer(text):
         for item in re.split(r",\s*|\s+and\s+", m.group(1)):
             item = re.sub(r"[\"“”]", "", item).strip()
@@ -338,8 +341,7 @@ def _analyse_task(text: str) -> TaskAnalysis:
             if _APP_CUE.search(before) or re.match(r"\s+app\b", after, re.I):
                 continue  # "in Simple Calendar Pro", "the Broccoli app": the app, not a target
             _add(targets, " ".join(words))
-    for m in _EDIT_PAYLOAD.finditer(text):
-        _add(targets, m.group(1))
+    _add_matches(targets, _EDIT_PAYLOAD, text, 1)
     for m in _PAYLOAD.finditer(text):
         if "|" not in m.group(1) and m.group(1)[:1] not in "\"'“":
             _add(targets, m.group(1))
@@ -351,12 +353,9 @@ def _analyse_task(text: str) -> TaskAnalysis:
                     continue  # a header row of column names
                 for c in cells:
                     _add(targets, c)
-        for m in _KEY_VALUE.finditer(text):
-            _add(targets, m.group(2))
-    for m in _PHONE.finditer(text):
-        _add(targets, m.group(0))
-    for m in _MONEY.finditer(text):
-        _add(targets, m.group(0))
+        _add_matches(targets, _KEY_VALUE, text, 2)
+    _add_matches(targets, _PHONE, text, 0)
+    _add_matches(targets, _MONEY, text, 0)
 
     lowered = QUOTED.sub(" ", text).lower()  # "How to Remove Grease Stains" asks no deletion
     toggles = _toggles(text)
