@@ -84,18 +84,13 @@ def _slider_to(
         else (x0 + 1, (y0 + y1) / 2, x1 - 1, (y0 + y1) / 2)
     )
     hx, hy = handle.center
-    if "low" not in notes:
-        if notes.get("dragged") == "low":
-            notes["low"] = value
-        else:
-            notes["dragged"] = "low"
-            return Action(ActionType.DRAG, x=hx, y=hy, end_x=ends[0], end_y=ends[1])
-    if "high" not in notes:
-        if notes.get("dragged") == "high":
-            notes["high"] = value
-        else:
-            notes["dragged"] = "high"
-            return Action(ActionType.DRAG, x=hx, y=hy, end_x=ends[2], end_y=ends[3])
+    for end, (end_x, end_y) in (("low", ends[:2]), ("high", ends[2:])):
+        if end not in notes:  # drag to this end, then note the value it shows
+            if notes.get("dragged") == end:
+                notes[end] = value
+            else:
+                notes["dragged"] = end
+                return Action(ActionType.DRAG, x=hx, y=hy, end_x=end_x, end_y=end_y)
     if not notes.get("placed"):
         notes["placed"] = True
         low, high = notes["low"], notes["high"]
