@@ -25,7 +25,7 @@ class RulePRM:
     (canonical action strings), ``milestone_score`` when, tried on a fork of the env, it
     completes the task or reaches a milestone not reached before, and ``other_score``
     otherwise (including actions that do not parse or that the env rejects). These are the
-    same rules that label the training data (:mod:`gui_gym.models.prm_training`), so a
+    same rules that label the training data (:mod:`gui_gym.train.prm_data`), so a
     learned PRM is measured against them.
 
     Args:
