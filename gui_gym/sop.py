@@ -4,20 +4,5 @@ Kept so ``from gui_gym.sop import evaluate_sop`` keeps working; it ranks with th
 layer it re-exports (``tests/test_layers.py``).
 """
 
-from gui_gym.runs.sop import (
-    OfflineLevel,
-    SOPEpisode,
-    SOPSummary,
-    evaluate_offline,
-    evaluate_sop,
-    offline_metrics,
-)
-
-__all__ = [
-    "OfflineLevel",
-    "SOPEpisode",
-    "SOPSummary",
-    "evaluate_offline",
-    "evaluate_sop",
-    "offline_metrics",
-]
+from gui_gym.runs.sop import *  # noqa: F403
+from gui_gym.runs.sop import __all__  # noqa: F401

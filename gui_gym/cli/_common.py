@@ -51,7 +51,7 @@ import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
 __all__ = [
+    "NoProgressOption",
     "UsageError",
     "app",
     "check_agent",
@@ -89,6 +90,9 @@ EXIT_USAGE = 2
 EXIT_MISSING_DEPENDENCY = 1
 SPLITS = ("train", "test", "all")
 _MAX_LISTED = 12
+
+NoProgressOption = Annotated[bool, typer.Option("--no-progress", help="hide the progress bars")]
+"""The ``--no-progress`` flag every long-running command takes."""
 """Allowed values listed in full up to this many; longer lists are cut (with a count)."""
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from gui_gym.cli._common import (
+    NoProgressOption,
     UsageError,
     app,
     check_agent,
@@ -42,9 +43,7 @@ def record(
     env_arg: Annotated[
         list[str] | None, typer.Option("--env-arg", help="extra gym.make key=value")
     ] = None,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="hide the progress bar")
-    ] = False,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Record expert trajectories (UI trees, screens, actions, optional screenshots and
     thoughts) as an expert dataset for ``GuiGym/SemiOnlineReplay-v0`` and ``eval --sop``."""

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from gui_gym.cli._common import (
+    NoProgressOption,
     UsageError,
     app,
     check_agent,
@@ -64,9 +65,7 @@ def eval_cmd(
     env_arg: Annotated[
         list[str] | None, typer.Option("--env-arg", help="extra gym.make key=value")
     ] = None,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="hide the progress bar")
-    ] = False,
+    no_progress: NoProgressOption = False,
     sop: Annotated[
         bool,
         typer.Option("--sop", help="UI-S1 Semi-Online Performance on an expert --dataset"),

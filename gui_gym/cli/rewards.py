@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from gui_gym.cli._common import (
+    NoProgressOption,
     UsageError,
     app,
     check_device,
@@ -113,9 +114,7 @@ def train_prm_cmd(
     device: Annotated[str | None, typer.Option(help="cpu, cuda, ... (default: cpu)")] = None,
     seed: Annotated[int, typer.Option(help="seed of data, split and init")] = 0,
     resume: Annotated[bool, typer.Option(help="continue from out/checkpoint")] = True,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="hide the progress bars")
-    ] = False,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Train a GUI-Shepherd process reward model on labelled steps (SFT on the label token).
 
@@ -228,9 +227,7 @@ def label_cmd(
         str | None,
         typer.Option(help="env: id whose suite gives milestone totals (default: the file's)"),
     ] = None,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="hide the progress bar")
-    ] = False,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Label every step of recorded trajectories with ProgRM progress (Sec. 2.2).
 
@@ -325,9 +322,7 @@ def train_progress_cmd(
     seed: Annotated[int, typer.Option(help="seed of init, order and balancing")] = 0,
     device: Annotated[str | None, typer.Option(help="cpu, cuda, ... (default: auto)")] = None,
     resume: Annotated[bool, typer.Option(help="continue from out/checkpoints")] = False,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="hide the progress bar")
-    ] = False,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Train a ProgRM progress model (backbone + MLP + sigmoid, BCE; Sec. 2.3) or the ORM
     baseline; checkpoints are safetensors, and --resume continues an interrupted run."""

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from gui_gym.cli._common import (
+    NoProgressOption,
     UsageError,
     app,
     check_device,
@@ -51,9 +52,7 @@ def sft_cmd(
     device: Annotated[
         str | None, typer.Option(help="cpu or cuda (default: cuda if present)")
     ] = None,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="hide the progress bar")
-    ] = False,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Fine-tune a model on expert trajectories in the LLM agent's own prompt format (loss on
     the completion tokens only); the output folder works with ``gui-gym eval --agent llm``."""
@@ -171,7 +170,7 @@ def train_cmd(
     no_resume: Annotated[
         bool, typer.Option("--no-resume", help="ignore a checkpoint in --out")
     ] = False,
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="hide the bar")] = False,
+    no_progress: NoProgressOption = False,
 ) -> None:
     """Train an LLM agent with RL; a rerun with the same --out resumes from its checkpoint.
 

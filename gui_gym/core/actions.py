@@ -60,6 +60,7 @@ __all__ = [
     "describe",
     "parse_action",
     "target_element",
+    "try_parse_action",
 ]
 
 MAX_ACTION_LENGTH = 20_000
@@ -974,6 +975,17 @@ def parse_action(action: str | Action | dict[str, Any]) -> Action:
 
 # ---------------------------------------------------------------------------------------------
 # Descriptions
+
+
+def try_parse_action(action: str | Action | dict[str, Any]) -> tuple[Action | None, str | None]:
+    """:func:`parse_action` for callers that treat a bad action as data, not an exception
+    (an env's ``step``, a probe): ``(action, None)`` when it parses, else ``(None, message)``
+    with the :class:`ActionParseError`'s message."""
+    try:
+        return parse_action(action), None
+    except ActionParseError as err:
+        return None, str(err)
+
 
 _DESCRIBE_LIMIT = 80
 

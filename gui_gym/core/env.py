@@ -36,6 +36,7 @@ from gui_gym.core.actions import (
     describe,
     parse_action,
     target_element,
+    try_parse_action,
 )
 from gui_gym.core.actions import candidate_actions as screen_candidates
 from gui_gym.core.predicates import PredicateContext
@@ -265,12 +266,7 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
                 False,
                 self._info(False, "episode already ended; call reset()", "", self._success, ""),
             )
-        error: str | None = None
-        parsed: Action | None = None
-        try:
-            parsed = parse_action(action)
-        except ActionParseError as err:
-            error = str(err)
+        parsed, error = try_parse_action(action)
         if parsed is not None:
             error = self._apply(parsed, screen)
         self._steps += 1

@@ -4,28 +4,5 @@ Kept so ``from gui_gym.train.rollout import EpisodeSpec, RolloutEngine`` keeps w
 ``train`` may import ``runs``, so this re-export keeps the layer order.
 """
 
-from gui_gym.runs.rollout import (
-    AgentFactory,
-    EnvFailure,
-    EpisodeSpec,
-    RolloutEngine,
-    RolloutGroup,
-    RolloutStats,
-    WorkerDied,
-    as_batch_agent,
-    fork_env,
-    sanitize_prompt,
-)
-
-__all__ = [
-    "AgentFactory",
-    "EnvFailure",
-    "EpisodeSpec",
-    "RolloutEngine",
-    "RolloutGroup",
-    "RolloutStats",
-    "WorkerDied",
-    "as_batch_agent",
-    "fork_env",
-    "sanitize_prompt",
-]
+from gui_gym.runs.rollout import *  # noqa: F403
+from gui_gym.runs.rollout import __all__  # noqa: F401

@@ -30,11 +30,9 @@ and skipped.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
-import os
-import shutil
-import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -44,7 +42,8 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.actions import Action, ActionParseError, parse_action
-from gui_gym.core.trajectory import Trajectory, TrajectoryWriter, atomic_write_text
+from gui_gym.core.files import atomic_write_bytes, atomic_write_text
+from gui_gym.core.trajectory import Trajectory, TrajectoryWriter
 from gui_gym.core.ui import UITree
 from gui_gym.core.untrusted_text import load_json
 
@@ -456,25 +455,15 @@ class ExpertDatasetWriter:
         Returns:
             ``relative``, for the step record.
         """
-        target = self.root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                if isinstance(image, Path):
-                    with image.open("rb") as src:
-                        shutil.copyfileobj(src, f)
-                else:
-                    from PIL import Image
+        if isinstance(image, Path):
+            data = image.read_bytes()
+        else:
+            from PIL import Image
 
-                    Image.fromarray(np.asarray(image, dtype=np.uint8)).save(f, format="PNG")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+            buffer = io.BytesIO()
+            Image.fromarray(np.asarray(image, dtype=np.uint8)).save(buffer, format="PNG")
+            data = buffer.getvalue()
+        atomic_write_bytes(self.root / relative, data)
         return relative
 
     def write(self, trajectory: Trajectory) -> None:

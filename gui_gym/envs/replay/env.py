@@ -17,11 +17,10 @@ from gymnasium import spaces
 from gui_gym.core.actions import (
     MAX_ACTION_LENGTH,
     Action,
-    ActionParseError,
     ActionType,
     describe,
-    parse_action,
     target_element,
+    try_parse_action,
 )
 from gui_gym.core.actions import candidate_actions as screen_candidates
 from gui_gym.core.spaces import UnicodeText
@@ -408,12 +407,7 @@ class SemiOnlineReplayEnv(gym.Env[dict[str, Any], str]):
 
         expert = trajectory.steps[self._t]
         own_thought = _extract_thought(action)
-        predicted: Action | None = None
-        error: str | None = None
-        try:
-            predicted = parse_action(action)
-        except ActionParseError as err:
-            error = str(err)
+        predicted, error = try_parse_action(action)
         format_ok = predicted is not None and (not self.require_think or own_thought is not None)
         if predicted is None:
             result = MatchResult(False, False, f"unparseable action: {error}")

@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gui_gym.core.actions import Action, ActionParseError, ActionType, describe, parse_action
+from gui_gym.core.actions import (
+    Action,
+    ActionType,
+    describe,
+    try_parse_action,
+)
 from gui_gym.core.env import GuiEnv
 from gui_gym.core.ui import UITree
 from gui_gym.models.judge.types import ProbeBudgetExhausted, Trace, TraceStep
@@ -146,12 +151,7 @@ class ProbeSession:
             raise ProbeBudgetExhausted(f"the probe has used its {self.max_steps} steps")
         screen = self.screen
         env = self._env
-        error: str | None = None
-        parsed: Action | None = None
-        try:
-            parsed = parse_action(action)
-        except ActionParseError as err:
-            error = str(err)
+        parsed, error = try_parse_action(action)
         if parsed is not None:
             error = env.apply_action(parsed)
         if parsed is not None:
