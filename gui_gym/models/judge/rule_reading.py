@@ -297,7 +297,7 @@ def _toggles(text: str) -> list[tuple[str, str]]:
 MAX_ANALYSED_LENGTH = 4096
 """Characters of an instruction or goal :func:`analyse_task` reads (the envs' instruction
 limit). Some of its patterns are quadratic on adversarial text; the cap bounds one call to
-well under a second (issue 16)."""
+well under a second."""
 
 
 def analyse_task(text: str) -> TaskAnalysis:
