@@ -125,3 +125,63 @@ def test_a_solved_group_still_moves_step_grpo_when_progress_varies_by_step() -> 
     assert grpo == pytest.approx([2**0.5, -(0.5**0.5), -(0.5**0.5)] * 2, abs=1e-4)  # eps 1e-6
     rloo = rloo_advantages([r for row in shaped for r in row])
     assert rloo == pytest.approx([0.2, -0.1, -0.1] * 2)
+
+
+def prm_episodes() -> tuple[Any, Any]:
+    stack = RewardStack.from_text("outcome+prm")
+    env = stack.wrap(gym.make("GuiGym/WikiHow-v0", split="train", max_steps=3))
+    try:
+        won = run_episode(env, Script(SUCCESS), seed=0, options={"task": TASK})
+        lost = run_episode(env, Script(FAILURE), seed=0, options={"task": TASK})
+    finally:
+        env.close()
+    assert won.success and not lost.success
+    return won, lost
+
+
+def test_prm_under_step_grpo_gives_the_outcome_to_every_step_of_a_success() -> None:
+    # GUI-Shepherd Eq. 3: the PRM wrapper's reward holds no outcome (r_t = r_PRM + r_format),
+    # so R_total(t) of step-level GRPO is the outcome plus each step's PRM reward, the
+    # completing step included. Before the fix the completing step lost the outcome:
+    # a success read [1 + p0, 1 + p1, p2].
+    won, lost = prm_episodes()
+    prm_won = [float(s.info["prm"]["reward"]) for s in won.steps]
+    prm_lost = [float(s.info["prm"]["reward"]) for s in lost.steps]
+    assert [float(s.reward) for s in won.steps] == pytest.approx(prm_won)  # no outcome in r_t
+    assert admire_step_rewards(won) == pytest.approx([1.0 + p for p in prm_won])
+    assert admire_step_rewards(lost) == pytest.approx(prm_lost)
+    # PPO / REINFORCE++ read the wrapper's reward as it is: Eq. 3 has no outcome term
+    assert reward_stream(won) == pytest.approx(prm_won)
+
+
+def test_prm_step_grpo_pushes_up_the_completing_step_of_a_success() -> None:
+    # a group of 2 successes and 2 failures: every step of a success, the one that completes
+    # the task included, is above the group mean
+    won, lost = prm_episodes()
+    advantages = step_grpo_advantages([admire_step_rewards(t) for t in (won, won, lost, lost)])
+    assert all(a > 0 for a in advantages[0])
+    assert advantages[0][-1] == pytest.approx(advantages[1][-1])
+    assert advantages[0][-1] > max(advantages[2])
+
+
+def test_judge_plus_milestone_learns_milestones_from_the_judges_verdict(tmp_path: Any) -> None:
+    # Under judge+milestone the ProRe judge's verdict is the outcome: a ground-truth success
+    # the judge failed teaches no milestones and is credited as a failure (ADMIRE Eq. 11).
+    stack = RewardStack.from_text(
+        "judge+milestone", embedder="hashing", milestone_store=tmp_path / "m.json"
+    )
+    env = stack.wrap(gym.make("GuiGym/WikiHow-v0", split="train", max_steps=3))
+    try:
+        won = run_episode(env, Script(SUCCESS), seed=0, options={"task": TASK})
+        assert won.success and won.steps[-1].info["judge"]["reward"] == 1.0
+        last = won.steps[-1]
+        last.info = {**last.info, "judge": {**last.info["judge"], "reward": 0.0}}
+        updates = stack.refine_milestones(env, [[won]])
+        assert updates == {}  # the judge saw no success: nothing to learn from
+        assert won.steps[-1].info["milestone"]["success"] is False
+        again = run_episode(env, Script(SUCCESS), seed=0, options={"task": TASK})
+        updates = stack.refine_milestones(env, [[again]])
+        assert list(updates) == [TASK]
+        assert again.steps[-1].info["milestone"]["success"] is True
+    finally:
+        env.close()

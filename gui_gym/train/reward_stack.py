@@ -3,7 +3,11 @@ wrappers on the env the trainer makes, and trainers read what the stack reported
 
 * :func:`parse_reward` reads a reward expression: terms from :data:`REWARD_TERMS` joined by
   ``+``, each with an optional ``WEIGHT*`` (``outcome``, ``outcome+progress``,
-  ``outcome+0.3*milestone+0.5*prm``). The task outcome is always part of the reward.
+  ``outcome+0.3*milestone+0.5*prm``). Which term carries the task outcome depends on the
+  algorithm: step-level GRPO's ``R_total(t)`` gives it to every step (ADMIRE Sec. 3.3), also
+  under ``prm``; return-based algorithms (PPO, REINFORCE++) read the wrapped env's reward,
+  which holds it at the last step except under ``prm``, whose reward is GUI-Shepherd's Eq. 3
+  (``r_PRM + r_format``, no outcome term).
 * :class:`RewardStack` wraps an env: the ProRe judge innermost (it replaces the outcome),
   then ProgRM's progress reward, GUI-Shepherd's PRM reward and ADMIRE's milestone reward
   (deferred credit, milestones fixed during a batch). :meth:`RewardStack.refine_milestones`
@@ -23,11 +27,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gui_gym.core.trajectory import Trajectory
+from gui_gym.core.trajectory import Step, Trajectory
 
 __all__ = [
     "REWARD_TERMS",
@@ -244,8 +248,15 @@ class RewardStack:
         episodes = [
             t for g in groups for t in g if getattr(t, "infra_error", None) is None and t.steps
         ]
+        # Under a ProRe judge the judge's verdict is the outcome (it replaces the task's):
+        # milestones are learned from, and credit is given to, what the judge calls a success,
+        # never the ground truth the reward does not see.
+        judged = [
+            t if _final_info(t, "judge") is None else replace(t, success=outcome_reward(t) >= 1.0)
+            for t in episodes
+        ]
         updates, scores = tracker.refine_batch(
-            episodes,
+            judged,
             static=self.milestone_mode == "static",  # ADMIRE Table 3's static arm
         )
         for trajectory, scored in zip(episodes, scores):
@@ -298,12 +309,28 @@ def _milestone_totals(trajectory: Trajectory) -> list[float] | None:
     return [float(v) for v in totals]
 
 
+def _outcome_in_reward(step: Step, is_last: bool, outcome: float) -> float:
+    """How much of the outcome the env stack left in this step's ``reward``.
+
+    The PRM wrapper says it (``info["prm"]["components"]["outcome"]``): GUI-Shepherd's Eq. 3
+    reward holds no outcome, so with its default ``outcome_weight=0`` that share is 0 and
+    the step's reward is all shaping. Without a PRM wrapper the env's outcome (or the ProRe
+    judge's, which replaces it) is in the last step's reward.
+    """
+    prm = step.info.get("prm")
+    if isinstance(prm, dict):
+        components = prm.get("components")
+        if isinstance(components, dict) and "outcome" in components:
+            return float(components["outcome"])
+    return outcome if is_last else float(step.task_reward)
+
+
 def _shaped(trajectory: Trajectory) -> list[float]:
     """Per-step rewards the wrappers added on top of the outcome (progress, PRM terms)."""
     outcome = outcome_reward(trajectory)
     last = len(trajectory.steps) - 1
     return [
-        float(s.reward) - (outcome if i == last else float(s.task_reward))
+        float(s.reward) - _outcome_in_reward(s, i == last, outcome)
         for i, s in enumerate(trajectory.steps)
     ]
 
