@@ -178,3 +178,17 @@ def test_a_quote_in_a_description_is_escaped_on_screen() -> None:
     line = render_text(UITree([element]))
     assert 'description="say &quot;hi&quot; &amp; &lt;go&gt;"' in line
     assert json.dumps(line)  # still one line of plain text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["DRAG_XY(2147483647, 1, 2, 3)", "CLICK_XY(1e9, 5)", "CLICK_XY(5, -1" + "0" * 40 + ")"],
+)
+def test_out_of_range_coordinates_are_told_the_allowed_range(text: str) -> None:
+    with pytest.raises(ActionParseError, match="between -10,000,000 and 10,000,000"):
+        parse_action(text)
+
+
+def test_numbers_written_with_an_exponent_are_coordinates() -> None:
+    action = parse_action("CLICK_XY(1e6, 2.5E1)")
+    assert (action.x, action.y) == (1_000_000.0, 25.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,20 @@ def test_list_shows_ids_and_counts() -> None:
     assert "GuiGym/WikiHow-v0" in result.output
     assert "Cross-Page" in result.output
     assert "GuiGym/MiniWoB-v0" in result.output and "128 tasks" in result.output
+
+
+def test_list_never_cuts_an_id_on_a_narrow_terminal() -> None:
+    # off a TTY rich falls back to 80 columns; ids are what users copy into gym.make
+    result = subprocess.run(
+        [sys.executable, "-m", "gui_gym.cli", "list"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "60", "TERMINAL_WIDTH": "60"},
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    for env_id in gui_gym.ENV_IDS:
+        assert env_id in result.stdout, env_id
 
 
 def test_eval_writes_results_and_summary_table(tmp_path: Path) -> None:

@@ -42,7 +42,10 @@ def list_envs(
     if env_id is not None:
         check_env_id(env_id)
     table = Table(title="gui-gym environments")
-    for column in ("id", "tasks", "train", "test", "categories"):
+    # An id is what the user copies into gym.make: it is never cut, however narrow the
+    # terminal (the other columns wrap instead).
+    table.add_column("id", no_wrap=True)
+    for column in ("tasks", "train", "test", "categories"):
         table.add_column(column)
     for listed_id in gui_gym.ENV_IDS:
         if env_id is not None and listed_id != env_id:
@@ -101,7 +104,9 @@ def list_envs(
             "-",
             "UI-S1 semi-online replay of an expert dataset (dataset=DIR)",
         )
-    Console().print(table)
+    # Off a TTY rich assumes 80 columns; a log can hold wider lines than a terminal.
+    console = Console()
+    Console(width=max(console.width, 100)).print(table)
 
 
 def _list_tasks(env_id: str) -> None:

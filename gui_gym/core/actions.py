@@ -423,7 +423,14 @@ _GRAMMAR_HELP = (
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*", re.ASCII)
 _INT = re.compile(r"^[+]?[0-9]{1,9}$", re.ASCII)
 _LONG_INT = re.compile(r"[+]?[0-9]{10,}", re.ASCII)
-_NUMBER = re.compile(r"^[+-]?(?:[0-9]{1,9}(?:\.[0-9]*)?|\.[0-9]+)$", re.ASCII)
+_NUMBER = re.compile(
+    r"^[+-]?(?:[0-9]{1,64}(?:\.[0-9]{0,64})?|\.[0-9]{1,64})(?:[eE][+-]?[0-9]{1,4})?$", re.ASCII
+)
+"""A number as a model writes one (bounded lengths keep the match linear); its range is
+checked after parsing, so ``2147483647`` and ``1e6`` are told the allowed range."""
+MAX_COORDINATE = 1e7
+"""Screen coordinates lie in ``(-MAX_COORDINATE, MAX_COORDINATE)``: far beyond any screen,
+and small enough that no backend overflows."""
 _KEYWORD = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\s*=", re.ASCII)
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 _ESCAPES = {
@@ -499,8 +506,11 @@ def _as_coordinate(value: Any, name: str) -> float:
         number = float(value.strip())
     else:
         raise ActionParseError(f"{name} must be a number, got {value!r}")
-    if not (number == number and abs(number) < 1e7):  # NaN or absurd
-        raise ActionParseError(f"{name} must be a finite screen coordinate, got {value!r}")
+    if not (number == number and abs(number) < MAX_COORDINATE):  # NaN, inf or absurd
+        raise ActionParseError(
+            f"{name} must be a screen coordinate between -{MAX_COORDINATE:,.0f} and"
+            f" {MAX_COORDINATE:,.0f} (exclusive), got {value!r}"
+        )
     return number
 
 
