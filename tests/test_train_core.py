@@ -202,3 +202,42 @@ def test_ppo_critic_from_a_prm_starts_at_the_prms_log_odds(tmp_path: Path) -> No
     with torch.no_grad():
         values = critic(sequences, prm.pad_id)
     assert values.tolist() == pytest.approx(list(logits[:, 1] - logits[:, 0]), abs=1e-4)
+
+
+@pytest.mark.parametrize(("population", "count"), [(116, 32), (7, 3), (5, 2), (10, 10)])
+def test_tasks_are_drawn_without_replacement_within_an_epoch(population: int, count: int) -> None:
+    from gui_gym.train.config import epoch_draw
+
+    draws = [epoch_draw(3, i, population, count) for i in range(4 * population)]
+    assert all(len(set(batch)) == count for batch in draws)  # distinct tasks per batch
+    flat = [t for batch in draws for t in batch]
+    for epoch in range(len(flat) // population):  # every task once per epoch
+        assert sorted(flat[epoch * population : (epoch + 1) * population]) == list(
+            range(population)
+        )
+    assert draws[5] == epoch_draw(3, 5, population, count)  # a resumed run draws the same
+    assert draws[:4] != [epoch_draw(4, i, population, count) for i in range(4)]
+
+
+def test_ppo_and_reinforce_pp_train_on_every_task_before_repeating_one() -> None:
+    # with replacement 24% of PPO's iterations repeated a task over 116 tasks
+    from types import SimpleNamespace
+
+    from gui_gym.train.ppo import PPO
+    from gui_gym.train.reinforce_pp import ReinforcePP
+
+    tasks = [f"task-{i}" for i in range(6)]
+    for cls, settings in ((PPO, {}), (ReinforcePP, {"episodes_per_task": 1})):
+        requested: list[str] = []
+
+        def run_episodes(make_env, requests, requested=requested):
+            requested.extend(r["options"]["task"] for r in requests)
+            return [SimpleNamespace(task_id=r["options"]["task"]) for r in requests]
+
+        algo = SimpleNamespace(
+            tasks=tasks, make_env=None, config=SimpleNamespace(tasks_per_iteration=2, **settings)
+        )
+        trainer = SimpleNamespace(config=SimpleNamespace(seed=0), run_episodes=run_episodes)
+        for iteration in range(6):
+            cls.collect(algo, trainer, iteration)
+        assert sorted(requested[:6]) == sorted(tasks) == sorted(requested[6:]), cls.__name__

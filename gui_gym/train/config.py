@@ -200,6 +200,40 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def epoch_draw(seed: int, iteration: int, population: int, count: int) -> list[int]:
+    """Iteration ``iteration``'s ``count`` items of ``population``, drawn without replacement
+    within an epoch: the items are dealt in a random order, epoch after epoch, ``count`` per
+    iteration, so every task is trained on once before any is seen again (GUI-Shepherd
+    App. B draws distinct tasks per batch; with-replacement draws repeated a task in 24% of
+    PPO's iterations over 116 tasks).
+
+    A batch that straddles two epochs never holds an item twice (while ``count <= population``):
+    the items the old epoch already gave the batch go to the end of the new epoch's order. The
+    draw is a function of ``seed`` and ``iteration`` only, so a resumed run draws what the
+    uninterrupted one did.
+
+    Raises:
+        ValueError: for an empty population, a count below 1 or a negative iteration.
+    """
+    if population < 1 or count < 1 or iteration < 0:
+        raise ValueError(
+            f"need population >= 1, count >= 1 and iteration >= 0; got {population}, {count},"
+            f" {iteration}"
+        )
+    start, stop = iteration * count, (iteration + 1) * count
+    last_epoch = (stop - 1) // population
+    order = list(np.random.default_rng([seed, 0, 0xE9]).permutation(population))
+    orders = [order]
+    for epoch in range(1, last_epoch + 1):
+        fresh = list(np.random.default_rng([seed, epoch, 0xE9]).permutation(population))
+        boundary = epoch * population
+        # the part of the batch that straddles this boundary which the old epoch gave
+        taken = set(order[population - (boundary % count) :]) if boundary % count else set()
+        order = [i for i in fresh if i not in taken] + [i for i in fresh if i in taken]
+        orders.append(order)
+    return [int(orders[p // population][p % population]) for p in range(start, stop)]
+
+
 def iteration_rng(seed: int, iteration: int) -> np.random.Generator:
     """The generator of an iteration's task order and env seeds: a function of the run seed
     and the iteration only, so a resumed run draws what the uninterrupted one did."""

@@ -29,7 +29,7 @@ from gui_gym.core.trajectory import Trajectory
 from gui_gym.rewards.advantages import rloo_advantages
 from gui_gym.rewards.milestones import step_grpo_advantages
 from gui_gym.rewards.semi_online import episode_level_advantages, group_std
-from gui_gym.train.config import iteration_rng
+from gui_gym.train.config import epoch_draw, iteration_rng
 from gui_gym.train.losses import TurnSample, turns_from_trajectory
 from gui_gym.train.reward_stack import admire_step_rewards, clean_groups, episode_return
 from gui_gym.train.trainer import Algorithm, Trainer
@@ -105,7 +105,10 @@ class GRPO(Algorithm):
     def collect(self, trainer: Trainer, iteration: int) -> list[list[Trajectory]]:
         rng = iteration_rng(trainer.config.seed, iteration)
         count = min(self.config.tasks_per_iteration, len(self.tasks))
-        chosen = [self.tasks[i] for i in rng.choice(len(self.tasks), size=count, replace=False)]
+        chosen = [
+            self.tasks[i]
+            for i in epoch_draw(trainer.config.seed, iteration, len(self.tasks), count)
+        ]
         seeds = rng.integers(2**31, size=count).tolist()
         requests = [
             {"seed": seed, "options": {"task": task}}

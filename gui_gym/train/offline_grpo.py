@@ -28,7 +28,7 @@ import gymnasium as gym
 
 from gui_gym.core.trajectory import Trajectory
 from gui_gym.rewards.semi_online import episode_level_advantages, group_std
-from gui_gym.train.config import iteration_rng
+from gui_gym.train.config import epoch_draw
 from gui_gym.train.losses import TurnSample, turns_from_trajectory
 from gui_gym.train.reward_stack import clean_groups
 from gui_gym.train.trainer import Algorithm, Trainer
@@ -161,10 +161,9 @@ class OfflineGRPO(Algorithm):
         return self._factories[step]
 
     def collect(self, trainer: Trainer, iteration: int) -> list[list[Trajectory]]:
-        rng = iteration_rng(trainer.config.seed, iteration)
         count = min(self.config.states_per_iteration, len(self.states))
         groups: list[list[Trajectory]] = []
-        for pick in rng.choice(len(self.states), size=count, replace=False).tolist():
+        for pick in epoch_draw(trainer.config.seed, iteration, len(self.states), count):
             index, step = self.states[pick]
             requests = [{"seed": 0, "options": {"trajectory": index}}] * self.config.group_size
             group = trainer.run_episodes(self._factory(step), requests)

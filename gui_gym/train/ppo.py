@@ -32,7 +32,7 @@ import numpy as np
 
 from gui_gym.core.trajectory import Trajectory
 from gui_gym.rewards.advantages import DEFAULT_GAE_GAMMA, DEFAULT_GAE_LAMBDA, gae
-from gui_gym.train.config import iteration_rng
+from gui_gym.train.config import epoch_draw, iteration_rng
 from gui_gym.train.losses import LossInputs, TurnSample, policy_loss, turns_from_trajectory
 from gui_gym.train.reward_stack import clean_groups, reward_stream
 from gui_gym.train.trainer import Algorithm, Trainer
@@ -253,7 +253,9 @@ class PPO(Algorithm):
 
     def collect(self, trainer: Trainer, iteration: int) -> list[list[Trajectory]]:
         rng = iteration_rng(trainer.config.seed, iteration)
-        chosen = rng.choice(len(self.tasks), size=self.config.tasks_per_iteration).tolist()
+        chosen = epoch_draw(
+            trainer.config.seed, iteration, len(self.tasks), self.config.tasks_per_iteration
+        )
         requests = [
             {"seed": int(rng.integers(2**31)), "options": {"task": self.tasks[i]}} for i in chosen
         ]

@@ -37,7 +37,7 @@ from gui_gym.rewards.semi_online import (
     dual_level_advantages,
     passes_dynamic_sampling,
 )
-from gui_gym.train.config import iteration_rng
+from gui_gym.train.config import epoch_draw, iteration_rng
 from gui_gym.train.losses import TurnSample, turns_from_trajectory
 from gui_gym.train.reward_stack import clean_groups
 from gui_gym.train.trainer import Algorithm, Trainer
@@ -192,7 +192,8 @@ class SemiOnline(Algorithm):
     def collect(self, trainer: Trainer, iteration: int) -> list[list[Trajectory]]:
         rng = iteration_rng(trainer.config.seed, iteration)
         count = min(self.config.trajectories_per_iteration, len(self.trajectories))
-        chosen = [self.trajectories[i] for i in rng.choice(len(self.trajectories), count, False)]
+        picks = epoch_draw(trainer.config.seed, iteration, len(self.trajectories), count)
+        chosen = [self.trajectories[i] for i in picks]
         size = self.config.group_size
 
         def roll(keys: list[Any]) -> list[list[Trajectory]]:
