@@ -237,3 +237,16 @@ def test_lora_run_uses_the_base_model_as_reference(folder: Path, tmp_path: Path)
     # LoRA's B matrices start at zero: the policy starts as the reference, KL 0
     assert first["kl"] == pytest.approx(0.0, abs=1e-6)
     assert second["kl"] > 0.0
+
+
+@pytest.mark.parametrize(("name", "betas"), [("reinforce_pp", (0.9, 0.95)), ("grpo", (0.9, 0.999))])
+def test_the_optimizer_takes_each_papers_adam_betas(
+    name: str, betas: tuple[float, float], folder: Path, tmp_path: Path
+) -> None:
+    # ProgRM App. D: Adam betas (0.9, 0.95) for its online RL (REINFORCE++)
+    algorithm, defaults = build(name)
+    trainer = Trainer(config_for(defaults, folder, tmp_path), algorithm, prompt=one_step_prompt)
+    try:
+        assert {tuple(g["betas"]) for g in trainer.optimizer.param_groups} == {betas}
+    finally:
+        trainer.close()

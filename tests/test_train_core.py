@@ -241,3 +241,15 @@ def test_ppo_and_reinforce_pp_train_on_every_task_before_repeating_one() -> None
         for iteration in range(6):
             cls.collect(algo, trainer, iteration)
         assert sorted(requested[:6]) == sorted(tasks) == sorted(requested[6:]), cls.__name__
+
+
+def test_progrm_reinforce_pp_uses_adam_betas_0_9_0_95(tmp_path: Path) -> None:
+    # ProgRM App. D: Adam with betas (0.9, 0.95) for online RL too; others keep torch's
+    from gui_gym.train import grpo, reinforce_pp
+
+    progrm = TrainConfig.for_algorithm(reinforce_pp.TRAIN_DEFAULTS)
+    assert (progrm.adam_beta1, progrm.adam_beta2) == (0.9, 0.95)
+    other = TrainConfig.for_algorithm(grpo.TRAIN_DEFAULTS)
+    assert (other.adam_beta1, other.adam_beta2) == (0.9, 0.999)
+    with pytest.raises(ValueError, match="adam_beta2 must be in"):
+        TrainConfig(adam_beta2=1.0)

@@ -70,6 +70,9 @@ class TrainConfig:
             decay over ``iterations`` after ``warmup_iterations``.
         warmup_iterations: Linear warm-up of the learning rate.
         weight_decay: AdamW weight decay; 0.01 in GUI-Shepherd App. C.
+        adam_beta1, adam_beta2: AdamW's betas; torch's (0.9, 0.999) by default, ProgRM's
+            (0.9, 0.95) for its REINFORCE++ (App. D: "for both reward model training and
+            online RL training").
         max_grad_norm: Gradient-norm clip (verl's default 1.0).
         update_epochs: Passes over each batch; 2 in ADMIRE App. A.1.2.
         mini_batch_turns: Turns per optimizer step; 128 in ADMIRE App. A.1.2.
@@ -110,6 +113,8 @@ class TrainConfig:
     lr_schedule: str = "constant"
     warmup_iterations: int = 0
     weight_decay: float = 0.01
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
     max_grad_norm: float = 1.0
     update_epochs: int = 2
     mini_batch_turns: int = 128
@@ -141,6 +146,9 @@ class TrainConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        for name in ("adam_beta1", "adam_beta2"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
         if not 0 < self.clip_eps < 1:

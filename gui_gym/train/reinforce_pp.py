@@ -33,7 +33,11 @@ from gui_gym.train.trainer import Algorithm, Trainer
 
 __all__ = ["TRAIN_DEFAULTS", "ReinforcePP", "ReinforcePPConfig"]
 
-TRAIN_DEFAULTS: dict[str, Any] = {"loss_agg": "token_mean", "kl_coef": 0.0}
+TRAIN_DEFAULTS: dict[str, Any] = {
+    "loss_agg": "token_mean",
+    "kl_coef": 0.0,
+    "adam_beta2": 0.95,  # ProgRM App. D: Adam betas (0.9, 0.95) for online RL too
+}
 """REINFORCE++ averages over tokens and keeps the KL in the reward, not the loss."""
 
 
@@ -47,7 +51,10 @@ class ReinforcePPConfig:
             the global normalisation more samples of each task).
         reward_kl_coef: Weight of the per-token KL penalty in the reward; 0.01 is OpenRLHF's
             default ``init_kl_coef`` (ProgRM states none).
-        gamma_turn: Discount between turns (OpenRLHF's default 1.0; ProgRM states none).
+        gamma_turn: Discount between turns (OpenRLHF's default 1.0). ProgRM gives its inter-
+            and intra-turn discounts in its Table 6, whose values the copy of the paper this
+            project works from lost (only the caption survives); 1.0 keeps the outcome at full
+            strength over the short WikiHow episodes, as Wen et al.'s default does.
         gamma_token: Discount between tokens of one turn (1.0: Wen et al. do not discount
             inside an action).
     """

@@ -197,7 +197,11 @@ class Trainer:
             },
             *self.algorithm.param_groups(),
         ]
-        self.optimizer = torch.optim.AdamW(groups, weight_decay=config.weight_decay)
+        self.optimizer = torch.optim.AdamW(
+            groups,
+            weight_decay=config.weight_decay,
+            betas=(config.adam_beta1, config.adam_beta2),
+        )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         if self.parallel.enabled:
             self.parallel.broadcast_parameters(self._parameters())
