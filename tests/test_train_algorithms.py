@@ -250,3 +250,37 @@ def test_the_optimizer_takes_each_papers_adam_betas(
         assert {tuple(g["betas"]) for g in trainer.optimizer.param_groups} == {betas}
     finally:
         trainer.close()
+
+
+def test_each_algorithm_takes_its_papers_update_schedule() -> None:
+    # UI-S1 Table 9: fixed_num_mini_batches 4, verl's one epoch; PPO, REINFORCE++ and ARPO one
+    # epoch; GRPO keeps ADMIRE App. A.1.2's 2 epochs of 128-turn mini-batches
+    def schedule(module: Any) -> tuple[int, int | None, int]:
+        config = TrainConfig.for_algorithm(module.TRAIN_DEFAULTS)
+        return config.update_epochs, config.mini_batches, config.mini_batch_turns
+
+    assert schedule(semi_online) == (1, 4, 128)
+    assert schedule(ppo)[0] == schedule(reinforce_pp)[0] == schedule(arpo)[0] == 1
+    assert schedule(grpo) == (2, None, 128)
+    assert schedule(offline_grpo)[0] == 1
+
+
+def test_fixed_mini_batches_make_that_many_optimizer_steps(folder: Path, tmp_path: Path) -> None:
+    from gui_gym.train.trainer import mini_batch_size
+
+    config = TrainConfig(mini_batches=4)
+    assert [mini_batch_size(n, config) for n in (1, 4, 10, 128)] == [1, 1, 3, 32]
+    algorithm, defaults = build("semi_online")
+    trainer = Trainer(
+        config_for(defaults, folder, tmp_path, iterations=1), algorithm, prompt=one_step_prompt
+    )
+    try:
+        trainer.train()
+        turns = int(trainer.history[-1]["turns"])
+        assert turns >= 4
+        size = mini_batch_size(turns, trainer.config)
+        steps = {int(s["step"]) for s in trainer.optimizer.state.values()}
+        assert steps == {math.ceil(turns / size)}  # one epoch of (about) 4 mini-batches
+        assert math.ceil(turns / size) <= 4
+    finally:
+        trainer.close()

@@ -42,7 +42,11 @@ from gui_gym.train.trainer import Trainer
 
 __all__ = ["ARPO", "TRAIN_DEFAULTS", "ARPOConfig", "remember_successes", "replay_into_group"]
 
-TRAIN_DEFAULTS: dict[str, Any] = {"loss_agg": "token_mean", "kl_coef": 0.0}
+TRAIN_DEFAULTS: dict[str, Any] = {
+    "loss_agg": "token_mean",
+    "kl_coef": 0.0,
+    "update_epochs": 1,  # verl's ppo_epochs: GUI-Shepherd reproduces ARPO on verl (App. B.3)
+}
 """No KL term, as GUI-Shepherd's PPO runs (App. B.2); the token-mean loss of GRPO on
 trajectories (each token of an episode carries the episode's advantage)."""
 

@@ -76,6 +76,9 @@ class TrainConfig:
         max_grad_norm: Gradient-norm clip (verl's default 1.0).
         update_epochs: Passes over each batch; 2 in ADMIRE App. A.1.2.
         mini_batch_turns: Turns per optimizer step; 128 in ADMIRE App. A.1.2.
+        mini_batches: A fixed number of optimizer steps per epoch instead (the batch's turns
+            split into that many near-equal mini-batches, verl's ``fixed_num_mini_batches``;
+            4 in UI-S1 Table 9); None uses ``mini_batch_turns``.
         micro_batch_turns: Turns per forward/backward (gradient accumulation inside a
             mini-batch; the loss is exactly that of the whole mini-batch).
         clip_eps: PPO clip ratio; 0.2 in ADMIRE App. A.1.2.
@@ -118,6 +121,7 @@ class TrainConfig:
     max_grad_norm: float = 1.0
     update_epochs: int = 2
     mini_batch_turns: int = 128
+    mini_batches: int | None = None
     micro_batch_turns: int = 8
     clip_eps: float = 0.2
     clip_eps_high: float | None = None
@@ -149,6 +153,14 @@ class TrainConfig:
         for name in ("adam_beta1", "adam_beta2"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
+        if self.mini_batches is not None and (
+            not isinstance(self.mini_batches, int)
+            or isinstance(self.mini_batches, bool)
+            or self.mini_batches < 1
+        ):
+            raise ValueError(
+                f"mini_batches must be a positive int or None, got {self.mini_batches!r}"
+            )
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
         if not 0 < self.clip_eps < 1:

@@ -49,7 +49,11 @@ DEFAULT_VALUE_CLIP = 0.5
 """verl's ``critic.cliprange_value`` (``verl/trainer/config/critic/critic.yaml``): GUI-Shepherd
 trains its PPO with verl (App. B.2) and states no value clip of its own."""
 
-TRAIN_DEFAULTS: dict[str, Any] = {"loss_agg": "token_mean", "kl_coef": 0.0}
+TRAIN_DEFAULTS: dict[str, Any] = {
+    "loss_agg": "token_mean",
+    "kl_coef": 0.0,  # GUI-Shepherd App. B.2: no KL coefficient
+    "update_epochs": 1,  # verl's ppo_epochs; GUI-Shepherd (on verl, App. B.2) sets no other
+}
 """GUI-Shepherd's PPO has no KL term (App. B.2); verl averages the policy loss over tokens."""
 
 

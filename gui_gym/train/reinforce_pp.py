@@ -36,6 +36,7 @@ __all__ = ["TRAIN_DEFAULTS", "ReinforcePP", "ReinforcePPConfig"]
 TRAIN_DEFAULTS: dict[str, Any] = {
     "loss_agg": "token_mean",
     "kl_coef": 0.0,
+    "update_epochs": 1,  # OpenRLHF's max_epochs; ProgRM's Table 6 values are lost in our copy
     "adam_beta2": 0.95,  # ProgRM App. D: Adam betas (0.9, 0.95) for online RL too
 }
 """REINFORCE++ averages over tokens and keeps the KL in the reward, not the loss."""

@@ -44,7 +44,12 @@ from gui_gym.train.trainer import Algorithm, Trainer
 
 __all__ = ["TRAIN_DEFAULTS", "PolicyThoughtPatch", "SemiOnline", "SemiOnlineConfig"]
 
-TRAIN_DEFAULTS: dict[str, Any] = {"loss_agg": "token_mean", "kl_coef": 1e-4}
+TRAIN_DEFAULTS: dict[str, Any] = {
+    "loss_agg": "token_mean",
+    "kl_coef": 1e-4,  # UI-S1 Table 9 kl_loss_coef
+    "update_epochs": 1,  # verl's ppo_epochs (UI-S1 trains on verl and sets no other)
+    "mini_batches": 4,  # UI-S1 Table 9 fixed_num_mini_batches
+}
 """Shared settings UI-S1 fixes: the 1/K token-level objective (Eq. 13) and kl_loss_coef 1e-4
 (Table 9)."""
 

@@ -108,6 +108,14 @@ class Algorithm:
 # ------------------------------------------------------------------------------ the loop
 
 
+def mini_batch_size(turns: int, config: TrainConfig) -> int:
+    """Turns per mini-batch: ``mini_batch_turns``, or the batch split into a fixed
+    ``mini_batches`` near-equal parts (verl's ``fixed_num_mini_batches``, UI-S1 Table 9)."""
+    if config.mini_batches is None:
+        return config.mini_batch_turns
+    return max(1, math.ceil(turns / config.mini_batches))
+
+
 def _chunks(items: Sequence[int], size: int) -> Iterator[list[int]]:
     for start in range(0, len(items), size):
         yield list(items[start : start + size])
@@ -382,11 +390,12 @@ class Trainer:
         ]
         params = self._parameters()
         device = self.policy.device
+        mini_size = mini_batch_size(len(turns), config)
         for epoch in range(config.update_epochs):
             # the mini-batch order is a function of (seed, iteration, epoch): the same on
             # every data-parallel process and in a resumed run
             order = np.random.default_rng([config.seed, self.iteration, epoch, 1])
-            for mini in _chunks(order.permutation(len(turns)).tolist(), config.mini_batch_turns):
+            for mini in _chunks(order.permutation(len(turns)).tolist(), mini_size):
                 self.optimizer.zero_grad(set_to_none=True)
                 total_tokens = sum(len(turns[i].completion_ids) for i in mini)
                 # this process's share of the mini-batch; the loss denominators stay the
@@ -433,7 +442,7 @@ class Trainer:
         # loss parts are each micro-batch's share of its mini-batch: their sum over a
         # mini-batch (and over the processes) is the mini-batch's value, averaged here over
         # the mini-batches
-        n_mini = math.ceil(len(turns) / config.mini_batch_turns) * config.update_epochs
+        n_mini = math.ceil(len(turns) / mini_size) * config.update_epochs
         mean = {key: v / n_mini for key, v in self.parallel.all_reduce_sum(stats).items()}
         mean["grad_norm"] = float(np.mean(grad_norms))
         advantages = [a for t in turns for a in t.advantages]
