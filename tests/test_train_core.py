@@ -253,3 +253,27 @@ def test_progrm_reinforce_pp_uses_adam_betas_0_9_0_95(tmp_path: Path) -> None:
     assert (other.adam_beta1, other.adam_beta2) == (0.9, 0.999)
     with pytest.raises(ValueError, match="adam_beta2 must be in"):
         TrainConfig(adam_beta2=1.0)
+
+
+def test_a_large_critic_gradient_does_not_shrink_the_actors_step() -> None:
+    # verl clips the actor's and the critic's gradients apart; a joint clip_grad_norm_ let
+    # an early, large critic gradient scale the actor's gradient down
+    from gui_gym.train.trainer import clip_group_gradients
+
+    actor, critic = torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": actor.parameters()},
+            {"params": critic.parameters(), "max_grad_norm": 1.0, "name": "critic"},
+        ]
+    )
+    x = torch.ones(1, 3)
+    (actor(x).sum() * 0.1 + critic(x).sum() * 1e6).backward()
+    before = [p.grad.clone() for p in actor.parameters()]
+    norms = clip_group_gradients(optimizer, default_max_norm=1.0)
+    assert norms[0] == pytest.approx(0.2)  # the actor's norm: 0.1 * sqrt(3 + 1)
+    assert norms[1] == pytest.approx(2e6)
+    for p, g in zip(actor.parameters(), before):
+        assert torch.equal(p.grad, g)  # under its own clip: untouched
+    total = torch.sqrt(sum((p.grad**2).sum() for p in critic.parameters()))
+    assert float(total) == pytest.approx(1.0, rel=1e-4)

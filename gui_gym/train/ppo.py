@@ -68,6 +68,8 @@ class PPOConfig:
             trains with verl and states none).
         critic_learning_rate: The critic's learning rate (verl's default 1e-5; GUI-Shepherd's
             value did not survive extraction).
+        critic_max_grad_norm: The critic's own gradient-norm clip (verl's critic
+            ``grad_clip`` 1.0), applied apart from the actor's ``max_grad_norm``.
         vf_coef: Weight of the value loss.
         value_clip: Half-width of the band around the rollout's values that the clipped
             value loss allows (:func:`clipped_value_loss`); 0.5 is verl's default, which
@@ -81,7 +83,8 @@ class PPOConfig:
     tasks_per_iteration: int = 8
     gamma: float = DEFAULT_GAE_GAMMA
     lam: float = DEFAULT_GAE_LAMBDA
-    critic_learning_rate: float = 1e-5
+    critic_learning_rate: float = 1e-5  # verl critic optim.lr
+    critic_max_grad_norm: float = 1.0  # verl critic grad_clip
     vf_coef: float = 0.5
     value_clip: float | None = DEFAULT_VALUE_CLIP
     normalize_advantages: bool = True
@@ -92,6 +95,8 @@ class PPOConfig:
             raise ValueError(f"tasks_per_iteration must be >= 1, got {self.tasks_per_iteration}")
         if not self.critic_learning_rate > 0 or self.vf_coef < 0:
             raise ValueError("critic_learning_rate must be > 0 and vf_coef >= 0")
+        if not self.critic_max_grad_norm > 0:
+            raise ValueError(f"critic_max_grad_norm must be > 0, got {self.critic_max_grad_norm!r}")
         if self.value_clip is not None and not self.value_clip > 0:
             raise ValueError(
                 f"value_clip must be > 0, or None for no clipping, got {self.value_clip!r}"
@@ -232,7 +237,14 @@ class PPO(Algorithm):
         return {"critic": self.critic}
 
     def param_groups(self) -> list[dict[str, Any]]:
-        return [{"params": list(self.critic.parameters()), "lr": self.config.critic_learning_rate}]
+        return [
+            {
+                "name": "critic",
+                "params": list(self.critic.parameters()),
+                "lr": self.config.critic_learning_rate,
+                "max_grad_norm": self.config.critic_max_grad_norm,
+            }
+        ]
 
     def _critic_inputs(self, turns: list[TurnSample]) -> list[list[int]]:
         if not self.critic.own_tokenizer:

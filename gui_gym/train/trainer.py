@@ -108,6 +108,26 @@ class Algorithm:
 # ------------------------------------------------------------------------------ the loop
 
 
+def clip_group_gradients(optimizer: Any, default_max_norm: float) -> list[float]:
+    """Clip each parameter group's gradient norm on its own (a group's ``max_grad_norm``, else
+    ``default_max_norm``) and return the norms before clipping, in group order.
+
+    verl optimises the actor and the critic with separate optimizers and clips each one's
+    gradients apart; one joint clip let a large critic gradient (early in PPO training)
+    shrink the actor's step. AdamW keeps its moments per parameter, so param groups with
+    their own learning rate and clip are separate optimizers in all that matters.
+    """
+    import torch
+
+    norms = []
+    for group in optimizer.param_groups:
+        params = [p for p in group["params"] if p.grad is not None]
+        limit = float(group.get("max_grad_norm", default_max_norm))
+        norm = torch.nn.utils.clip_grad_norm_(params, limit) if params else torch.tensor(0.0)
+        norms.append(float(norm))
+    return norms
+
+
 def mini_batch_size(turns: int, config: TrainConfig) -> int:
     """Turns per mini-batch: ``mini_batch_turns``, or the batch split into a fixed
     ``mini_batches`` near-equal parts (verl's ``fixed_num_mini_batches``, UI-S1 Table 9)."""
@@ -204,6 +224,9 @@ class Trainer:
                 "lr": config.learning_rate,
             },
             *self.algorithm.param_groups(),
+        ]
+        self._group_names = [
+            str(g.get("name", f"group{i}")) for i, g in enumerate(groups[1:], start=1)
         ]
         self.optimizer = torch.optim.AdamW(
             groups,
@@ -382,6 +405,7 @@ class Trainer:
         self.old_logprobs(turns)
         stats: dict[str, float] = {}
         grad_norms: list[float] = []
+        extra_norms: dict[str, list[float]] = {}
         drift = [
             abs(a - b)
             for t in turns
@@ -436,8 +460,10 @@ class Trainer:
                     for key, value in parts.items():
                         stats[key] = stats.get(key, 0.0) + value
                 self.parallel.all_reduce_gradients(params)
-                grad_norm = torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)
-                grad_norms.append(float(grad_norm))
+                norms = clip_group_gradients(self.optimizer, config.max_grad_norm)
+                grad_norms.append(norms[0])
+                for name, norm in zip(self._group_names, norms[1:]):
+                    extra_norms.setdefault(f"grad_norm_{name}", []).append(norm)
                 self.optimizer.step()
         # loss parts are each micro-batch's share of its mini-batch: their sum over a
         # mini-batch (and over the processes) is the mini-batch's value, averaged here over
@@ -445,6 +471,7 @@ class Trainer:
         n_mini = math.ceil(len(turns) / mini_size) * config.update_epochs
         mean = {key: v / n_mini for key, v in self.parallel.all_reduce_sum(stats).items()}
         mean["grad_norm"] = float(np.mean(grad_norms))
+        mean.update({key: float(np.mean(v)) for key, v in extra_norms.items()})
         advantages = [a for t in turns for a in t.advantages]
         mean.update(
             turns=len(turns),
