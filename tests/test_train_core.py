@@ -277,3 +277,19 @@ def test_a_large_critic_gradient_does_not_shrink_the_actors_step() -> None:
         assert torch.equal(p.grad, g)  # under its own clip: untouched
     total = torch.sqrt(sum((p.grad**2).sum() for p in critic.parameters()))
     assert float(total) == pytest.approx(1.0, rel=1e-4)
+
+
+def test_admire_decay_counts_epochs_over_the_task_set_from_one() -> None:
+    # ADMIRE Algorithm 1 lines 3-4: for epoch E = 1, 2, ...: lambda = lambda0 * gamma**E;
+    # an epoch is a pass over the tasks, not one batch
+    from types import SimpleNamespace
+
+    from gui_gym.train.config import epoch_of
+    from gui_gym.train.runner import milestone_epoch
+
+    assert [epoch_of(i, 116, 32) for i in (0, 3, 4, 7, 8)] == [1, 1, 2, 2, 3]
+    grpo_like = SimpleNamespace(
+        tasks=list(range(10)), config=SimpleNamespace(tasks_per_iteration=4)
+    )
+    assert [milestone_epoch(grpo_like, i) for i in range(6)] == [1, 1, 1, 2, 2, 3]
+    assert milestone_epoch(SimpleNamespace(), 0) == 1

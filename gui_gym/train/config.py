@@ -220,6 +220,19 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def epoch_of(iteration: int, population: int, count: int) -> int:
+    """The 1-based epoch (pass over the ``population`` tasks) that iteration ``iteration``
+    (0-based, ``count`` tasks each, as :func:`epoch_draw` deals them) belongs to: ADMIRE's
+    Algorithm 1 counts epochs from 1 (line 3) and decays the milestone weight per epoch
+    (line 4: ``lambda0 * gamma**E``), not per batch."""
+    if population < 1 or count < 1 or iteration < 0:
+        raise ValueError(
+            f"need population >= 1, count >= 1 and iteration >= 0; got {population}, {count},"
+            f" {iteration}"
+        )
+    return 1 + (iteration * count) // population
+
+
 def epoch_draw(seed: int, iteration: int, population: int, count: int) -> list[int]:
     """Iteration ``iteration``'s ``count`` items of ``population``, drawn without replacement
     within an epoch: the items are dealt in a random order, epoch after epoch, ``count`` per

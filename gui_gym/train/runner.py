@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gui_gym.train.config import epoch_of
 from gui_gym.train.reward_stack import RewardStack
 
 __all__ = [
@@ -280,10 +281,22 @@ def make_trainer(
 
         def on_batch(groups: list[list[Any]], iteration: int) -> None:
             # ADMIRE Algorithm 1: one refinement per batch, every trajectory scored with the
-            # same milestone version; the milestone weight decays with the epoch
-            stack.refine_milestones(probe, groups, epoch=iteration)
+            # same milestone version; the milestone weight decays with the epoch over the
+            # task set, counted from 1 (lines 3-4)
+            stack.refine_milestones(probe, groups, epoch=milestone_epoch(algorithm, iteration))
 
     return Trainer(config, algorithm, prompt=prompt, on_batch=on_batch, resume=resume)
+
+
+def milestone_epoch(algorithm: Any, iteration: int) -> int:
+    """ADMIRE's epoch ``E`` of the batch ``iteration``: passes over the algorithm's tasks,
+    counted from 1 (Algorithm 1 line 3); one batch an epoch where the algorithm has no task
+    list."""
+    tasks = getattr(algorithm, "tasks", None)
+    per_batch = getattr(getattr(algorithm, "config", None), "tasks_per_iteration", None)
+    if not tasks or not per_batch:
+        return iteration + 1
+    return epoch_of(iteration, len(tasks), min(int(per_batch), len(tasks)))
 
 
 def build_tiny_policy(
