@@ -56,6 +56,9 @@ class AgentStep:
         completion_ids: Token ids the model sampled (up to and including its end token).
         logprobs: Log-probability of each of ``completion_ids`` under the sampling
             distribution (the behaviour policy), same length as ``completion_ids``.
+        vision: For a vision-language policy, the screenshots shown (content keys into its
+            LLM's ``image_store``) and the processor settings' key (see
+            :mod:`gui_gym.models.vision_inputs`).
         thought: The reasoning part of ``text``, when the output format has one.
     """
 
@@ -65,6 +68,7 @@ class AgentStep:
     prompt_ids: list[int] | None = None
     completion_ids: list[int] | None = None
     logprobs: list[float] | None = None
+    vision: dict[str, Any] | None = None
     thought: str | None = None
 
     def __post_init__(self) -> None:
@@ -203,6 +207,7 @@ def run_episode(
             record.prompt_ids = last.prompt_ids
             record.completion_ids = last.completion_ids
             record.logprobs = last.logprobs
+            record.vision = last.vision
         index += 1
     trajectory.finish(observation, info)
     return trajectory

@@ -151,6 +151,7 @@ class LLMAgent:
                 "prompt_ids": generation.prompt_ids,
                 "completion_ids": generation.completion_ids,
                 "logprobs": generation.logprobs,
+                "vision": generation.vision,
             }
         return AgentStep(action=action, prompt=prompt, text=text, thought=thought, **tokens)
 

@@ -78,8 +78,12 @@ class Step:
         completion_ids: The exact token ids the policy sampled (never a re-tokenization of
             ``completion``: trainers score these).
         logprobs: The behaviour policy's log-probability of each of ``completion_ids``.
+        vision: For a vision-language policy, ``{"images": [content keys], "settings": key}``:
+            the screenshots the prompt showed, in order, and the processor settings that made
+            ``prompt_ids`` (keys into the policy's image store; the pixels are not in the
+            file). None for text-only steps.
 
-    The last five fields are None for steps recorded without them (and in files written
+    The last six fields are None for steps recorded without them (and in files written
     before they existed).
     """
 
@@ -103,6 +107,7 @@ class Step:
     prompt_ids: list[int] | None = None
     completion_ids: list[int] | None = None
     logprobs: list[float] | None = None
+    vision: dict[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:

@@ -55,6 +55,12 @@ from gui_gym.models.chat_messages import (  # the prompt format, re-exported fro
     prompt_text,
     to_messages,
 )
+from gui_gym.models.vision_inputs import (
+    ImageStore,
+    VisionRef,
+    image_token_id,
+    processor_settings,
+)
 
 __all__ = [
     "LLM",
@@ -94,6 +100,10 @@ class Generation:
         logprobs: Log-probability of each completion id under the sampling distribution.
         finish_reason: ``"stop"`` (the model ended), ``"length"`` (``max_new_tokens`` hit),
             or None when unknown.
+        vision: For a vision-language model, the screenshots shown (content keys into the
+            LLM's ``image_store``) and its processor settings' key, as
+            :meth:`gui_gym.models.vision_inputs.VisionRef.to_dict` gives them: with
+            ``prompt_ids`` they rebuild exactly the inputs the sampler saw.
     """
 
     text: str
@@ -101,6 +111,7 @@ class Generation:
     completion_ids: list[int] | None = None
     logprobs: list[float] | None = None
     finish_reason: str | None = None
+    vision: dict[str, Any] | None = None
 
 
 @runtime_checkable
@@ -427,6 +438,8 @@ class TransformersLLM:
             if tokenizer is None:
                 raise ValueError("pass tokenizer= with a model object (or give a model path)")
         self.processor = processor
+        # screenshots the prompts showed, once each, for token-exact scoring of VLM samples
+        self.image_store = ImageStore()
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.device = device
@@ -549,7 +562,13 @@ class TransformersLLM:
             tok.padding_side = side
         enc = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in enc.items()}
         self._check_context(enc["input_ids"].shape[1], max_new_tokens)
-        return self._run_generate(enc, len(texts), max_new_tokens, temperature, n)
+        rows = self._run_generate(enc, len(texts), max_new_tokens, temperature, n)
+        settings = self.image_store.put_settings(processor_settings(self.processor))
+        for row, shown in zip(rows, images):
+            ref = VisionRef(tuple(self.image_store.put(i) for i in shown), settings).to_dict()
+            for generation in row:
+                generation.vision = ref
+        return rows
 
     def _end_ids(self) -> set[int]:
         """Token ids that end a completion: the generation config's eos ids (one or a list)
@@ -624,6 +643,11 @@ class TransformersLLM:
             "num_return_sequences": n if sample else 1,
             "logits_processor": [recorder],
         }
+        if self.processor is not None:
+            # an image placeholder is not an action token: sampled, it would be read as an
+            # image slot when the step is scored (no pixels for it); the policy's distribution
+            # excludes it here and in scoring (gui_gym.train.losses.score_completions)
+            kwargs["suppress_tokens"] = [image_token_id(self.processor)]
         if sample:
             # plain temperature sampling over the whole vocabulary: the behaviour policy is
             # exactly softmax(logits / T), which a trainer can recompute

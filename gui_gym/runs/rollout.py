@@ -698,6 +698,7 @@ class RolloutEngine:
             record.prompt_ids = step.prompt_ids
             record.completion_ids = step.completion_ids
             record.logprobs = step.logprobs
+            record.vision = step.vision
             trajectory.steps.append(record)
             if self.on_step is not None:
                 self.on_step(trajectory, record, observation)

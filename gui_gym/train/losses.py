@@ -45,6 +45,9 @@ class TurnSample:
         prompt: The prompt (text or messages), for models that read it differently (a critic
             with its own tokenizer).
         episode: Index of the episode in the batch; ``step`` its step index.
+        vision: A vision-language step's screenshots and processor settings
+            (:class:`~gui_gym.models.vision_inputs.VisionRef` as a dict); scoring rebuilds
+            its pixel inputs from these and refuses ids that do not fit them.
     """
 
     prompt_ids: list[int]
@@ -58,6 +61,7 @@ class TurnSample:
     prompt: Any = None
     episode: int = 0
     step: int = 0
+    vision: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.completion_ids:
@@ -118,6 +122,7 @@ def turns_from_trajectory(
                 advantages=per_token,
                 sampled_logprobs=getattr(step, "logprobs", None),
                 prompt=getattr(step, "prompt", None),
+                vision=getattr(step, "vision", None),
                 episode=episode,
                 step=index,
             )
@@ -135,6 +140,7 @@ def score_completions(
     pad_id: int,
     temperature: float = 1.0,
     device: str | None = None,
+    vision: tuple[Any, Any] | None = None,
 ) -> list[Any]:
     """Log-probabilities of each turn's completion ids under ``model``: one 1-D float32
     tensor per turn, differentiable when grad is enabled.
@@ -142,8 +148,40 @@ def score_completions(
     Prompt and completion ids are concatenated as given (never decoded and re-encoded),
     right-padded, and read at the completion positions with ``log_softmax(logits / T)``, the
     distribution the sampler drew from.
+
+    Turns with a ``vision`` record (a vision-language policy's steps) need ``vision=(processor,
+    image_store)``: their pixel inputs are rebuilt from the stored screenshots with
+    :func:`~gui_gym.models.vision_inputs.rebuild_inputs`, which refuses ids that do not fit
+    them, and go with the batch in row order.
+
+    Raises:
+        ValueError: for a vision turn without ``vision``.
+        VisionMismatch: when stored ids and rebuilt pixels disagree.
     """
     torch = require_torch()
+    pixels: dict[str, Any] = {}
+    image_token: int | None = None
+    if any(t.vision for t in turns):
+        if vision is None:
+            raise ValueError(
+                "these turns show screenshots: scoring needs vision=(processor, image_store) "
+                "of the policy that sampled them"
+            )
+        from gui_gym.models.vision_inputs import image_token_id, rebuild_inputs
+
+        # the sampler never draws the image placeholder (TransformersLLM suppresses it)
+        image_token = image_token_id(vision[0])
+
+        parts: dict[str, list[Any]] = {}
+        for turn in turns:
+            if turn.vision:
+                for key, value in rebuild_inputs(*vision, turn.vision, turn.prompt_ids).items():
+                    parts.setdefault(key, []).append(value)
+        dtype = next(model.parameters()).dtype
+        for key, values in parts.items():
+            joined = torch.cat(values)
+            pixels[key] = joined.to(dtype) if joined.is_floating_point() else joined
+
     device = device or str(next(model.parameters()).device)
     lengths = [len(t.prompt_ids) + len(t.completion_ids) for t in turns]
     width = max(lengths)
@@ -154,11 +192,14 @@ def score_completions(
         ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
         mask[i, : len(row)] = 1
     ids, mask = ids.to(device), mask.to(device)
-    logits = model(input_ids=ids, attention_mask=mask).logits
+    pixels = {k: v.to(device) for k, v in pixels.items()}
+    logits = model(input_ids=ids, attention_mask=mask, **pixels).logits
     out = []
     for i, turn in enumerate(turns):
         start = len(turn.prompt_ids) - 1  # position p predicts token p + 1
         rows = logits[i, start : start + len(turn.completion_ids)].float() / temperature
+        if image_token is not None and turn.vision:
+            rows = rows.index_fill(-1, torch.tensor([image_token], device=rows.device), -torch.inf)
         target = ids[i, start + 1 : start + 1 + len(turn.completion_ids)]
         out.append(torch.log_softmax(rows, dim=-1).gather(-1, target[:, None]).squeeze(-1))
     return out
