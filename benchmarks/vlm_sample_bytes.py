@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import gui_gym  # noqa: E402,F401
-from gui_gym.agents import LLMAgent  # noqa: E402
-from gui_gym.core.files import atomic_write_text  # noqa: E402
-from gui_gym.models.llm import TransformersLLM  # noqa: E402
-from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine  # noqa: E402
-from tests.tiny_llm import tiny_llava  # noqa: E402
+import gui_gym  # noqa: F401
+from gui_gym.agents import LLMAgent
+from gui_gym.core.files import atomic_write_text
+from gui_gym.models.llm import TransformersLLM
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
+from tests.tiny_llm import tiny_llava
 
 
 def main() -> None:
