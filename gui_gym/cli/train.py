@@ -49,6 +49,21 @@ def sft_cmd(
         int, typer.Option(help="optimizer steps between checkpoints (0: each epoch)")
     ] = 0,
     seed: Annotated[int, typer.Option(help="seed of the split, shuffle and dropout")] = 0,
+    screenshot: Annotated[
+        bool,
+        typer.Option(
+            "--screenshot",
+            help="train a vision-language model on the dataset's screenshots (recorded with "
+            "--screenshots)",
+        ),
+    ] = False,
+    images: Annotated[
+        int, typer.Option(help="earlier screenshots each prompt shows (with --screenshot)")
+    ] = 0,
+    train_vision: Annotated[
+        bool,
+        typer.Option("--train-vision", help="also train the vision tower (frozen by default)"),
+    ] = False,
     device: Annotated[
         str | None, typer.Option(help="cpu or cuda (default: cuda if present)")
     ] = None,
@@ -65,6 +80,17 @@ def sft_cmd(
     existing_dir(model, "--model")
     if not (model / "config.json").is_file():
         raise UsageError(f"--model {model}: not a Hugging Face model folder (no config.json)")
+    if images < 0:
+        raise UsageError(f"--images must be >= 0, got {images}")
+    if (images or train_vision) and not screenshot:
+        raise UsageError("--images and --train-vision need --screenshot")
+    if screenshot and not any(
+        (model / n).is_file() for n in ("preprocessor_config.json", "processor_config.json")
+    ):
+        raise UsageError(
+            f"--screenshot needs a vision-language model folder (with preprocessor_config.json); "
+            f"--model {model} is a text-only model"
+        )
     output_dir(out, "--out")
     check_device(device)
     config = SFTConfig(
@@ -80,6 +106,9 @@ def sft_cmd(
         lora=lora,
         lora_r=lora_r,
         checkpoint_every=checkpoint_every,
+        screenshot=screenshot,
+        images=images,
+        train_vision=train_vision,
     )
     try:
         config.check()

@@ -46,6 +46,7 @@ from gui_gym.agents.llm import LLMAgent
 from gui_gym.core.actions import ActionParseError, describe, parse_action
 from gui_gym.core.progress import progress_bar, progress_enabled
 from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.models.chat_messages import prompt_images
 
 __all__ = ["SFTConfig", "SFTExample", "SFTReport", "build_examples", "train_sft"]
 
@@ -76,6 +77,12 @@ class SFTConfig:
         bf16: Autocast to bfloat16; None: on CUDA only.
         checkpoint_every: Optimizer steps between checkpoints (0: only at epoch ends).
         include_failed: Also learn from trajectories whose expert failed.
+        screenshot: Train a vision-language model on the dataset's screenshots: each prompt
+            shows the step's screenshot (as ``LLMAgent(screenshot=True)``); every step must
+            have one and the model folder a processor.
+        images: Earlier screenshots each prompt shows besides the current one (UI-S1: 2).
+        train_vision: Also train the vision tower (frozen by default; with ``lora`` its
+            adapters train only with this set).
     """
 
     epochs: int = 3
@@ -97,6 +104,9 @@ class SFTConfig:
     bf16: bool | None = None
     checkpoint_every: int = 0
     include_failed: bool = False
+    screenshot: bool = False
+    images: int = 0
+    train_vision: bool = False
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad setting."""
@@ -111,6 +121,10 @@ class SFTConfig:
             raise ValueError(f"eval_fraction must be in [0, 1), got {self.eval_fraction!r}")
         if self.max_length is not None and self.max_length < 2:
             raise ValueError(f"max_length must be >= 2, got {self.max_length!r}")
+        if not isinstance(self.images, int) or self.images < 0:
+            raise ValueError(f"images must be an int >= 0, got {self.images!r}")
+        if (self.images or self.train_vision) and not self.screenshot:
+            raise ValueError("images and train_vision need screenshot=True (--screenshot)")
         if self.checkpoint_every < 0:
             raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every!r}")
 
@@ -125,6 +139,7 @@ class SFTExample:
     trajectory_id: str
     step: int
     tree: Any = None
+    images: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -158,7 +173,14 @@ def build_examples(trajectories: Sequence[Any], agent: LLMAgent) -> list[SFTExam
     for trajectory in trajectories:
         turns: list[Turn] = []
         for step in trajectory.steps:
-            observation = {"instruction": trajectory.instruction, "screen": step.screen}
+            observation: dict[str, Any] = {
+                "instruction": trajectory.instruction,
+                "screen": step.screen,
+            }
+            shot = None
+            if agent.screenshot:
+                shot = load_screenshot(step.screenshot, trajectory.trajectory_id, step.index)
+                observation["screenshot"] = shot
             prompt = agent.build_prompt(observation, {}, turns)
             action = step.action.to_string()
             examples.append(
@@ -169,16 +191,47 @@ def build_examples(trajectories: Sequence[Any], agent: LLMAgent) -> list[SFTExam
                     trajectory_id=trajectory.trajectory_id,
                     step=step.index,
                     tree=step.tree,
+                    images=prompt_images(prompt),
                 )
             )
             turns.append(
                 Turn(
                     screen=step.screen,
+                    screenshot=shot,
                     step=AgentStep(action=action, text=action, thought=step.thought),
                     action_description=describe(step.action, step.tree),
                 )
             )
     return examples
+
+
+def load_screenshot(path: Any, trajectory_id: str, step: int) -> Any:
+    """A step's screenshot as an HxWx3 uint8 array.
+
+    Raises:
+        ValueError: when the step has none or the file is not a readable image.
+    """
+    import numpy as np
+    from PIL import Image, UnidentifiedImageError
+
+    if path is None:
+        raise ValueError(
+            f"step {step} of trajectory {trajectory_id!r} has no screenshot; --screenshot needs "
+            "a dataset recorded with --screenshots"
+        )
+    try:
+        with Image.open(path) as image:
+            return np.asarray(image.convert("RGB"), dtype=np.uint8)
+    except (OSError, UnidentifiedImageError, ValueError) as err:
+        raise ValueError(f"screenshot {path} is not a readable image: {err}") from None
+
+
+def is_vision_model_folder(folder: Any) -> bool:
+    """Whether a model folder has a processor (a vision-language model)."""
+    path = Path(folder)
+    return any(
+        (path / name).is_file() for name in ("preprocessor_config.json", "processor_config.json")
+    )
 
 
 def _split(trajectories: list[Any], fraction: float, seed: int) -> tuple[list[Any], list[Any]]:
@@ -195,13 +248,29 @@ def _split(trajectories: list[Any], fraction: float, seed: int) -> tuple[list[An
 
 
 def _encode(llm: Any, example: SFTExample) -> tuple[list[int], list[int]]:
-    """Prompt ids (as generation sees them) and completion ids plus the end token."""
+    """Prompt ids (as generation sees them) and completion ids plus the end token; for a
+    vision-language model the processor's ids, image placeholder tokens expanded."""
     tok = llm.tokenizer
+    if example.images:
+        enc = llm.processor(
+            text=[llm.format_prompt(example.prompt)],
+            images=[_pil(i) for i in example.images],
+            return_tensors="pt",
+        )
+        completion_ids = tok(example.completion, add_special_tokens=False)["input_ids"]
+        return enc["input_ids"][0].tolist(), [*completion_ids, tok.eos_token_id]
     prompt_ids = tok(
         llm.format_prompt(example.prompt), add_special_tokens=not llm.use_chat_template
     )["input_ids"]
     completion_ids = tok(example.completion, add_special_tokens=False)["input_ids"]
     return list(prompt_ids), [*completion_ids, tok.eos_token_id]
+
+
+def _pil(image: Any) -> Any:
+    import numpy as np
+    from PIL import Image
+
+    return image if isinstance(image, Image.Image) else Image.fromarray(np.asarray(image))
 
 
 def step_accuracy(
@@ -291,6 +360,24 @@ def _batches(n: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
     return [order[i : i + batch_size] for i in range(0, n, batch_size)]
 
 
+def _is_vision_tower(name: str) -> bool:
+    """A parameter of the vision encoder (LLaVA's ``vision_tower``, Qwen2-VL's ``visual``)."""
+    return "vision_tower" in name or ".visual." in name or name.startswith("visual.")
+
+
+def _pixels(llm: Any, images: list[Any], net: Any) -> dict[str, Any]:
+    """The pixel inputs of a batch's screenshots, in row order, in the model's dtype."""
+    if not images:
+        return {}
+    from gui_gym.models.vision_inputs import pixel_inputs
+
+    dtype = next(net.parameters()).dtype
+    return {
+        k: (v.to(llm.device, dtype) if v.is_floating_point() else v.to(llm.device))
+        for k, v in pixel_inputs(llm.processor, images).items()
+    }
+
+
 def train_sft(
     dataset: str | Path | Sequence[Any],
     model: str | Path | Any,
@@ -337,9 +424,27 @@ def train_sft(
         trajectories = list(dataset)
     if not trajectories:
         raise ValueError("the dataset holds no trajectories to learn from")
+    if config.screenshot:
+        # every check before the model loads: nothing is written on a bad input
+        if isinstance(model, str | Path) and not is_vision_model_folder(model):
+            raise ValueError(
+                f"--screenshot needs a vision-language model folder (with "
+                f"preprocessor_config.json); {model} is a text-only model"
+            )
+        for trajectory in trajectories:
+            for step in trajectory.steps:
+                load_screenshot(step.screenshot, trajectory.trajectory_id, step.index)
     torch.manual_seed(config.seed)
     llm = TransformersLLM(model, tokenizer, device=device)
-    agent = LLMAgent(llm, config.prompt, history=config.history)
+    if config.screenshot and llm.processor is None:
+        raise ValueError("--screenshot needs a vision-language model (one with a processor)")
+    agent = LLMAgent(
+        llm,
+        config.prompt,
+        history=config.history,
+        screenshot=config.screenshot,
+        images=config.images,
+    )
     train_set, eval_set = _split(trajectories, config.eval_fraction, config.seed)
     train_examples = build_examples(train_set, agent)
     eval_examples = build_examples(eval_set, agent)
@@ -355,7 +460,7 @@ def train_sft(
         if limit is not None and len(prompt_ids) + len(completion_ids) > limit:
             dropped += 1
             continue
-        encoded.append((prompt_ids, completion_ids))
+        encoded.append((prompt_ids, completion_ids, example.images))
     if not encoded:
         raise ValueError(
             f"every one of the {len(train_examples)} training examples is longer than "
@@ -388,6 +493,10 @@ def train_sft(
                 task_type="CAUSAL_LM",
             ),
         )
+    if config.screenshot and not config.train_vision:
+        for name, param in net.named_parameters():
+            if _is_vision_tower(name):
+                param.requires_grad_(False)
     net.train()
     params = [p for p in net.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
@@ -420,18 +529,19 @@ def train_sft(
             batches = _batches(len(encoded), config.batch_size, config.seed, epoch)
             for b in range(state["batch"] if epoch == state["epoch"] else 0, len(batches)):
                 rows = [encoded[i] for i in batches[b]]
-                width = max(len(p) + len(c) for p, c in rows)
+                width = max(len(p) + len(c) for p, c, _ in rows)
                 ids = torch.full((len(rows), width), pad, dtype=torch.long)
                 labels = torch.full((len(rows), width), -100, dtype=torch.long)
                 mask = torch.zeros((len(rows), width), dtype=torch.long)
-                for r, (p, c) in enumerate(rows):
+                for r, (p, c, _) in enumerate(rows):
                     seq = p + c
                     ids[r, : len(seq)] = torch.tensor(seq)
                     labels[r, len(p) : len(seq)] = torch.tensor(c)
                     mask[r, : len(seq)] = 1
                 ids, labels, mask = (t.to(llm.device) for t in (ids, labels, mask))
+                pixels = _pixels(llm, [i for _, _, shown in rows for i in shown], net)
                 with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and on_cuda):
-                    logits = net(input_ids=ids, attention_mask=mask).logits.float()
+                    logits = net(input_ids=ids, attention_mask=mask, **pixels).logits.float()
                 # next-token loss on completion tokens only (prompt positions are -100)
                 loss = torch.nn.functional.cross_entropy(
                     logits[:, :-1].reshape(-1, logits.shape[-1]),
@@ -464,7 +574,7 @@ def train_sft(
         net = net.merge_and_unload()
     llm.model = net
     net.save_pretrained(out, safe_serialization=True)
-    llm.tokenizer.save_pretrained(out)
+    (llm.processor or llm.tokenizer).save_pretrained(out)
     report.optimizer_steps = state["optimizer_steps"]
     report.losses = state["losses"]
     if eval_examples:
