@@ -200,3 +200,43 @@ def test_rollouts_with_three_earlier_screenshots_score_exactly_and_share_pixels(
     one = vlm.image_store.get(steps[0].vision["images"][0]).nbytes
     assert len(vlm.image_store) <= len(steps) + len(out)  # at most one new screen a step
     assert vlm.image_store.nbytes < 0.5 * shown * one  # shared, not a copy per prompt
+
+
+def test_the_rl_trainer_loads_a_vlm_policy_and_scores_its_samples_exactly(
+    tmp_path: Path,
+) -> None:
+    """The shared trainer path (every algorithm's scoring) with ``screenshot=True``: the
+    policy loads with its processor, and Trainer.score rebuilds pixels for VLM samples."""
+    require("peft", "llm")
+    import torch
+
+    from gui_gym.train import grpo
+    from gui_gym.train.core import TrainConfig, Trainer
+    from tests.rl_helpers import TASK, make_env
+
+    tiny_llava(tmp_path / "vlm")
+    settings = dict(out=str(tmp_path / "run"), device="cpu", progress=False, iterations=1)
+    config = TrainConfig.for_algorithm(
+        grpo.TRAIN_DEFAULTS, model=str(tmp_path / "vlm"), screenshot=True, images=1, **settings
+    )
+    trainer = Trainer(config, grpo.GRPO(make_env, [TASK], grpo.GRPOConfig()))
+    assert trainer.policy.processor is not None and trainer.agent.images == 1
+    torch.manual_seed(1)
+    rows = trainer.agent.llm.generate_with_tokens(
+        [_prompt(_screens(8, 2))], max_new_tokens=5, temperature=1.0, n=3
+    )
+    turns = _turns(rows[0])
+    for turn, scored in zip(turns, trainer.score(trainer.policy.model, turns)):
+        np.testing.assert_allclose(scored.numpy(), turn.sampled_logprobs, atol=1e-5, rtol=0)
+    from tests.tiny_llm import tiny_gpt2, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    tiny_gpt2(len(tok)).save_pretrained(tmp_path / "text")
+    tok.save_pretrained(tmp_path / "text")
+    text = TrainConfig.for_algorithm(
+        grpo.TRAIN_DEFAULTS, model=str(tmp_path / "text"), screenshot=True, **settings
+    )
+    with pytest.raises(ValueError, match="text-only model"):
+        Trainer(text, grpo.GRPO(make_env, [TASK], grpo.GRPOConfig()))
+    with pytest.raises(ValueError, match="needs screenshot=True"):
+        TrainConfig(model="x", images=2)

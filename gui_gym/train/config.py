@@ -101,6 +101,9 @@ class TrainConfig:
             ``bfloat16``: bf16 weights everywhere (less memory, lossy updates).
             ``float32``: no bf16 at all.
         progress: Show a rich progress bar.
+        screenshot: The policy is a vision-language model (a folder with a processor) whose
+            prompts show the current screenshot (the envs must make them).
+        images: Earlier screenshots each prompt shows besides the current one (UI-S1: 2).
     """
 
     model: str = ""
@@ -136,6 +139,8 @@ class TrainConfig:
     device: str = "auto"
     dtype: str = "auto"
     progress: bool = True
+    screenshot: bool = False
+    images: int = 0
 
     def __post_init__(self) -> None:
         positive = ("iterations", "update_epochs", "mini_batch_turns", "micro_batch_turns")
@@ -183,6 +188,10 @@ class TrainConfig:
             )
         if not self.temperature > 0:
             raise ValueError(f"temperature must be > 0 for RL sampling, got {self.temperature!r}")
+        if not isinstance(self.images, int) or self.images < 0:
+            raise ValueError(f"images must be an int >= 0, got {self.images!r}")
+        if self.images and not self.screenshot:
+            raise ValueError("images > 0 shows earlier screenshots: it needs screenshot=True")
         if self.dtype not in ("auto", "float32", "bfloat16"):
             raise ValueError(f"dtype must be auto, float32 or bfloat16, got {self.dtype!r}")
 

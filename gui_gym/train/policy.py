@@ -26,9 +26,19 @@ class Policy:
             switched off" when ``model`` is a peft model, else no reference.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, *, device: str, reference: Any = None):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        device: str,
+        reference: Any = None,
+        processor: Any = None,
+    ):
         self.model = model
         self.tokenizer = tokenizer
+        # a vision-language policy's processor (image processor + tokenizer), else None
+        self.processor = processor
         self.device = device
         self.reference = reference
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else None
@@ -68,10 +78,23 @@ class Policy:
             )
         device = device or resolve_device(config.device)
         dtype = _dtype(config.dtype, device, config.lora)
-        tokenizer = transformers.AutoTokenizer.from_pretrained(path)
-        model = transformers.AutoModelForCausalLM.from_pretrained(
-            path, use_safetensors=True, dtype=dtype
-        ).to(device)
+        processor = None
+        if config.screenshot:
+            if not is_vision_folder(path):
+                raise ValueError(
+                    f"--screenshot needs a vision-language model folder (with "
+                    f"preprocessor_config.json); {path} is a text-only model"
+                )
+            processor = transformers.AutoProcessor.from_pretrained(path)
+            tokenizer = processor.tokenizer
+            model = transformers.AutoModelForImageTextToText.from_pretrained(
+                path, use_safetensors=True, dtype=dtype
+            ).to(device)
+        else:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(path)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                path, use_safetensors=True, dtype=dtype
+            ).to(device)
         reference = None
         if config.lora:
             model = apply_lora(model, config)
@@ -80,7 +103,7 @@ class Policy:
             for p in reference.parameters():
                 p.requires_grad_(False)
         del torch
-        return cls(model, tokenizer, device=device, reference=reference)
+        return cls(model, tokenizer, device=device, reference=reference, processor=processor)
 
     def trainable_named_parameters(self) -> list[tuple[str, Any]]:
         return [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
@@ -98,7 +121,14 @@ class Policy:
         if self.is_lora:
             model = copy.deepcopy(model).merge_and_unload()
         model.save_pretrained(folder, safe_serialization=True)
-        self.tokenizer.save_pretrained(folder)
+        (self.processor or self.tokenizer).save_pretrained(folder)
+
+
+def is_vision_folder(path: Path) -> bool:
+    """Whether a model folder holds a processor (a vision-language model)."""
+    return any(
+        (Path(path) / n).is_file() for n in ("preprocessor_config.json", "processor_config.json")
+    )
 
 
 def _dtype(name: str, device: str, lora: bool = False) -> Any:

@@ -204,17 +204,23 @@ class Trainer:
             for p in reference.parameters():
                 p.requires_grad_(False)
             self.policy.reference = reference
+        processor = getattr(self.policy, "processor", None)
         llm = TransformersLLM(
             self.policy.model,
-            self.policy.tokenizer,
+            None if processor is not None else self.policy.tokenizer,
             device=self.policy.device,
             batch_size=config.generation_batch_size,
+            processor=processor,
         )
+        # a VLM's samples are scored from their stored ids + the screenshots kept here
+        self.vision = (processor, llm.image_store) if processor is not None else None
         self.agent = LLMAgent(
             llm,
             prompt=prompt,
             temperature=config.temperature,
             max_new_tokens=config.max_new_tokens,
+            screenshot=config.screenshot,
+            images=config.images,
         )
         self._engines: dict[Any, Any] = {}
         self.algorithm.setup(self)
@@ -321,6 +327,7 @@ class Trainer:
                         pad_id=self.policy.pad_id,
                         temperature=self.config.temperature,
                         device=self.policy.device,
+                        vision=self.vision,
                     )
                 )
         return out
@@ -434,6 +441,7 @@ class Trainer:
                             pad_id=self.policy.pad_id,
                             temperature=config.temperature,
                             device=device,
+                            vision=self.vision,
                         )
 
                     def tensors(name: str, batch: list[TurnSample] = batch) -> list[Any]:
