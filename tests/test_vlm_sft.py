@@ -161,7 +161,7 @@ def test_vlm_sft_cli_errors_are_one_line_and_write_nothing(
         ),
         (
             ["--dataset", shots, "--model", str(data["vlm"]), "--out", str(out), "--images", "2"],
-            "need --screenshot",
+            "needs --screenshot",
         ),
     ]
     broken = tmp_path / "broken"
@@ -202,3 +202,21 @@ def test_vlm_sft_cli_trains(data: dict[str, Path], tmp_path: Path) -> None:
     assert is_vision_model_folder(tmp_path / "o")  # the processor is saved with the model
     state = json.loads((tmp_path / "o" / "checkpoint" / "trainer_state.json").read_text())
     assert state["algorithm"] == "sft" and state["config"]["screenshot"] is True
+
+
+def test_train_cli_checks_screenshot_flags_before_the_model_loads(
+    data: dict[str, Path], tmp_path: Path
+) -> None:
+    runner = CliRunner()
+    out = tmp_path / "run"
+    base = ["train", "--no-progress", "--algo", "grpo", "--env", ENV, "--out", str(out)]
+    for extra, message in (
+        (["--model", str(data["root"] / "text"), "--screenshot"], "text-only model"),
+        (["--model", str(data["vlm"]), "--images", "2"], "--images needs --screenshot"),
+        (["--model", str(data["vlm"]), "--screenshot", "--images", "-1"], "--images must be"),
+    ):
+        result = runner.invoke(app, [*base, *extra])
+        assert result.exit_code != 0, result.output
+        lines = [line for line in result.output.strip().splitlines() if line.strip()]
+        assert len(lines) == 1 and message in lines[0], result.output
+        assert not out.exists()

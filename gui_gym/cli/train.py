@@ -24,6 +24,21 @@ from gui_gym.cli._common import (
 )
 
 
+def _check_vision_flags(model: Path, screenshot: bool, images: int) -> None:
+    """--screenshot/--images, checked before the model loads."""
+    if images < 0:
+        raise UsageError(f"--images must be >= 0, got {images}")
+    if images and not screenshot:
+        raise UsageError("--images needs --screenshot")
+    if screenshot and not any(
+        (model / n).is_file() for n in ("preprocessor_config.json", "processor_config.json")
+    ):
+        raise UsageError(
+            f"--screenshot needs a vision-language model folder (with preprocessor_config.json); "
+            f"--model {model} is a text-only model"
+        )
+
+
 @app.command("sft")
 def sft_cmd(
     dataset: Annotated[Path, typer.Option(help="expert dataset folder (gui-gym record/convert)")],
@@ -80,17 +95,9 @@ def sft_cmd(
     existing_dir(model, "--model")
     if not (model / "config.json").is_file():
         raise UsageError(f"--model {model}: not a Hugging Face model folder (no config.json)")
-    if images < 0:
-        raise UsageError(f"--images must be >= 0, got {images}")
-    if (images or train_vision) and not screenshot:
-        raise UsageError("--images and --train-vision need --screenshot")
-    if screenshot and not any(
-        (model / n).is_file() for n in ("preprocessor_config.json", "processor_config.json")
-    ):
-        raise UsageError(
-            f"--screenshot needs a vision-language model folder (with preprocessor_config.json); "
-            f"--model {model} is a text-only model"
-        )
+    if train_vision and not screenshot:
+        raise UsageError("--train-vision needs --screenshot")
+    _check_vision_flags(model, screenshot, images)
     output_dir(out, "--out")
     check_device(device)
     config = SFTConfig(
@@ -199,6 +206,16 @@ def train_cmd(
     no_resume: Annotated[
         bool, typer.Option("--no-resume", help="ignore a checkpoint in --out")
     ] = False,
+    screenshot: Annotated[
+        bool,
+        typer.Option(
+            "--screenshot",
+            help="the policy is a vision-language model shown each step's screenshot",
+        ),
+    ] = False,
+    images: Annotated[
+        int, typer.Option(help="earlier screenshots each prompt shows (with --screenshot)")
+    ] = 0,
     no_progress: NoProgressOption = False,
 ) -> None:
     """Train an LLM agent with RL; a rerun with the same --out resumes from its checkpoint.
@@ -216,6 +233,7 @@ def train_cmd(
     choose(algo, ALGORITHM_NAMES, "--algo")
     check_env_id(env)
     existing_dir(model, "--model")
+    _check_vision_flags(model, screenshot, images)
     output_dir(out)
     choose(embedder, ("minilm", "hashing"), "--embedder")
     choose(milestones, MILESTONE_MODES, "--milestones")
@@ -231,12 +249,16 @@ def train_cmd(
     choose(prompt, sorted(PROMPTS), "--prompt")
     # every task and env argument is checked before the model loads (one line, not minutes in)
     env_kwargs = parse_kwargs(env_arg)
+    if screenshot:
+        env_kwargs["screenshot"] = True
     for name in task or [None]:
         open_env(env, **({"task": name} if name is not None else {}), **env_kwargs).close()
     try:
         settings = load_settings(config) if config is not None else {}
         settings.update(parse_kwargs(set_))
         settings["out"] = str(out)
+        if screenshot:
+            settings.update(screenshot=True, images=images)
         if no_progress:
             settings["progress"] = False
         trainer = make_trainer(
