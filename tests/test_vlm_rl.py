@@ -1,4 +1,4 @@
-"""RL with a VLM policy (issue 29, item 3): GRPO on the one-step env of tests/rl_helpers.py
+"""RL with a VLM policy (issue 29, item 3): GRPO, RLOO, ARPO and REINFORCE++ on the one-step env of tests/rl_helpers.py
 with the screenshot in the prompt raises a tiny LLaVA's probability of the right action; every
 update scores the sampled ids with pixels rebuilt from the sampler's image store."""
 
@@ -17,7 +17,7 @@ from tests.conftest import require
 torch = require("torch", "llm")
 torch.set_num_threads(1)
 
-from gui_gym.train import grpo  # noqa: E402
+from gui_gym.train import arpo, grpo, reinforce_pp  # noqa: E402
 from gui_gym.train.core import TrainConfig, Trainer, TurnSample  # noqa: E402
 from tests.rl_helpers import ACTIONS, PROMPT, RIGHT, TASK, make_env  # noqa: E402
 
@@ -133,7 +133,23 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return vlm_folder(tmp_path_factory.mktemp("vlm_policy") / "tiny")
 
 
-def test_grpo_raises_a_vlms_probability_of_the_right_action(folder: Path, tmp_path: Path) -> None:
+def _algorithm(name: str) -> tuple[Any, dict[str, Any]]:
+    env = make_screenshot_env
+    if name == "grpo":
+        return grpo.GRPO(env, [TASK], grpo.GRPOConfig(tasks_per_iteration=1)), grpo.TRAIN_DEFAULTS
+    if name == "rloo":
+        config = grpo.GRPOConfig(tasks_per_iteration=1, level="episode", baseline="rloo")
+        return grpo.GRPO(env, [TASK], config), grpo.TRAIN_DEFAULTS
+    if name == "arpo":
+        return arpo.ARPO(env, [TASK], arpo.ARPOConfig()), arpo.TRAIN_DEFAULTS
+    config = reinforce_pp.ReinforcePPConfig(tasks_per_iteration=8)
+    return reinforce_pp.ReinforcePP(env, [TASK], config), reinforce_pp.TRAIN_DEFAULTS
+
+
+@pytest.mark.parametrize("name", ["grpo", "rloo", "arpo", "reinforce_pp"])
+def test_rl_raises_a_vlms_probability_of_the_right_action(
+    name: str, folder: Path, tmp_path: Path
+) -> None:
     settings = dict(
         model=str(folder),
         out=str(tmp_path),
@@ -148,14 +164,14 @@ def test_grpo_raises_a_vlms_probability_of_the_right_action(folder: Path, tmp_pa
         save_every=100,
         screenshot=True,
     )
-    config = TrainConfig.for_algorithm(grpo.TRAIN_DEFAULTS, **settings)
-    algorithm = grpo.GRPO(make_screenshot_env, [TASK], grpo.GRPOConfig(tasks_per_iteration=1))
+    algorithm, defaults = _algorithm(name)
+    config = TrainConfig.for_algorithm(defaults, **settings)
     trainer = Trainer(config, algorithm, prompt=screenshot_prompt)
     before = math.exp(right_action_logprob(trainer))
     metrics = trainer.train()
     after = math.exp(right_action_logprob(trainer))
     assert before < 0.3
-    assert after > max(0.5, 2 * before), (before, after)
+    assert after > max(0.5, 2 * before), (name, before, after)
     updated = [m for m in metrics if m["turns"]]
     assert updated and all(math.isfinite(m["pg_loss"]) for m in updated)
     assert trainer.agent.llm.image_store.nbytes < 2 * SCREEN.nbytes + 4096  # one screen kept
