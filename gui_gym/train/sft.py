@@ -260,10 +260,12 @@ def _load_checkpoint(out: Path, model: Any, optimizer: Any) -> dict[str, Any] | 
     """
     import torch
 
+    from gui_gym.core.files import recover_folder
     from gui_gym.train.checkpoint import load_optimizer_state, read_checkpoint, restore_torch_rng
 
     folder = out / CHECKPOINT_DIR
-    if not folder.is_dir():
+    # a run killed mid-swap left the last complete checkpoint beside it
+    if not recover_folder(folder).is_dir():
         return None
     state, weights, rng = read_checkpoint(folder)
     if state.get("algorithm") != "sft":

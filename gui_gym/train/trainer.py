@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gui_gym.core.files import write_folder_atomically
+from gui_gym.core.files import recover_folder, write_folder_atomically
 from gui_gym.core.progress import progress_enabled
 from gui_gym.core.trajectory import (
     Trajectory,
@@ -204,7 +204,9 @@ class Trainer:
             seed_everything(self.parallel.seed(config.seed))
         self.iteration = 0
         self.history: list[dict[str, Any]] = []
-        if resume and (self.out / "checkpoint" / "trainer_state.json").exists():
+        # a run killed mid-swap of checkpoint/ or model/ left the last complete one beside it
+        recover_folder(self.out / "model")
+        if resume and (recover_folder(self.out / "checkpoint") / "trainer_state.json").exists():
             self.load_checkpoint(self.out / "checkpoint")
 
     # -- schedule ---------------------------------------------------------------------------

@@ -1,0 +1,234 @@
+"""Issue 33, items 1-3: two runs never write one output (the second is refused, naming the
+holder's PID, and its cleanup removes nothing), a trajectory writer never cuts another
+process's record, and a kill at either rename of a checkpoint swap resumes from the last
+complete checkpoint with no temporaries left."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gui_gym.core.files import (
+    OutputInUseError,
+    lock_output,
+    recover_folder,
+    write_folder_atomically,
+)
+from gui_gym.core.trajectory import TrajectoryWriter, read_jsonl
+from tests.conftest import require
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _holder(path: Path) -> subprocess.Popen[str]:
+    """A second process that holds ``path``'s output lock until its stdin closes."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from gui_gym.core.files import lock_output
+        with lock_output({str(path)!r}):
+            print("held", flush=True)
+            sys.stdin.read()
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _release(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(timeout=30)
+
+
+# ----------------------------------------------------------------- item 1: one run per output
+
+
+def test_a_second_lock_on_an_output_names_the_holder_and_the_lock_is_reentrant(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "data"
+    proc = _holder(out)
+    try:
+        with (
+            pytest.raises(
+                OutputInUseError, match=rf"in use by another gui-gym run \(PID {proc.pid}\)"
+            ),
+            lock_output(out),
+        ):
+            pass
+    finally:
+        _release(proc)
+    with lock_output(out), lock_output(out):  # free again, and re-entrant in one process
+        assert (tmp_path / ".data.lock").read_text() == str(os.getpid())
+    assert not (tmp_path / ".data.lock").exists()  # removed on release
+
+
+@pytest.mark.parametrize(
+    ("command", "out_name"),
+    [
+        (["record", "GuiGym/WikiHow-v0", "--agent", "random", "--episodes", "1"], "data"),
+        (["eval", "GuiGym/WikiHow-v0", "--agent", "random", "--episodes", "1"], "res.json"),
+    ],
+)
+def test_a_second_run_into_a_held_output_is_refused_and_removes_nothing(
+    tmp_path: Path, command: list[str], out_name: str
+) -> None:
+    from gui_gym.cli import app
+
+    out = tmp_path / out_name
+    # the first run has not created its output yet (the race that deleted it before)
+    proc = _holder(out)
+    try:
+        result = CliRunner().invoke(app, [*command, "--out", str(out), "--no-progress"])
+        # meanwhile the first run writes its output
+        if out_name == "data":
+            out.mkdir()
+            (out / "trajectories.jsonl").write_text('{"kept": 1}\n')
+        else:
+            out.write_text("{}\n")
+    finally:
+        _release(proc)
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and f"(PID {proc.pid})" in lines[0] and str(out) in lines[0]
+    assert out.exists()  # the refused run's cleanup never removes the other run's output
+
+
+# ------------------------------------------------------- item 2: a writer never cuts a record
+
+
+def test_opening_a_writer_never_cuts_a_record_another_process_is_appending(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.jsonl"
+    TrajectoryWriter(path).close()
+    code = textwrap.dedent(
+        f"""
+        import os, sys, time
+        real = os.write
+
+        def slow(fd, data):  # one record written in two pieces, a pause between
+            half = len(data) // 2
+            real(fd, data[:half])
+            print("half", flush=True)
+            time.sleep(1.0)
+            return half + real(fd, data[half:])
+
+        from gui_gym.core.trajectory import TrajectoryWriter
+        with TrajectoryWriter({str(path)!r}) as writer:
+            os.write = slow
+            writer.write({{"first": "x" * 2000}})
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=ENV, cwd=ROOT
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "half"
+    with TrajectoryWriter(path) as writer:  # opened while the other is mid-append
+        writer.write({"second": 1})
+    assert proc.wait(timeout=30) == 0
+    records = list(read_jsonl(path))
+    assert records == [{"first": "x" * 2000}, {"second": 1}]
+
+
+# ------------------------------------------------- item 3: a kill inside the checkpoint swap
+
+KILL = """
+import os, sys
+from pathlib import Path
+kill_at = int(sys.argv[1])
+real = os.replace
+calls = 0
+
+def replace(src, dst):  # a SIGKILL at exactly the kill_at-th rename of the folder
+    global calls
+    if Path(src).name == NAME or Path(dst).name == NAME:
+        calls += 1
+        if calls == kill_at:
+            os._exit(9)
+    return real(src, dst)
+
+os.replace = replace
+"""
+
+
+@pytest.mark.parametrize("rename", [1, 2])
+def test_a_kill_at_either_rename_of_a_folder_swap_keeps_the_last_complete_folder(
+    tmp_path: Path, rename: int
+) -> None:
+    target = tmp_path / "checkpoint"
+    write_folder_atomically(target, lambda f: (f / "v").write_text("1"))
+    code = (
+        f"NAME = 'checkpoint'\n{KILL}\n"
+        "from gui_gym.core.files import write_folder_atomically\n"
+        f"write_folder_atomically({str(target)!r}, lambda f: (f / 'v').write_text('2'))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code, str(rename)], env=ENV, cwd=ROOT, timeout=60)
+    assert run.returncode == 9
+    assert sorted(p.name for p in tmp_path.iterdir()) != ["checkpoint"]  # a leftover
+    recover_folder(target)
+    assert (target / "v").read_text() == "1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
+
+
+@pytest.mark.parametrize("rename", [1, 2])
+def test_a_trainer_killed_at_either_rename_resumes_from_its_last_checkpoint(
+    tmp_path: Path, rename: int
+) -> None:
+    require("torch", "llm")
+    from gui_gym.train.core import load_metrics
+    from tests.rl_helpers import policy_folder
+
+    policy = policy_folder(tmp_path / "tiny")
+    out = tmp_path / "run"
+    setup = textwrap.dedent(
+        f"""
+        import torch
+        torch.set_num_threads(1)
+        from tests.test_train_algorithms import build, config_for
+        from tests.rl_helpers import one_step_prompt
+        from gui_gym.train.core import Trainer
+        algorithm, defaults = build("grpo")
+        config = config_for(defaults, {str(policy)!r}, {str(out)!r}, iterations=3, save_every=1)
+        trainer = Trainer(config, algorithm, prompt=one_step_prompt)
+        """
+    )
+    # renames of checkpoint/: 1 at iteration 0's save (none there yet), 2 and 3 at
+    # iteration 1's: kill at its first (checkpoint/ -> .checkpoint.old.*) or second
+    code = f"NAME = 'checkpoint'\n{KILL}\n{setup}\ntrainer.train()\n"
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(rename + 1)], env=ENV, cwd=ROOT, timeout=300
+    )
+    assert run.returncode == 9
+    resume = f"{setup}\nprint('iteration', trainer.iteration, flush=True)\ntrainer.train()\n"
+    again = subprocess.run(
+        [sys.executable, "-c", resume],
+        env=ENV,
+        cwd=ROOT,
+        timeout=300,
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "iteration 1" in again.stdout  # the last complete checkpoint: after iteration 0
+    assert [m["iteration"] for m in load_metrics(out)] == [0, 1, 2]
+    leftovers = [p.name for p in out.iterdir() if p.name.startswith((".checkpoint", ".model"))]
+    assert leftovers == []
+    json.loads((out / "checkpoint" / "trainer_state.json").read_text())
