@@ -232,3 +232,49 @@ def test_a_trainer_killed_at_either_rename_resumes_from_its_last_checkpoint(
     leftovers = [p.name for p in out.iterdir() if p.name.startswith((".checkpoint", ".model"))]
     assert leftovers == []
     json.loads((out / "checkpoint" / "trainer_state.json").read_text())
+
+
+# ------------------------------------------------------------- item 7: non-finite numbers
+
+
+def test_json_writers_write_non_finite_numbers_as_null(tmp_path: Path) -> None:
+    import math
+
+    import numpy as np
+
+    from gui_gym.core.trajectory import dumps_json, write_jsonl
+
+    write_jsonl(tmp_path / "m.jsonl", [{"loss": math.nan, "r": [np.float32("inf"), 1e308]}])
+    assert list(read_jsonl(tmp_path / "m.jsonl")) == [{"loss": None, "r": [None, 1e308]}]
+    assert dumps_json({"x": -math.inf}) == '{"x": null}'
+
+
+def test_a_trainer_whose_loss_goes_nan_stops_naming_the_iteration_and_keeps_its_checkpoint(
+    tmp_path: Path,
+) -> None:
+    require("torch", "llm")
+    from gui_gym.train.core import Trainer, load_metrics
+    from gui_gym.train.losses import policy_loss
+    from gui_gym.train.trainer import TrainingDiverged
+    from tests.rl_helpers import one_step_prompt, policy_folder
+    from tests.test_train_algorithms import build, config_for
+
+    algorithm, defaults = build("grpo")
+    config = config_for(
+        defaults, policy_folder(tmp_path / "tiny"), tmp_path / "run", iterations=3, save_every=1
+    )
+    trainer = Trainer(config, algorithm, prompt=one_step_prompt)
+
+    def loss(trainer: Trainer, inputs: object) -> tuple[object, dict[str, float]]:
+        value, parts = policy_loss(inputs)
+        if trainer.iteration == 1:  # what --set learning_rate=1e6 does a few updates in
+            value = value * float("nan")
+            parts = {k: float("nan") for k in parts}
+        return value, parts
+
+    algorithm.loss = loss  # type: ignore[method-assign]
+    with pytest.raises(TrainingDiverged, match=r"^iteration 1: .*non-finite.*last good checkpoint"):
+        trainer.train()
+    assert [m["iteration"] for m in load_metrics(tmp_path / "run")] == [0]
+    state = json.loads((tmp_path / "run" / "checkpoint" / "trainer_state.json").read_text())
+    assert state["iteration"] == 1  # the state after iteration 0, the last good one

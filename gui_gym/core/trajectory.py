@@ -33,6 +33,7 @@ __all__ = [
     "TrajectoryWriter",
     "atomic_write_text",
     "check_replaceable_folder",
+    "dumps_json",
     "errors_naming",
     "json_default",
     "json_safe",
@@ -316,8 +317,22 @@ def json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
+def dumps_json(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` as every gui-gym JSON writer calls it: numpy values and dataclasses
+    encoded (:func:`json_default`), and NaN or infinity (which JSON has not) written as
+    ``null``, so a diverged metric or a huge reward never breaks a writer or a reader."""
+    kwargs.setdefault("default", json_default)
+    try:
+        return json.dumps(value, allow_nan=False, **kwargs)
+    except ValueError as err:
+        if "out of range float" not in str(err).lower():
+            raise
+    plain = json.loads(json.dumps(value, allow_nan=True, default=kwargs["default"]))
+    return json.dumps(json_safe(plain), allow_nan=False, **kwargs)
+
+
 def _dumps(record: Any) -> str:
-    text = json.dumps(record, ensure_ascii=False, default=json_default, allow_nan=False)
+    text = dumps_json(record, ensure_ascii=False)
     if "\n" in text:  # json.dumps escapes newlines in strings; this never happens
         raise ValueError("JSON line contains a raw newline")
     return text

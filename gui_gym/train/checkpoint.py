@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.files import write_folder_atomically
-from gui_gym.core.trajectory import errors_naming
+from gui_gym.core.trajectory import dumps_json, errors_naming
 
 __all__ = [
     "CHECKPOINT_FILES",
@@ -142,7 +142,7 @@ def write_checkpoint(
         save_file(weights, str(folder / "weights.safetensors"))
         save_optimizer_state(optimizer, folder)
         save_file(rng, str(folder / "rng.safetensors"))
-        (folder / "trainer_state.json").write_text(json.dumps(state, indent=1) + "\n")
+        (folder / "trainer_state.json").write_text(dumps_json(state, indent=1) + "\n")
 
     write_folder_atomically(path, write)
 

@@ -32,7 +32,6 @@ action matcher).
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
@@ -45,7 +44,7 @@ from gui_gym.agents.base import AgentStep, Turn
 from gui_gym.agents.llm import LLMAgent
 from gui_gym.core.actions import ActionParseError, describe, parse_action
 from gui_gym.core.progress import progress_bar, progress_enabled
-from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.core.trajectory import atomic_write_text, dumps_json
 
 __all__ = ["SFTConfig", "SFTExample", "SFTReport", "build_examples", "train_sft"]
 
@@ -472,5 +471,5 @@ def train_sft(
     if eval_examples:
         report.step_accuracy = step_accuracy(llm, agent, eval_examples, config.eval_max_new_tokens)
     report.seconds = time.perf_counter() - started
-    atomic_write_text(out / REPORT_FILE, json.dumps(report.to_dict(), indent=1) + "\n")
+    atomic_write_text(out / REPORT_FILE, dumps_json(report.to_dict(), indent=1) + "\n")
     return report

@@ -49,7 +49,12 @@ from gui_gym.train.data_parallel import DataParallel
 from gui_gym.train.losses import LossInputs, TurnSample, policy_loss, score_completions
 from gui_gym.train.policy import Policy, autocast_context
 
-__all__ = ["Algorithm", "Trainer", "load_metrics"]
+__all__ = ["Algorithm", "Trainer", "TrainingDiverged", "load_metrics"]
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss or the weights went NaN or infinite (:meth:`Trainer.train` stops, keeping
+    the last good checkpoint)."""
 
 
 class Algorithm:
@@ -462,6 +467,7 @@ class Trainer:
             )
             while self.iteration < config.iterations:
                 metrics = self.step()
+                self._check_finite(metrics)
                 self.history.append(metrics)
                 done.append(metrics)
                 if main:
@@ -482,6 +488,28 @@ class Trainer:
         self.parallel.barrier()
         self.close()
         return done
+
+    def _check_finite(self, metrics: dict[str, Any]) -> None:
+        """Stop a run whose loss or weights went NaN or infinite, before anything of that
+        iteration is saved: its metrics are not logged and the last checkpoint stays."""
+        import torch
+
+        bad = sorted(
+            key
+            for key, value in metrics.items()
+            if isinstance(value, float) and not math.isfinite(value) and key != "mean_return"
+        )
+        with torch.no_grad():
+            if any(not bool(torch.isfinite(p).all()) for p in self._parameters()):
+                bad.append("the weights")
+        if bad:
+            kept = self.out / "checkpoint"
+            raise TrainingDiverged(
+                f"iteration {metrics['iteration']}: {', '.join(bad)} went non-finite (NaN or "
+                f"infinite); training stopped and kept the last good checkpoint "
+                f"({kept if kept.is_dir() else 'none yet'}): lower learning_rate or "
+                "max_grad_norm and rerun to resume"
+            )
 
     # -- checkpoints ------------------------------------------------------------------------
 
