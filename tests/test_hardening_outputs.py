@@ -278,3 +278,93 @@ def test_a_trainer_whose_loss_goes_nan_stops_naming_the_iteration_and_keeps_its_
     assert [m["iteration"] for m in load_metrics(tmp_path / "run")] == [0]
     state = json.loads((tmp_path / "run" / "checkpoint" / "trainer_state.json").read_text())
     assert state["iteration"] == 1  # the state after iteration 0, the last good one
+
+
+# ------------------------------------------------- items 8-9: checkpoints that are garbage
+
+
+def _checkpoint(folder: Path) -> tuple[object, object]:
+    torch = require("torch", "llm")
+    from gui_gym.train.checkpoint import torch_rng_tensors, write_checkpoint
+
+    model = torch.nn.Linear(64, 32)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model(torch.ones(2, 64)).sum().backward()
+    optimizer.step()
+    weights = {f"policy.{n}": p.detach().clone() for n, p in model.named_parameters()}
+    state = {"algorithm": "sft", "epoch": 1, "batch": 0, "history": []}
+    write_checkpoint(
+        folder, weights=weights, optimizer=optimizer, state=state, rng=torch_rng_tensors()
+    )
+    return model, optimizer
+
+
+@pytest.mark.parametrize("name", ["weights.safetensors", "optimizer.safetensors"])
+def test_a_checkpoint_tensor_of_0xff_bytes_is_refused_naming_the_file(
+    tmp_path: Path, name: str
+) -> None:
+    from gui_gym.train.checkpoint import load_optimizer_state, read_checkpoint
+
+    folder = tmp_path / "checkpoint"
+    model, optimizer = _checkpoint(folder)
+    data = bytearray((folder / name).read_bytes())
+    data[-4096:] = b"\xff" * 4096  # the header stays valid: the values read as NaN
+    (folder / name).write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"{name}: tensor .* NaN or infinite"):
+        read_checkpoint(folder)
+        load_optimizer_state(optimizer, folder)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("epoch", 1.5, "field 'epoch' must be a whole number"),
+        ("batch", -3, "field 'batch' must be a whole number"),
+        ("epoch", 10**12, "field 'epoch' must be a whole number"),
+        ("history", "oops", "field 'history' must be a list"),
+    ],
+)
+def test_a_bad_trainer_state_field_is_refused_naming_the_file_and_field(
+    tmp_path: Path, field: str, value: object, reason: str
+) -> None:
+    from gui_gym.train.checkpoint import read_checkpoint
+
+    folder = tmp_path / "checkpoint"
+    _checkpoint(folder)
+    state = json.loads((folder / "trainer_state.json").read_text())
+    (folder / "trainer_state.json").write_text(json.dumps({**state, field: value}))
+    with pytest.raises(ValueError, match=rf"trainer_state.json: {reason}"):
+        read_checkpoint(folder)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda m: m.pop("scalars"), "optimizer.json: field 'scalars' must be an object"),
+        (lambda m: m.update(param_groups="x"), "optimizer.json: field 'param_groups'"),
+        (lambda m: m["scalars"].update({"99.step": 1}), "entry '99.step' names no parameter"),
+    ],
+)
+def test_a_bad_optimizer_json_is_refused_naming_the_file_and_field(
+    tmp_path: Path, change: object, reason: str
+) -> None:
+    from gui_gym.train.checkpoint import load_optimizer_state
+
+    folder = tmp_path / "checkpoint"
+    _, optimizer = _checkpoint(folder)
+    meta = json.loads((folder / "optimizer.json").read_text())
+    change(meta)  # type: ignore[operator]
+    (folder / "optimizer.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=reason):
+        load_optimizer_state(optimizer, folder)
+
+
+def test_an_optimizer_tensor_of_the_wrong_shape_is_refused(tmp_path: Path) -> None:
+    torch = require("torch", "llm")
+    from gui_gym.train.checkpoint import load_optimizer_state
+
+    folder = tmp_path / "checkpoint"
+    _checkpoint(folder)
+    other = torch.optim.AdamW(torch.nn.Linear(8, 4).parameters())
+    with pytest.raises(ValueError, match=r"optimizer.safetensors: tensor '0.exp_avg' has shape"):
+        load_optimizer_state(other, folder)

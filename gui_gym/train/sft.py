@@ -260,7 +260,12 @@ def _load_checkpoint(out: Path, model: Any, optimizer: Any) -> dict[str, Any] | 
     import torch
 
     from gui_gym.core.files import recover_folder
-    from gui_gym.train.checkpoint import load_optimizer_state, read_checkpoint, restore_torch_rng
+    from gui_gym.train.checkpoint import (
+        check_finite,
+        load_optimizer_state,
+        read_checkpoint,
+        restore_torch_rng,
+    )
 
     folder = out / CHECKPOINT_DIR
     # a run killed mid-swap left the last complete checkpoint beside it
@@ -275,6 +280,9 @@ def _load_checkpoint(out: Path, model: Any, optimizer: Any) -> dict[str, Any] | 
     params = {n: p for n, p in model.named_parameters() if p.requires_grad}
     if sorted(f"policy.{n}" for n in params) != sorted(weights):
         raise ValueError(f"{folder} does not fit this model; remove it or choose another --out")
+    check_finite(
+        folder / "weights.safetensors", weights, {f"policy.{n}": p for n, p in params.items()}
+    )
     with torch.no_grad():
         for name, param in params.items():
             param.copy_(weights[f"policy.{name}"].to(param.device, param.dtype))

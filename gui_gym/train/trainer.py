@@ -26,11 +26,13 @@ from gui_gym.core.progress import progress_enabled
 from gui_gym.core.trajectory import (
     Trajectory,
     atomic_write_text,
+    errors_naming,
     read_jsonl,
     write_jsonl,
 )
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
 from gui_gym.train.checkpoint import (
+    check_finite,
     load_optimizer_state,
     process_rng_streams,
     read_checkpoint,
@@ -565,6 +567,9 @@ class Trainer:
                 " use another --out"
             )
         own = dict(self.policy.trainable_named_parameters())
+        check_finite(
+            path / "weights.safetensors", weights, {f"policy.{n}": p for n, p in own.items()}
+        )
         missing = [n for n in own if f"policy.{n}" not in weights]
         if missing:
             raise ValueError(
@@ -581,11 +586,13 @@ class Trainer:
                         raise ValueError(f"checkpoint {path} has no {key}; use another --out")
                     param.copy_(weights[key].to(param.device, param.dtype))
         load_optimizer_state(self.optimizer, path)
-        self.scheduler.load_state_dict(state["scheduler"])
-        self._load_rng_state(path, state, rng)
-        self.algorithm.load_state_dict(state["algorithm_state"])
-        self.iteration = int(state["iteration"])
-        self.history = list(state.get("history", []))
+        # a missing or malformed field is one line naming the file and the field
+        with errors_naming(path / "trainer_state.json"):
+            self.scheduler.load_state_dict(state["scheduler"])
+            self._load_rng_state(path, state, rng)
+            self.algorithm.load_state_dict(state["algorithm_state"])
+            self.iteration = int(state["iteration"])
+            self.history = list(state.get("history", []))
 
     def _load_rng_state(self, path: Path, state: dict[str, Any], rng: dict[str, Any]) -> None:
         """Restore this process's random streams from a checkpoint (see
