@@ -368,3 +368,26 @@ def test_an_optimizer_tensor_of_the_wrong_shape_is_refused(tmp_path: Path) -> No
     other = torch.optim.AdamW(torch.nn.Linear(8, 4).parameters())
     with pytest.raises(ValueError, match=r"optimizer.safetensors: tensor '0.exp_avg' has shape"):
         load_optimizer_state(other, folder)
+
+
+def test_a_full_disk_in_eval_is_one_line_saying_so_and_where(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gui_gym.core.trajectory as trajectory
+    from gui_gym.cli import app
+
+    class FullDisk:  # a regular file's short write: what a full disk does to os.write
+        def __getattr__(self, name: str) -> object:
+            return getattr(os, name)
+
+        def write(self, fd: int, data: bytes) -> int:
+            return os.write(fd, data[: len(data) // 2])
+
+    monkeypatch.setattr(trajectory, "os", FullDisk())
+    out = tmp_path / "res.json"
+    command = ["eval", "GuiGym/WikiHow-v0", "--agent", "random", "--episodes", "2"]
+    result = CliRunner().invoke(app, [*command, "--out", str(out), "--no-progress"])
+    assert result.exit_code == 1, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert "the disk is full" in last and str(tmp_path) in last, result.output
+    assert "Traceback" not in result.output

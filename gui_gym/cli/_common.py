@@ -282,6 +282,7 @@ _NEW_OUTPUTS: list[Path] = []
 # The exclusive locks on the running command's outputs (gui_gym.core.files.lock_output),
 # held until the command ends: a second run writing the same output is refused.
 _OUTPUT_LOCKS = contextlib.ExitStack()
+_OUTPUT_PATHS: list[Path] = []  # every output the running command declared
 
 
 def _declare_output(path: Path, what: str) -> None:
@@ -296,6 +297,7 @@ def _declare_output(path: Path, what: str) -> None:
         raise UsageError(str(err)) from None
     except OSError as err:  # a read-only or missing parent folder
         raise UsageError(f"{what} {path}: cannot write there ({err.strerror})") from None
+    _OUTPUT_PATHS.append(path)
     if path.exists():
         return
     if created not in _NEW_OUTPUTS:
@@ -375,6 +377,29 @@ def _print_error(err: click_errors.ClickException, removed: Sequence[Path] = ())
     typer.echo(f"{where}: error: {message}", err=True)
 
 
+def _disk_full(err: BaseException) -> bool:
+    """Whether ``err`` (or its cause) is a full disk: ``ENOSPC``/``EDQUOT``, or a library's
+    own error that says so (safetensors' ``SafetensorError: No space left on device``)."""
+    import errno
+
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "no space left on device" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _disk_full_message(err: BaseException) -> str:
+    where = getattr(err, "filename", None) or ", ".join(str(p) for p in _OUTPUT_PATHS)
+    return (
+        f"the disk is full (writing {where or 'the output'}); free space and rerun the same "
+        "command: what was written before is kept and the run resumes"
+    )
+
+
 def _quiet_progress_off_a_tty() -> None:
     # gui-gym's own bars follow core.progress's rule; where it hides them (a log file, CI),
     # TQDM_DISABLE=1 also quiets the bars of the libraries the commands call (transformers,
@@ -416,6 +441,7 @@ class OneLineErrors(TyperGroup):
                 return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             finally:
                 _OUTPUT_LOCKS.close()
+                _OUTPUT_PATHS.clear()
         formatwarning = warnings.formatwarning
         warnings.formatwarning = _one_line_warning
         tqdm_disable = os.environ.get("TQDM_DISABLE")
@@ -433,9 +459,15 @@ class OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.echo("aborted", err=True)
             sys.exit(1)
+        except Exception as err:  # a full disk: one line, and the data written so far stays
+            if not _disk_full(err):
+                raise
+            typer.echo(f"gui-gym: error: {_disk_full_message(err)}", err=True)
+            sys.exit(1)
         finally:  # the process may go on (tests, notebooks): leave it as it was
             _NEW_OUTPUTS.clear()  # a crash or an interrupt keeps the resumable state
             _OUTPUT_LOCKS.close()
+            _OUTPUT_PATHS.clear()
             warnings.formatwarning = formatwarning
             if tqdm_disable is None:
                 os.environ.pop("TQDM_DISABLE", None)
