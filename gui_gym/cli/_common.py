@@ -42,6 +42,7 @@ Commands added later need nothing else: raising ``UsageError`` is the whole cont
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -278,14 +279,27 @@ def existing_dir(path: Path, what: str = "folder") -> Path:
 # Outputs the running command declared (output_file / output_dir) that did not exist when it
 # declared them: what a failed run removes (see "A failed run" in the module docstring).
 _NEW_OUTPUTS: list[Path] = []
+# The exclusive locks on the running command's outputs (gui_gym.core.files.lock_output),
+# held until the command ends: a second run writing the same output is refused.
+_OUTPUT_LOCKS = contextlib.ExitStack()
+_OUTPUT_PATHS: list[Path] = []  # every output the running command declared
 
 
-def _declare_output(path: Path) -> None:
-    if path.exists():
-        return
+def _declare_output(path: Path, what: str) -> None:
+    from gui_gym.core.files import OutputInUseError, lock_output
+
     created = path  # the outermost folder the run will create on the way (runs/ of runs/a/b)
     while created.parent != created and not created.parent.exists():
         created = created.parent
+    try:  # first the lock: a refused run declares nothing, so its cleanup removes nothing
+        _OUTPUT_LOCKS.enter_context(lock_output(path, what))
+    except OutputInUseError as err:
+        raise UsageError(str(err)) from None
+    except OSError as err:  # a read-only or missing parent folder
+        raise UsageError(f"{what} {path}: cannot write there ({err.strerror})") from None
+    _OUTPUT_PATHS.append(path)
+    if path.exists():
+        return
     if created not in _NEW_OUTPUTS:
         _NEW_OUTPUTS.append(created)
 
@@ -315,7 +329,7 @@ def output_file(path: Path | None, what: str = "--out") -> Path | None:
     blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise UsageError(f"{what} {path}: {blocking} is a file, not a folder")
-    _declare_output(path)
+    _declare_output(path, what)
     return path
 
 
@@ -327,7 +341,7 @@ def output_dir(path: Path, what: str = "--out") -> Path:
     blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise UsageError(f"{what} {path}: {blocking} is a file, not a folder")
-    _declare_output(path)
+    _declare_output(path, what)
     return path
 
 
@@ -361,6 +375,29 @@ def _print_error(err: click_errors.ClickException, removed: Sequence[Path] = ())
             f" (removed {names}, which this run had started: the corrected rerun starts afresh)"
         )
     typer.echo(f"{where}: error: {message}", err=True)
+
+
+def _disk_full(err: BaseException) -> bool:
+    """Whether ``err`` (or its cause) is a full disk: ``ENOSPC``/``EDQUOT``, or a library's
+    own error that says so (safetensors' ``SafetensorError: No space left on device``)."""
+    import errno
+
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "no space left on device" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _disk_full_message(err: BaseException) -> str:
+    where = getattr(err, "filename", None) or ", ".join(str(p) for p in _OUTPUT_PATHS)
+    return (
+        f"the disk is full (writing {where or 'the output'}); free space and rerun the same "
+        "command: what was written before is kept and the run resumes"
+    )
 
 
 def _quiet_progress_off_a_tty() -> None:
@@ -400,7 +437,11 @@ class OneLineErrors(TyperGroup):
         **extra: Any,
     ) -> Any:
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            try:
+                return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            finally:
+                _OUTPUT_LOCKS.close()
+                _OUTPUT_PATHS.clear()
         formatwarning = warnings.formatwarning
         warnings.formatwarning = _one_line_warning
         tqdm_disable = os.environ.get("TQDM_DISABLE")
@@ -418,8 +459,15 @@ class OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.echo("aborted", err=True)
             sys.exit(1)
+        except Exception as err:  # a full disk: one line, and the data written so far stays
+            if not _disk_full(err):
+                raise
+            typer.echo(f"gui-gym: error: {_disk_full_message(err)}", err=True)
+            sys.exit(1)
         finally:  # the process may go on (tests, notebooks): leave it as it was
             _NEW_OUTPUTS.clear()  # a crash or an interrupt keeps the resumable state
+            _OUTPUT_LOCKS.close()
+            _OUTPUT_PATHS.clear()
             warnings.formatwarning = formatwarning
             if tqdm_disable is None:
                 os.environ.pop("TQDM_DISABLE", None)

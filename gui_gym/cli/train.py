@@ -284,10 +284,14 @@ def train_cmd(
             str(err.args[0] if isinstance(err, KeyError) and err.args else err)
         ) from None
     from gui_gym.train.data_parallel import shutdown_data_parallel
+    from gui_gym.train.trainer import TrainingDiverged
 
     start = trainer.iteration
     try:
         metrics = trainer.train()
+    except TrainingDiverged as err:  # one line; the output and its last checkpoint stay
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
     finally:
         shutdown_data_parallel()
     last = metrics[-1] if metrics else (trainer.history[-1] if trainer.history else {})

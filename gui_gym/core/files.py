@@ -13,11 +13,19 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "replace_folder", "write_folder_atomically"]
+__all__ = [
+    "OutputInUseError",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "lock_output",
+    "recover_folder",
+    "replace_folder",
+    "write_folder_atomically",
+]
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -52,6 +60,7 @@ def write_folder_atomically(path: str | Path, write: Callable[[Path], Any]) -> P
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    recover_folder(path)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         write(tmp)
@@ -63,7 +72,12 @@ def write_folder_atomically(path: str | Path, write: Callable[[Path], Any]) -> P
 
 
 def replace_folder(new: Path, target: Path) -> None:
-    """Put the folder ``new`` at ``target``, replacing any folder there, by renames."""
+    """Put the folder ``new`` at ``target``, replacing any folder there, by renames.
+
+    The swap is two renames (``target`` -> ``.NAME.old.*``, then ``new`` -> ``target``); a
+    process killed between them leaves no ``target`` but a complete ``.NAME.old.*``, which
+    :func:`recover_folder` (called by every writer and reader of such folders) promotes back.
+    """
     if not target.exists():
         os.replace(new, target)
         return
@@ -76,3 +90,105 @@ def replace_folder(new: Path, target: Path) -> None:
         os.replace(old, target)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_folder(target: str | Path) -> Path:
+    """Finish an interrupted :func:`replace_folder` / :func:`write_folder_atomically` at
+    ``target`` and remove its stale temporaries; returns ``target``.
+
+    A kill between the swap's two renames leaves no ``target`` and a complete
+    ``.NAME.old.*`` beside it: that (the last complete version) is renamed back. Every other
+    ``.NAME.*`` folder beside it is a half-written or superseded temporary (possibly many GB)
+    and is removed. Call it only while no other process writes ``target`` (the run's output
+    lock, :func:`lock_output`).
+    """
+    target = Path(target)
+    parent = target.parent
+    if not parent.is_dir():
+        return target
+    prefix = f".{target.name}."
+    olds = sorted(
+        (p for p in parent.iterdir() if p.name.startswith(prefix + "old.") and p.is_dir()),
+        key=lambda p: p.stat().st_mtime,
+    )
+    if not target.exists() and olds:
+        os.replace(olds.pop(), target)  # the newest complete version
+    for stale in parent.iterdir():
+        if stale.name.startswith(prefix) and stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+    return target
+
+
+class OutputInUseError(RuntimeError):
+    """Another process holds the output's lock (:func:`lock_output`)."""
+
+
+# path -> (open lock file, depth): a process may take its own lock again (the CLI takes it,
+# then the library code it calls).
+_HELD: dict[str, list[Any]] = {}
+
+
+def _lock_file(path: Path) -> Path:
+    return path.parent / f".{path.name}.lock"
+
+
+@contextlib.contextmanager
+def lock_output(path: str | Path, what: str | None = None) -> Iterator[Path]:
+    """Hold an exclusive lock on the output ``path`` (a file or folder) for the block.
+
+    The lock is ``.NAME.lock`` beside ``path`` (holding the PID), taken without waiting:
+    a second process writing the same output gets :class:`OutputInUseError` naming the
+    holder's PID. The same process may take it again (re-entrant). The lock file is
+    removed on release.
+    """
+    import fcntl
+
+    path = Path(os.path.abspath(path))
+    key = str(path)
+    if key in _HELD:
+        _HELD[key][1] += 1
+        try:
+            yield path
+        finally:
+            _HELD[key][1] -= 1
+            if _HELD[key][1] == 0:
+                _release(key)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = _lock_file(path)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
+            finally:
+                os.close(fd)
+            raise OutputInUseError(
+                f"{what + ' ' if what else ''}{path} is in use by another gui-gym run "
+                f"(PID {holder}); wait for it to finish or choose another output"
+            ) from None
+        try:  # the holder before us may have removed the file after we opened it: retry
+            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode("ascii"))
+    _HELD[key] = [fd, 1]
+    try:
+        yield path
+    finally:
+        _HELD[key][1] -= 1
+        if _HELD[key][1] == 0:
+            _release(key)
+
+
+def _release(key: str) -> None:
+    fd = _HELD.pop(key)[0]
+    with contextlib.suppress(OSError):
+        os.unlink(_lock_file(Path(key)))  # while still locked: no one else holds this inode
+    os.close(fd)

@@ -13,6 +13,7 @@ Two ways to write, both crash-safe:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -32,6 +33,7 @@ __all__ = [
     "TrajectoryWriter",
     "atomic_write_text",
     "check_replaceable_folder",
+    "dumps_json",
     "errors_naming",
     "json_default",
     "json_safe",
@@ -320,8 +322,22 @@ def json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
+def dumps_json(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` as every gui-gym JSON writer calls it: numpy values and dataclasses
+    encoded (:func:`json_default`), and NaN or infinity (which JSON has not) written as
+    ``null``, so a diverged metric or a huge reward never breaks a writer or a reader."""
+    kwargs.setdefault("default", json_default)
+    try:
+        return json.dumps(value, allow_nan=False, **kwargs)
+    except ValueError as err:
+        if "out of range float" not in str(err).lower():
+            raise
+    plain = json.loads(json.dumps(value, allow_nan=True, default=kwargs["default"]))
+    return json.dumps(json_safe(plain), allow_nan=False, **kwargs)
+
+
 def _dumps(record: Any) -> str:
-    text = json.dumps(record, ensure_ascii=False, default=json_default, allow_nan=False)
+    text = dumps_json(record, ensure_ascii=False)
     if "\n" in text:  # json.dumps escapes newlines in strings; this never happens
         raise ValueError("JSON line contains a raw newline")
     return text
@@ -428,7 +444,10 @@ class TrajectoryWriter:
     """Append-only, crash-safe JSONL writer for trajectories (or any JSON records).
 
     Opening an existing file keeps its complete records and cuts a torn tail, so a resumed
-    run continues the same file. Each :meth:`write` is one ``write`` call and an ``fsync``.
+    run continues the same file. Each :meth:`write` is one ``write`` call and an ``fsync``
+    under an exclusive ``flock`` of the file, and the tail is repaired under the same lock,
+    so a writer opening the file never cuts a record another process is appending: only a
+    dead writer's torn tail is cut.
 
     Args:
         path: The JSONL file (created with its folders when missing).
@@ -439,13 +458,18 @@ class TrajectoryWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fsync = fsync
-        self._repair_tail()
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self._repair_tail()
+        except BaseException:
+            self.close()
+            raise
 
     def _repair_tail(self) -> None:
-        if not self.path.exists():
-            return
+        import fcntl
+
         with self.path.open("rb+") as f:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)  # released when f closes
             data = f.read()
             if not data or data.endswith(b"\n"):
                 return
@@ -469,11 +493,21 @@ class TrajectoryWriter:
             raise ValueError(f"TrajectoryWriter for {self.path} is closed")
         payload = record.to_dict() if isinstance(record, Trajectory) else record
         data = (_dumps(payload) + "\n").encode("utf-8")
-        written = os.write(self._fd, data)
-        if written != len(data):  # a short write on a regular file means a full disk
-            raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
-        if self._fsync:
-            os.fsync(self._fd)
+        import fcntl
+
+        fcntl.flock(self._fd, fcntl.LOCK_EX)  # a writer opening the file waits, never cuts
+        try:
+            written = os.write(self._fd, data)
+            if written != len(data):  # a short write on a regular file means a full disk
+                raise OSError(
+                    errno.ENOSPC,
+                    f"no space left on the disk: short write to {self.path} ({written} of "
+                    f"{len(data)} bytes)",
+                )
+            if self._fsync:
+                os.fsync(self._fd)
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
         if self._fd is not None:

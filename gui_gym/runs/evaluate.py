@@ -16,7 +16,6 @@ runs it again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ import gymnasium as gym
 from gui_gym.agents.base import Agent, BatchAgent
 from gui_gym.agents.named import AGENTS, make_agent, make_llm_agent  # what `agent` may name
 from gui_gym.core.progress import progress_bar, progress_enabled
-from gui_gym.core.trajectory import Trajectory, atomic_write_text, open_run_log
+from gui_gym.core.trajectory import Trajectory, atomic_write_text, dumps_json, open_run_log
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
 
 __all__ = [
@@ -264,5 +263,5 @@ def evaluate(
             "summary": summary.to_dict(),
             "episodes": [r.__dict__ for r in ordered],
         }
-        atomic_write_text(out, json.dumps(payload, indent=1) + "\n")
+        atomic_write_text(out, dumps_json(payload, indent=1) + "\n")
     return summary, ordered

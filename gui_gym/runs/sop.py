@@ -19,7 +19,6 @@ Episodes stream to ``<out>.episodes.jsonl`` and a rerun resumes, as in ``gui-gym
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -31,7 +30,7 @@ import gymnasium as gym
 from gui_gym.agents.base import Agent
 from gui_gym.agents.named import make_agent
 from gui_gym.core.progress import progress_bar, progress_enabled
-from gui_gym.core.trajectory import Trajectory, atomic_write_text, open_run_log
+from gui_gym.core.trajectory import Trajectory, atomic_write_text, dumps_json, open_run_log
 from gui_gym.envs.replay import ExpertDataset, SemiOnlineReplayEnv
 from gui_gym.envs.replay.dataset import ExpertTrajectory
 from gui_gym.rewards.action_match import Matcher
@@ -255,7 +254,7 @@ def evaluate_sop(
             "summary": summary.to_dict(),
             "episodes": [asdict(r) for r in ordered],
         }
-        atomic_write_text(out, json.dumps(payload, indent=1) + "\n")
+        atomic_write_text(out, dumps_json(payload, indent=1) + "\n")
     return summary, ordered
 
 
@@ -373,5 +372,5 @@ def evaluate_offline(
             "matcher": matcher if isinstance(matcher, str) else getattr(matcher, "name", "custom"),
             "levels": {level: asdict(result) for level, result in report.items()},
         }
-        atomic_write_text(out, json.dumps(payload, indent=1) + "\n")
+        atomic_write_text(out, dumps_json(payload, indent=1) + "\n")
     return report

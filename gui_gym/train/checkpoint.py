@@ -18,10 +18,12 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.files import write_folder_atomically
-from gui_gym.core.trajectory import errors_naming
+from gui_gym.core.trajectory import dumps_json, errors_naming
 
 __all__ = [
     "CHECKPOINT_FILES",
+    "check_finite",
+    "check_state",
     "load_optimizer_state",
     "process_rng_streams",
     "read_checkpoint",
@@ -142,7 +144,7 @@ def write_checkpoint(
         save_file(weights, str(folder / "weights.safetensors"))
         save_optimizer_state(optimizer, folder)
         save_file(rng, str(folder / "rng.safetensors"))
-        (folder / "trainer_state.json").write_text(json.dumps(state, indent=1) + "\n")
+        (folder / "trainer_state.json").write_text(dumps_json(state, indent=1) + "\n")
 
     write_folder_atomically(path, write)
 
@@ -166,11 +168,62 @@ def read_checkpoint(path: str | Path) -> tuple[dict[str, Any], dict[str, Any], d
             )
     with errors_naming(path / "trainer_state.json"):
         state = json.loads((path / "trainer_state.json").read_text())
+    check_state(path / "trainer_state.json", state)
     with errors_naming(path / "weights.safetensors"):
         weights = load_file(str(path / "weights.safetensors"))
+    check_finite(path / "weights.safetensors", weights)
     with errors_naming(path / "rng.safetensors"):
         rng = load_file(str(path / "rng.safetensors"))
     return state, weights, rng
+
+
+# progress counters a checkpoint's trainer_state.json may hold: non-negative integers
+_COUNTERS = ("iteration", "epoch", "batch", "updates", "global_step", "world_size")
+
+
+def check_state(file: Path, state: Any) -> None:
+    """Refuse a ``trainer_state.json`` whose progress fields have the wrong type or range
+    (``iteration`` 1.5, ``batch`` -3, ``history`` "oops"), naming the file and field.
+
+    Raises:
+        ValueError: ``FILE: field 'NAME' must be ...``.
+    """
+    if not isinstance(state, dict):
+        raise ValueError(f"{file}: must be a JSON object, got {type(state).__name__}")
+    for key in _COUNTERS:
+        if key not in state:
+            continue
+        value = state[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 10**9:
+            raise ValueError(
+                f"{file}: field {key!r} must be a whole number from 0 to 10^9, got {value!r}"
+            )
+    for key in ("history", "ranks"):
+        if key in state and not isinstance(state[key], list):
+            raise ValueError(f"{file}: field {key!r} must be a list, got {state[key]!r:.60}")
+    for key in ("scheduler", "algorithm_state"):
+        if key in state and not isinstance(state[key], dict):
+            raise ValueError(f"{file}: field {key!r} must be an object, got {state[key]!r:.60}")
+
+
+def check_finite(file: Path, tensors: dict[str, Any], like: dict[str, Any] | None = None) -> None:
+    """Refuse NaN or infinite values in a checkpoint's tensors (4 KB of ``0xff`` read as
+    floats are NaN), and, given ``like`` (name -> the tensor it restores), a wrong shape.
+
+    Raises:
+        ValueError: naming the file and the tensor.
+    """
+    import torch
+
+    for name, tensor in tensors.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"{file}: tensor {name!r} holds NaN or infinite values (corrupt)")
+        target = (like or {}).get(name)
+        if target is not None and tuple(tensor.shape) != tuple(target.shape):
+            raise ValueError(
+                f"{file}: tensor {name!r} has shape {tuple(tensor.shape)}, the model's is "
+                f"{tuple(target.shape)}"
+            )
 
 
 def save_optimizer_state(optimizer: Any, folder: Path) -> None:
@@ -202,12 +255,41 @@ def load_optimizer_state(optimizer: Any, folder: Path) -> None:
     """
     from safetensors.torch import load_file
 
+    file = folder / "optimizer.json"
     with errors_naming(folder / "optimizer.safetensors"):
         tensors = load_file(str(folder / "optimizer.safetensors"))
-    with errors_naming(folder / "optimizer.json"):
-        meta = json.loads((folder / "optimizer.json").read_text())
+    check_finite(folder / "optimizer.safetensors", tensors)
+    with errors_naming(file):
+        meta = json.loads(file.read_text())
+    if not isinstance(meta, dict):
+        raise ValueError(f"{file}: must be a JSON object, got {type(meta).__name__}")
+    if not isinstance(meta.get("scalars"), dict):
+        raise ValueError(
+            f"{file}: field 'scalars' must be an object, got {meta.get('scalars')!r:.60}"
+        )
+    groups = meta.get("param_groups")
+    if not isinstance(groups, list) or len(groups) != len(optimizer.param_groups):
+        raise ValueError(
+            f"{file}: field 'param_groups' must be a list of {len(optimizer.param_groups)} "
+            f"group(s), got {groups!r:.60}"
+        )
+    params = [p for group in optimizer.param_groups for p in group["params"]]
     per_param: dict[int, dict[str, Any]] = {}
-    for name, value in [*tensors.items(), *meta["scalars"].items()]:
-        pid, key = name.split(".", 1)
-        per_param.setdefault(int(pid), {})[key] = value
-    optimizer.load_state_dict({"state": per_param, "param_groups": meta["param_groups"]})
+    for source, items in ((folder / "optimizer.safetensors", tensors), (file, meta["scalars"])):
+        for name, value in items.items():
+            pid, _, key = name.partition(".")
+            if not pid.isdigit() or not key or int(pid) >= len(params):
+                raise ValueError(f"{source}: entry {name!r} names no parameter of the model")
+            shape = getattr(value, "shape", None)
+            if (
+                shape is not None
+                and len(shape) > 0
+                and tuple(shape) != tuple(params[int(pid)].shape)
+            ):
+                raise ValueError(
+                    f"{source}: tensor {name!r} has shape {tuple(shape)}, its parameter's is "
+                    f"{tuple(params[int(pid)].shape)}"
+                )
+            per_param.setdefault(int(pid), {})[key] = value
+    with errors_naming(file):
+        optimizer.load_state_dict({"state": per_param, "param_groups": groups})

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.core.files import atomic_write_text
+from gui_gym.core.files import atomic_write_text, recover_folder
 from gui_gym.core.progress import progress_bar
 from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
 from gui_gym.models.prm import TransformersPRM
@@ -324,6 +324,8 @@ def train_prm(
     per_epoch = math.ceil(len(train) / config.batch_size)
     state: dict[str, Any] = {"epoch": 0, "batch": 0, "updates": 0, "history": [], "seconds": 0.0}
     best: dict[str, Any] | None = None
+    if checkpoint is not None:  # a run killed mid-swap left the last complete one beside it
+        recover_folder(checkpoint)
     if checkpoint is not None and resume and (checkpoint / "trainer_state.json").exists():
         state, best = _load_checkpoint(prm, optimizer, checkpoint)
         if state.get("n_train") != len(train) or state.get("per_epoch") != per_epoch:

@@ -32,7 +32,6 @@ action matcher).
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
@@ -45,7 +44,7 @@ from gui_gym.agents.base import AgentStep, Turn
 from gui_gym.agents.llm import LLMAgent
 from gui_gym.core.actions import ActionParseError, describe, parse_action
 from gui_gym.core.progress import progress_bar, progress_enabled
-from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.core.trajectory import atomic_write_text, dumps_json
 from gui_gym.models.chat_messages import prompt_images
 
 __all__ = ["SFTConfig", "SFTExample", "SFTReport", "build_examples", "train_sft"]
@@ -329,10 +328,17 @@ def _load_checkpoint(out: Path, model: Any, optimizer: Any) -> dict[str, Any] | 
     """
     import torch
 
-    from gui_gym.train.checkpoint import load_optimizer_state, read_checkpoint, restore_torch_rng
+    from gui_gym.core.files import recover_folder
+    from gui_gym.train.checkpoint import (
+        check_finite,
+        load_optimizer_state,
+        read_checkpoint,
+        restore_torch_rng,
+    )
 
     folder = out / CHECKPOINT_DIR
-    if not folder.is_dir():
+    # a run killed mid-swap left the last complete checkpoint beside it
+    if not recover_folder(folder).is_dir():
         return None
     state, weights, rng = read_checkpoint(folder)
     if state.get("algorithm") != "sft":
@@ -343,6 +349,9 @@ def _load_checkpoint(out: Path, model: Any, optimizer: Any) -> dict[str, Any] | 
     params = {n: p for n, p in model.named_parameters() if p.requires_grad}
     if sorted(f"policy.{n}" for n in params) != sorted(weights):
         raise ValueError(f"{folder} does not fit this model; remove it or choose another --out")
+    check_finite(
+        folder / "weights.safetensors", weights, {f"policy.{n}": p for n, p in params.items()}
+    )
     with torch.no_grad():
         for name, param in params.items():
             param.copy_(weights[f"policy.{name}"].to(param.device, param.dtype))
@@ -580,5 +589,5 @@ def train_sft(
     if eval_examples:
         report.step_accuracy = step_accuracy(llm, agent, eval_examples, config.eval_max_new_tokens)
     report.seconds = time.perf_counter() - started
-    atomic_write_text(out / REPORT_FILE, json.dumps(report.to_dict(), indent=1) + "\n")
+    atomic_write_text(out / REPORT_FILE, dumps_json(report.to_dict(), indent=1) + "\n")
     return report

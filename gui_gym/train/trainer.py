@@ -21,16 +21,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gui_gym.core.files import write_folder_atomically
+from gui_gym.core.files import recover_folder, write_folder_atomically
 from gui_gym.core.progress import progress_enabled
 from gui_gym.core.trajectory import (
     Trajectory,
     atomic_write_text,
+    errors_naming,
     read_jsonl,
     write_jsonl,
 )
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
 from gui_gym.train.checkpoint import (
+    check_finite,
     load_optimizer_state,
     process_rng_streams,
     read_checkpoint,
@@ -49,7 +51,12 @@ from gui_gym.train.data_parallel import DataParallel
 from gui_gym.train.losses import LossInputs, TurnSample, policy_loss, score_completions
 from gui_gym.train.policy import Policy, autocast_context
 
-__all__ = ["Algorithm", "Trainer", "load_metrics"]
+__all__ = ["Algorithm", "Trainer", "TrainingDiverged", "load_metrics"]
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss or the weights went NaN or infinite (:meth:`Trainer.train` stops, keeping
+    the last good checkpoint)."""
 
 
 class Algorithm:
@@ -245,7 +252,9 @@ class Trainer:
             seed_everything(self.parallel.seed(config.seed))
         self.iteration = 0
         self.history: list[dict[str, Any]] = []
-        if resume and (self.out / "checkpoint" / "trainer_state.json").exists():
+        # a run killed mid-swap of checkpoint/ or model/ left the last complete one beside it
+        recover_folder(self.out / "model")
+        if resume and (recover_folder(self.out / "checkpoint") / "trainer_state.json").exists():
             self.load_checkpoint(self.out / "checkpoint")
 
     # -- schedule ---------------------------------------------------------------------------
@@ -508,6 +517,7 @@ class Trainer:
             )
             while self.iteration < config.iterations:
                 metrics = self.step()
+                self._check_finite(metrics)
                 self.history.append(metrics)
                 done.append(metrics)
                 if main:
@@ -528,6 +538,28 @@ class Trainer:
         self.parallel.barrier()
         self.close()
         return done
+
+    def _check_finite(self, metrics: dict[str, Any]) -> None:
+        """Stop a run whose loss or weights went NaN or infinite, before anything of that
+        iteration is saved: its metrics are not logged and the last checkpoint stays."""
+        import torch
+
+        bad = sorted(
+            key
+            for key, value in metrics.items()
+            if isinstance(value, float) and not math.isfinite(value) and key != "mean_return"
+        )
+        with torch.no_grad():
+            if any(not bool(torch.isfinite(p).all()) for p in self._parameters()):
+                bad.append("the weights")
+        if bad:
+            kept = self.out / "checkpoint"
+            raise TrainingDiverged(
+                f"iteration {metrics['iteration']}: {', '.join(bad)} went non-finite (NaN or "
+                f"infinite); training stopped and kept the last good checkpoint "
+                f"({kept if kept.is_dir() else 'none yet'}): lower learning_rate or "
+                "max_grad_norm and rerun to resume"
+            )
 
     # -- checkpoints ------------------------------------------------------------------------
 
@@ -583,6 +615,9 @@ class Trainer:
                 " use another --out"
             )
         own = dict(self.policy.trainable_named_parameters())
+        check_finite(
+            path / "weights.safetensors", weights, {f"policy.{n}": p for n, p in own.items()}
+        )
         missing = [n for n in own if f"policy.{n}" not in weights]
         if missing:
             raise ValueError(
@@ -599,11 +634,13 @@ class Trainer:
                         raise ValueError(f"checkpoint {path} has no {key}; use another --out")
                     param.copy_(weights[key].to(param.device, param.dtype))
         load_optimizer_state(self.optimizer, path)
-        self.scheduler.load_state_dict(state["scheduler"])
-        self._load_rng_state(path, state, rng)
-        self.algorithm.load_state_dict(state["algorithm_state"])
-        self.iteration = int(state["iteration"])
-        self.history = list(state.get("history", []))
+        # a missing or malformed field is one line naming the file and the field
+        with errors_naming(path / "trainer_state.json"):
+            self.scheduler.load_state_dict(state["scheduler"])
+            self._load_rng_state(path, state, rng)
+            self.algorithm.load_state_dict(state["algorithm_state"])
+            self.iteration = int(state["iteration"])
+            self.history = list(state.get("history", []))
 
     def _load_rng_state(self, path: Path, state: dict[str, Any], rng: dict[str, Any]) -> None:
         """Restore this process's random streams from a checkpoint (see

@@ -14,14 +14,13 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gui_gym.core.trajectory import atomic_write_text
+from gui_gym.core.trajectory import atomic_write_text, dumps_json
 from gui_gym.view.runs import OUTCOMES, ImageSource, Run, inline_image, load_run
 
 __all__ = ["ReportSummary", "build_report", "embed_json", "render_report", "run_names"]
@@ -56,9 +55,9 @@ def embed_json(data: Any) -> str:
     """``data`` as JSON text safe inside an HTML ``<script>`` element.
 
     Raises:
-        ValueError: for NaN or infinity (JSON has none; the readers turn them into None).
+    NaN and infinity (JSON has none) are written as ``null``.
     """
-    text = json.dumps(data, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    text = dumps_json(data, ensure_ascii=True, separators=(",", ":"))
     # '<', '>' and '&' occur in JSON only inside strings, where \\u escapes mean the same
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
