@@ -292,7 +292,10 @@ def _declare_output(path: Path, what: str) -> None:
     while created.parent != created and not created.parent.exists():
         created = created.parent
     try:  # first the lock: a refused run declares nothing, so its cleanup removes nothing
-        _OUTPUT_LOCKS.enter_context(lock_output(path, what))
+        # a data-parallel launch (accelerate, torchrun) is one run of several processes: rank 0
+        # holds the lock, the other ranks write nothing there (train/data_parallel.py)
+        if int(os.environ.get("RANK", "0") or 0) == 0:
+            _OUTPUT_LOCKS.enter_context(lock_output(path, what))
     except OutputInUseError as err:
         raise UsageError(str(err)) from None
     except OSError as err:  # a read-only or missing parent folder
