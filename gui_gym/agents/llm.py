@@ -155,6 +155,20 @@ class LLMAgent:
             }
         return AgentStep(action=action, prompt=prompt, text=text, thought=thought, **tokens)
 
+    def encode_state(
+        self, observation: dict[str, Any], info: dict[str, Any], turns: Sequence[Turn] = ()
+    ) -> dict[str, Any] | None:
+        """The prompt this agent would act on at a state, as exact ids and without acting:
+        ``{"prompt_ids", "vision", "prompt"}`` (the prompt sanitised as trajectories store
+        it), or None when the backend gives no ids (a server without token ids). PPO reads
+        the critic's bootstrap value ``V(s_T)`` of an episode cut by a step limit from it."""
+        encode = getattr(self.llm, "encode_prompts", None)
+        if encode is None:
+            return None
+        prompt = self.build_prompt(observation, info, turns)
+        [encoded] = encode([prompt])
+        return {"prompt_ids": encoded.prompt_ids, "vision": encoded.vision, "prompt": prompt}
+
     # ------------------------------------------------------------------------------ batch
 
     def _prompts(

@@ -533,6 +533,40 @@ class TransformersLLM:
                 out.extend(self._generate_batch(texts[start:end], max_new_tokens, temperature, n))
         return out
 
+    def encode_prompts(self, prompts: Sequence[Prompt]) -> list[Generation]:
+        """Each prompt's ids exactly as :meth:`generate_with_tokens` would feed them (its row
+        of the batch without padding), with the vision record for a VLM, and no completion:
+        what a critic reads at a state the policy did not act in (PPO's bootstrap value of
+        the last state of an episode cut by a step limit)."""
+        if not prompts:
+            return []
+        texts = [self.format_prompt(p) for p in prompts]
+        out: list[Generation] = []
+        for text, prompt in zip(texts, prompts, strict=True):
+            vision = None
+            if self.processor is not None:
+                import numpy as np
+                from PIL import Image
+
+                shown = prompt_images(prompt)
+                flat = [
+                    i if isinstance(i, Image.Image) else Image.fromarray(np.asarray(i, np.uint8))
+                    for i in shown
+                ]
+                enc = self.processor(text=[text], images=flat or None, return_tensors="pt")
+                settings = self.image_store.put_settings(processor_settings(self.processor))
+                vision = VisionRef(tuple(self.image_store.put(i) for i in shown), settings)
+                vision = vision.to_dict()
+            else:
+                enc = self.tokenizer(
+                    [text], return_tensors="pt", add_special_tokens=not self.use_chat_template
+                )
+            ids = enc["input_ids"][0][enc["attention_mask"][0].bool()].tolist()
+            out.append(
+                Generation(text="", prompt_ids=ids, completion_ids=[], logprobs=[], vision=vision)
+            )
+        return out
+
     def _generate_vision_batch(
         self,
         texts: list[str],

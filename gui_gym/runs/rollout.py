@@ -488,6 +488,10 @@ class RolloutEngine:
             (not when it is lost to infrastructure), with the last observation and info.
         info_keys: Keys of each step's ``info`` to keep in ``Step.info`` (wrapper components
             a trainer reads: ``"semi_online"``, ``"milestone"``, ``"prm"``, ``"judge"``).
+        final_prompts: For an episode cut by a step limit (truncated, not terminated), keep
+            the prompt the policy would see at its last state in ``metadata["final_prompt"]``
+            (``{"prompt_ids", "vision", "prompt"}``, from the batch agent's ``encode_state``):
+            PPO bootstraps the critic's value there (GAE's ``V(s_T)``).
 
     Raises:
         ValueError: for a bad ``num_envs`` or ``workers``.
@@ -507,6 +511,7 @@ class RolloutEngine:
         on_step: Callable[[Trajectory, Step, dict[str, Any]], None] | None = None,
         on_end: Callable[[Trajectory, dict[str, Any], dict[str, Any]], None] | None = None,
         info_keys: Sequence[str] = (),
+        final_prompts: bool = False,
     ):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -540,6 +545,7 @@ class RolloutEngine:
         self.on_step = on_step
         self.on_end = on_end
         self.info_keys = tuple(info_keys)
+        self.final_prompts = bool(final_prompts)
         self._make = make
         factory = None if self.batch_agent else agent
         self._slots: list[Any] = []
@@ -716,6 +722,19 @@ class RolloutEngine:
             done = bool(terminated or truncated)
         if done:
             trajectory.finish(observation, info)
+            last = trajectory.steps[-1] if trajectory.steps else None
+            if self.final_prompts and last is not None and last.truncated and not last.terminated:
+                encode = getattr(self.agent, "encode_state", None)
+                try:
+                    final = encode(observation, info, turns) if encode is not None else None
+                except Exception as err:  # the episode stays; PPO then bootstraps with 0
+                    logger.warning(
+                        "final prompt of task %s not encoded: %s", trajectory.task_id, err
+                    )
+                    final = None
+                if final is not None:
+                    final["prompt"] = sanitize_prompt(final["prompt"])
+                    trajectory.metadata["final_prompt"] = final
             if self.record_trees:
                 with contextlib.suppress(Exception):
                     trajectory.metadata["final_tree"] = await self._env_call(slot, "tree")

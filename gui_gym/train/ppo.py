@@ -13,7 +13,9 @@ episodes, one per task), the advantages and the loss.
   update the critic outputs the PRM's log-odds that the step is right.
 * Advantages: GAE over the steps of each episode (Eq. 4;
   :func:`gui_gym.rewards.advantages.gae`), whitened over the batch (verl's default), the
-  same advantage on every token of a step.
+  same advantage on every token of a step. ``V(s_T)`` is 0 after a terminated episode and the
+  critic's value of the last state for one cut by the step limit (truncated): the rollout
+  keeps that state's prompt (``metadata["final_prompt"]``) for it.
 * Loss: the shared clipped surrogate (Eq. 5) plus ``vf_coef`` times the critic's squared
   error to the GAE returns, clipped around the values of the rollout
   (:func:`clipped_value_loss`; ``value_clip=0.5`` is verl's ``critic.cliprange_value``, the
@@ -23,6 +25,7 @@ episodes, one per task), the advantages and the loss.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +39,8 @@ from gui_gym.train.config import epoch_draw, iteration_rng
 from gui_gym.train.losses import LossInputs, TurnSample, policy_loss, turns_from_trajectory
 from gui_gym.train.reward_stack import clean_groups, reward_stream
 from gui_gym.train.trainer import Algorithm, Trainer
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "PPO",
@@ -156,6 +161,37 @@ def _value_model_class() -> Any:
     return _ValueModel
 
 
+@dataclass
+class _State:
+    """A state the critic reads but the policy did not act in: the prompt only."""
+
+    prompt_ids: list[int]
+    prompt: Any = None
+    vision: dict[str, Any] | None = None
+
+
+def _final_state(trajectory: Trajectory) -> _State | None:
+    """The last state of an episode cut by a step limit (truncated, not terminated), from the
+    prompt the rollout kept for it; None for an episode that terminated.
+
+    A truncated episode without the kept prompt (its encoding failed, or a rollout engine
+    without ``final_prompts`` recorded it) is bootstrapped with 0, with a warning: that treats
+    the cut as the end of the task.
+    """
+    last = trajectory.steps[-1] if trajectory.steps else None
+    if last is None or not last.truncated or last.terminated:
+        return None
+    final = trajectory.metadata.get("final_prompt")
+    if not final or not final.get("prompt_ids"):
+        logger.warning(
+            "task %r was cut by a step limit but its last state's prompt was not kept "
+            "(RolloutEngine(final_prompts=True) keeps it): bootstrapping V(s_T) with 0",
+            trajectory.task_id,
+        )
+        return None
+    return _State(list(final["prompt_ids"]), final.get("prompt"), final.get("vision"))
+
+
 class ValueModel:
     """Builders of the critic (a ``torch.nn.Module``: ``critic(prompt_ids, pad_id) -> V``)."""
 
@@ -210,6 +246,7 @@ class PPO(Algorithm):
     """
 
     name: ClassVar[str] = "ppo"
+    bootstraps: ClassVar[bool] = True
 
     def __init__(
         self, make_env: Callable[[], Any], tasks: list[str], config: PPOConfig | None = None
@@ -287,9 +324,17 @@ class PPO(Algorithm):
         for index, group in enumerate(clean_groups(groups, minimum=1)):
             trajectory = group[0]
             rows = turns_from_trajectory(trajectory, [0.0] * len(trajectory.steps), episode=index)
-            values = self.values(rows).cpu().tolist()
+            final = _final_state(trajectory)
+            values = self.values([*rows, *([final] if final is not None else [])]).cpu().tolist()
+            # V(s_T): 0 after a real end (termination), the critic's value of the last state
+            # when a step limit cut the episode (the return goes on past the cut)
+            bootstrap = values.pop() if final is not None else 0.0
             advantages, returns = gae(
-                reward_stream(trajectory), values, gamma=self.config.gamma, lam=self.config.lam
+                reward_stream(trajectory),
+                values,
+                gamma=self.config.gamma,
+                lam=self.config.lam,
+                bootstrap=bootstrap,
             )
             for turn, advantage, target, value in zip(rows, advantages, returns, values):
                 turn.returns = target

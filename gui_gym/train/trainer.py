@@ -75,6 +75,10 @@ class Algorithm:
     def needs_reference(self) -> bool:
         return False
 
+    bootstraps: ClassVar[bool] = False
+    """Whether the rollout keeps the last state's prompt of an episode cut by a step limit
+    (``metadata["final_prompt"]``), for a critic's bootstrap value (PPO)."""
+
     def setup(self, trainer: Trainer) -> None:
         """Build what the algorithm owns (envs, critic) once the policy is loaded."""
 
@@ -292,7 +296,13 @@ class Trainer:
         if engine is None:
             # an engine makes its envs up front: no more than the first batch needs
             size = max(1, min(self.config.num_envs, len(share)))
-            engine = RolloutEngine(make_env, self.agent, num_envs=size, info_keys=STEP_INFO_KEYS)
+            engine = RolloutEngine(
+                make_env,
+                self.agent,
+                num_envs=size,
+                info_keys=STEP_INFO_KEYS,
+                final_prompts=self.algorithm.bootstraps,
+            )
             self._engines[make_env] = engine
         specs = []
         for position in share:
