@@ -71,6 +71,7 @@ def test_rloo_and_dapo_are_grpo_with_table4_settings_under_the_users() -> None:
     assert settings == {
         "clip_eps_high": 0.3,  # the user's value wins over DAPO's 0.28
         "drop_flat_groups": True,
+        "overlong_buffer": 0.2,  # DAPO Sec. 3.4: L_cache 4,096 of L_max 20,480
         "loss_agg": "token_mean",
         "kl_coef": 0.0,
     }

@@ -46,6 +46,10 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("training.md", "gui-gym sft"): "a user's base model (/models/base); tests/test_sft.py",
     ("training.md", "gui-gym train "): "the sft line's model; tests/test_train_cli.py",
     ("training.md", "make_trainer("): "the sft line's model; tests/test_train_core.py",
+    ("training.md", "--kind orm --out runs/orm"): (
+        "labels.jsonl of docs/progrm.md's run; tests/test_paper_baselines.py trains an ORM's "
+        "reward path"
+    ),
     ("vlm.md", "--model VLM_DIR"): "a user's VLM; tests/test_vlm_sft.py (tiny LLaVA)",
     ("vlm.md", "--model runs/vlm_sft"): "the sft line's output; tests/test_vlm_rl.py",
     ("prm.md", "--env-id GuiGym/AndroidWorld-v0"): "the first line on two envs; test_prm_models",

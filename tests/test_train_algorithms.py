@@ -104,6 +104,8 @@ def test_algorithm_raises_the_right_actions_probability(
 
 
 def test_grpo_step_advantages_are_normalised_over_the_group(folder: Path, tmp_path: Path) -> None:
+    from gui_gym.train.reward_stack import admire_format_rewards
+
     algorithm, defaults = build("grpo")
     trainer = Trainer(config_for(defaults, folder, tmp_path), algorithm, prompt=one_step_prompt)
     groups = algorithm.collect(trainer, 0)
@@ -111,7 +113,8 @@ def test_grpo_step_advantages_are_normalised_over_the_group(folder: Path, tmp_pa
     assert len({(t.seed, t.task_id) for t in groups[0]}) == 1  # one task, one seed
     turns = algorithm.advantages(trainer, groups, 0)
     advantages = [t.advantages[0] for t in turns]
-    rewards = [t.steps[0].reward for t in groups[0]]
+    # R_total = outcome + eta R_format (ADMIRE Sec. 3.3; eta 0.5, -1 for an unparsable action)
+    rewards = [t.steps[0].reward + 0.5 * admire_format_rewards(t)[0] for t in groups[0]]
     mean = sum(rewards) / 8
     std = (sum((r - mean) ** 2 for r in rewards) / 8) ** 0.5
     assert advantages == pytest.approx([(r - mean) / (std + 1e-6) for r in rewards], abs=1e-6)

@@ -181,6 +181,10 @@ def train_cmd(
     progress_model: Annotated[
         Path | None, typer.Option(help="ProgRM folder (default: env milestones)")
     ] = None,
+    orm_model: Annotated[
+        Path | None,
+        typer.Option(help="outcome reward model folder (gui-gym train-progress --kind orm)"),
+    ] = None,
     embedder: Annotated[str, typer.Option(help="milestone matching: minilm or hashing")] = (
         "minilm"
     ),
@@ -239,7 +243,11 @@ def train_cmd(
     choose(milestones, MILESTONE_MODES, "--milestones")
     if milestone_store is not None:
         existing_file(milestone_store, "--milestone-store")
-    for folder, what in ((prm_model, "--prm-model"), (progress_model, "--progress-model")):
+    for folder, what in (
+        (prm_model, "--prm-model"),
+        (progress_model, "--progress-model"),
+        (orm_model, "--orm-model"),
+    ):
         if folder is not None:
             existing_dir(folder, what)
     if config is not None:
@@ -273,6 +281,7 @@ def train_cmd(
             prompt=prompt,
             prm_model=prm_model,
             progress_model=progress_model,
+            orm_model=orm_model,
             embedder=embedder,
             milestone_mode=milestones,
             milestone_store=milestone_store,

@@ -15,6 +15,8 @@ are :func:`gui_gym.rewards.semi_online.dual_level_advantages`. This module adds:
   after Wen et al.'s action decomposition): the reward of a turn sits on its last token, a
   per-token penalty (the KL term) on every token, and returns are discounted by
   ``gamma_token`` inside a turn and by ``gamma_turn`` across turns.
+* :func:`overlong_penalty`: DAPO's soft overlong punishment (Yu et al. 2025, Sec. 3.4,
+  Eq. 13), a length-aware penalty on completions near the generation limit.
 * :func:`global_batch_normalise`: REINFORCE++'s normalisation of advantages over the whole
   global batch rather than per prompt group (OpenRLHF's implementation).
 
@@ -31,6 +33,7 @@ __all__ = [
     "DEFAULT_GAE_LAMBDA",
     "gae",
     "global_batch_normalise",
+    "overlong_penalty",
     "rloo_advantages",
     "token_level_returns",
 ]
@@ -183,3 +186,32 @@ def global_batch_normalise(
     mean = sum(flat) / len(flat)
     std = math.sqrt(sum((v - mean) ** 2 for v in flat) / len(flat))
     return [[(float(v) - mean) / (std + eps) for v in row] for row in values]
+
+
+def overlong_penalty(length: int, max_length: int, buffer: int) -> float:
+    """DAPO's soft overlong punishment (Yu et al. 2025, Sec. 3.4, Eq. 13).
+
+    ``0`` for ``|y| <= L_max - L_cache``; ``((L_max - L_cache) - |y|) / L_cache`` inside the
+    buffer (from 0 down to -1 at ``L_max``); ``-1`` beyond ``L_max``. DAPO sets
+    ``L_max = 20480`` with a buffer ``L_cache = 4096`` (a fifth of the limit); ``buffer=0``
+    switches the penalty off.
+
+    Args:
+        length: ``|y|``, the completion's token count.
+        max_length: ``L_max``, the generation limit (``max_new_tokens``).
+        buffer: ``L_cache``, the soft band's width in tokens (``0 <= buffer <= max_length``).
+
+    Raises:
+        ValueError: for negative numbers or a buffer wider than the limit.
+    """
+    if length < 0 or max_length < 1 or not 0 <= buffer <= max_length:
+        raise ValueError(
+            f"need length >= 0, max_length >= 1 and 0 <= buffer <= max_length, got "
+            f"{length}, {max_length}, {buffer}"
+        )
+    if buffer == 0:
+        return 0.0
+    if length > max_length:
+        return -1.0
+    start = max_length - buffer
+    return 0.0 if length <= start else (start - length) / buffer

@@ -61,11 +61,14 @@ class ARPOConfig(GRPOConfig):
         replay_capacity: Successful episodes kept per task, newest first out last (ours:
             neither paper's text fixes it).
         level: Always ``episode`` (ARPO is trajectory-level GRPO).
+        format_eta: 0: ARPO is an ORM-based GRPO (GUI-Shepherd App. B.3), its reward the
+            task outcome alone; ADMIRE's format term is not part of it.
     """
 
     group_size: int = 8
     tasks_per_iteration: int = 1
     level: str = "episode"
+    format_eta: float = 0.0  # GUI-Shepherd App. B.3: ARPO's reward is the outcome
     replay_capacity: int = 4
 
     def __post_init__(self) -> None:

@@ -31,7 +31,7 @@ KL_ESTIMATORS = ("k1", "k2", "k3")
 LOSS_AGGREGATIONS = ("token_mean", "turn_mean")
 """How per-token losses become one number (see :func:`~gui_gym.train.losses.aggregate_tokens`)."""
 LR_SCHEDULES = ("constant", "linear", "cosine")
-STEP_INFO_KEYS = ("semi_online", "milestone", "prm", "judge", "progress")
+STEP_INFO_KEYS = ("semi_online", "milestone", "prm", "judge", "orm", "progress", "format")
 """Wrapper components the rollout engine keeps in ``Step.info`` for the algorithms."""
 
 

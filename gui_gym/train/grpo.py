@@ -16,7 +16,12 @@ shared clipped surrogate of :func:`gui_gym.train.losses.policy_loss`).
 * ``baseline="rloo"`` replaces mean/std normalisation by the leave-one-out baseline
   (:func:`gui_gym.rewards.advantages.rloo_advantages`), as in ADMIRE Table 4.
 * ``TrainConfig.clip_eps_high=0.28`` is DAPO's clip-higher; ``drop_flat_groups`` is its
-  dynamic-sampling filter (a group whose rewards are all equal teaches nothing).
+  dynamic-sampling filter (a group whose rewards are all equal teaches nothing);
+  ``overlong_buffer`` its soft overlong punishment (Sec. 3.4,
+  :func:`gui_gym.rewards.advantages.overlong_penalty`), added to each step's reward.
+* ADMIRE's format term ``eta R_format(t)`` (``format_eta``, 0.5) is in every arm's reward,
+  with or without milestones: its outcome and process-reward baselines are ``R_total`` with
+  ``lambda = 0`` (Sec. 3.3), so the comparison isolates the milestone term.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from gui_gym.core.trajectory import Trajectory
-from gui_gym.rewards.advantages import rloo_advantages
+from gui_gym.rewards.advantages import overlong_penalty, rloo_advantages
 from gui_gym.rewards.milestones import step_grpo_advantages
 from gui_gym.rewards.semi_online import episode_level_advantages, group_std
 from gui_gym.train.config import epoch_draw, iteration_rng
@@ -54,6 +59,12 @@ class GRPOConfig:
         level: ``step`` (ADMIRE Eq. 13) or ``episode``.
         baseline: ``grpo`` (mean/std over the group) or ``rloo`` (leave-one-out mean).
         drop_flat_groups: Drop groups whose rewards do not vary (DAPO dynamic sampling).
+        format_eta: ADMIRE's ``eta``, the weight of ``R_format(t)`` (-1 for an action that
+            does not parse) in ``R_total`` (Sec. 3.3; 0.5 in App. A). A milestone wrapper
+            adds the term with its own ``eta``; this one applies to arms without it.
+        overlong_buffer: DAPO's soft overlong band ``L_cache`` as a fraction of
+            ``max_new_tokens`` (``L_max``); 0 turns the penalty off. The ``dapo`` preset sets
+            0.2 (DAPO: 4,096 of 20,480 tokens, Sec. 3.4).
         eps: Added to standard deviations.
     """
 
@@ -62,6 +73,8 @@ class GRPOConfig:
     level: Literal["step", "episode"] = "step"
     baseline: Literal["grpo", "rloo"] = "grpo"
     drop_flat_groups: bool = False
+    format_eta: float = 0.5  # ADMIRE Sec. 3.3 / App. A: eta = 0.5
+    overlong_buffer: float = 0.0  # DAPO Sec. 3.4 (the dapo preset: 0.2)
     eps: float = 1e-6
 
     def __post_init__(self) -> None:
@@ -75,6 +88,13 @@ class GRPOConfig:
             raise ValueError(f"level must be 'step' or 'episode', got {self.level!r}")
         if self.baseline not in ("grpo", "rloo"):
             raise ValueError(f"baseline must be 'grpo' or 'rloo', got {self.baseline!r}")
+        if not self.format_eta >= 0:
+            raise ValueError(f"format_eta must be >= 0, got {self.format_eta!r}")
+        if not 0.0 <= self.overlong_buffer <= 1.0:
+            raise ValueError(
+                f"overlong_buffer must be a fraction of max_new_tokens in [0, 1], got "
+                f"{self.overlong_buffer!r}"
+            )
 
 
 class GRPO(Algorithm):
@@ -126,9 +146,23 @@ class GRPO(Algorithm):
     ) -> list[TurnSample]:
         turns: list[TurnSample] = []
         episode = 0
+        eta = self.config.format_eta
+        limit = trainer.config.max_new_tokens if self.config.overlong_buffer else 1
+        buffer = round(self.config.overlong_buffer * limit)
+
+        def overlong(trajectory: Trajectory) -> list[float]:
+            if not buffer:
+                return [0.0] * len(trajectory.steps)
+            return [
+                overlong_penalty(len(s.completion_ids or []), limit, buffer)
+                for s in trajectory.steps
+            ]
+
         for group in clean_groups(groups):
             if self.config.level == "step":
-                rewards = [admire_step_rewards(t) for t in group]
+                rewards = [
+                    [r + p for r, p in zip(admire_step_rewards(t, eta), overlong(t))] for t in group
+                ]
                 if (
                     self.config.drop_flat_groups
                     and group_std([r for row in rewards for r in row]) == 0
@@ -143,7 +177,7 @@ class GRPO(Algorithm):
                 else:
                     per_step = [list(a) for a in step_grpo_advantages(rewards, eps=self.config.eps)]
             else:
-                returns = [episode_return(t) for t in group]
+                returns = [episode_return(t, eta) + sum(overlong(t)) for t in group]
                 if self.config.drop_flat_groups and group_std(returns) == 0:
                     continue
                 if self.config.baseline == "rloo":

@@ -55,13 +55,16 @@ class OfflineGRPOConfig:
         reward: ``oracle`` (type and argument match) or ``prm``.
         prm_threshold: PRM score at which an action counts as accepted.
         drop_flat_groups: Skip states where every sampled action earned the same reward.
+            Off: App. C runs standard GRPO (Shao et al.), which keeps every group; a flat
+            group's advantages are 0, but its samples still count in the KL term (0.01) and
+            in the loss's mean. DAPO's filter is an option, not the paper's.
     """
 
     group_size: int = 8
     states_per_iteration: int = 32
     reward: Literal["oracle", "prm"] = "oracle"
     prm_threshold: float = 0.5
-    drop_flat_groups: bool = True
+    drop_flat_groups: bool = False  # GUI-Shepherd App. C: standard GRPO, no group filter
 
     def __post_init__(self) -> None:
         if self.group_size < 2:

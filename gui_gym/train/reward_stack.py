@@ -36,6 +36,7 @@ from gui_gym.core.trajectory import Step, Trajectory
 __all__ = [
     "REWARD_TERMS",
     "RewardStack",
+    "admire_format_rewards",
     "admire_step_rewards",
     "clean_groups",
     "episode_return",
@@ -44,9 +45,10 @@ __all__ = [
     "reward_stream",
 ]
 
-REWARD_TERMS = ("outcome", "progress", "milestone", "prm", "judge", "format")
+REWARD_TERMS = ("outcome", "progress", "milestone", "prm", "judge", "orm", "format")
 """What ``--reward`` can name: the task outcome, ProgRM's progress difference, ADMIRE's
-milestones, GUI-Shepherd's process reward, ProRe's probing judge (replaces the outcome), and
+milestones, GUI-Shepherd's process reward, ProRe's probing judge (replaces the outcome),
+a learned outcome reward model (replaces the outcome: ProgRM Table 1's ORM baseline), and
 GUI-Shepherd's per-step format reward alone (its ORM baseline's reward is
 ``outcome+format``, App. B.2; the ``prm`` term already holds the format reward)."""
 
@@ -60,6 +62,7 @@ DEFAULT_WEIGHTS = {
     "milestone": 0.3,
     "prm": 1.0,
     "judge": 1.0,
+    "orm": 1.0,
     "format": 1.0,
 }
 """Weight of a term written without one: ADMIRE's lambda0 = 0.3 for milestones (App. A.1.2),
@@ -75,7 +78,8 @@ def parse_reward(text: str) -> dict[str, float]:
 
     Raises:
         ValueError: for an unknown term, a repeated term, a bad weight, or a weight on
-            ``outcome`` or ``judge`` (the task outcome counts once, as the env gives it).
+            ``outcome``, ``judge`` or ``orm`` (the outcome counts once), or ``judge`` with
+            ``orm`` (both replace the outcome).
     """
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"reward must name at least one of {', '.join(REWARD_TERMS)}")
@@ -93,9 +97,11 @@ def parse_reward(text: str) -> dict[str, float]:
         if name in terms:
             raise ValueError(f"reward {name!r} is named twice")
         weight = float(match["weight"]) if match["weight"] else DEFAULT_WEIGHTS[name]
-        if name in ("outcome", "judge") and weight != 1.0:
+        if name in ("outcome", "judge", "orm") and weight != 1.0:
             raise ValueError(f"{name} is the task outcome and takes no weight, got {weight}")
         terms[name] = weight
+    if "judge" in terms and "orm" in terms:
+        raise ValueError("judge and orm both replace the task outcome: name one of them")
     if "format" in terms and "prm" in terms:
         raise ValueError("the prm reward already holds GUI-Shepherd's format term: drop 'format'")
     terms.setdefault("outcome", 1.0)
@@ -115,6 +121,8 @@ class RewardStack:
             :class:`~gui_gym.models.prm.RulePRM` (the env's expert and milestones).
         progress_model: A ProgRM folder for the progress term; None uses the env milestones
             (ProgRM-Env, :class:`~gui_gym.models.progress_model.MilestoneProgress`).
+        orm_model: A ``gui-gym train-progress --kind orm`` folder for the ``orm`` term (the
+            learned outcome reward model of ProgRM Table 1); required by that term.
         progress_k: History length ``k`` of the progress reward, ``Prog(s_t) - Prog(s_{t-k})``
             (ProgRM Eq. 2); 1 is the paper's default, 2 and 3 its Table 4 ablation.
         milestone_mode: ``adaptive`` (ADMIRE) or ``static`` (Table 3's baseline: a task's
@@ -126,6 +134,7 @@ class RewardStack:
     embedder: str = "minilm"
     prm_model: str | Path | None = None
     progress_model: str | Path | None = None
+    orm_model: str | Path | None = None
     progress_k: int = 1
     milestone_mode: str = "adaptive"
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -145,6 +154,11 @@ class RewardStack:
             raise ValueError(f"progress_k must be an int >= 1, got {self.progress_k!r}")
         if self.progress_k < 1:
             raise ValueError(f"progress_k must be >= 1 (ProgRM Eq. 2), got {self.progress_k}")
+        if "orm" in self.weights and self.orm_model is None:
+            raise ValueError(
+                "the orm reward needs a learned outcome reward model: give orm_model "
+                "(--orm-model), a folder written by `gui-gym train-progress --kind orm`"
+            )
 
     @classmethod
     def from_text(cls, text: str, **kwargs: Any) -> RewardStack:
@@ -163,6 +177,10 @@ class RewardStack:
             from gui_gym.wrappers import ProbingJudgeWrapper
 
             env = ProbingJudgeWrapper(env)
+        if "orm" in weights:
+            from gui_gym.wrappers import OutcomeModelWrapper
+
+            env = OutcomeModelWrapper(env, self._model("orm", self._orm))
         if "progress" in weights:
             from gui_gym.wrappers import ProgressRewardWrapper
 
@@ -201,6 +219,17 @@ class RewardStack:
         if self.progress_model is not None:
             return ProgRM.load(self.progress_model)
         return MilestoneProgress()
+
+    def _orm(self) -> Any:
+        from gui_gym.models.progress_model import ProgRM
+
+        model = ProgRM.load(self.orm_model)  # type: ignore[arg-type]
+        if model.kind != "orm":
+            raise ValueError(
+                f"{self.orm_model}: a {model.kind!r} model, not an outcome reward model "
+                "(train one with `gui-gym train-progress --kind orm`)"
+            )
+        return model
 
     def _prm(self) -> Any:
         from gui_gym.models.prm import RulePRM, TransformersPRM
@@ -289,10 +318,12 @@ def _final_info(trajectory: Trajectory, key: str) -> dict[str, Any] | None:
 
 
 def outcome_reward(trajectory: Trajectory) -> float:
-    """The episode's outcome: the ProRe judge's reward when a judge ran, else the task's."""
-    judge = _final_info(trajectory, "judge")
-    if judge is not None and "reward" in judge:
-        return float(judge["reward"])
+    """The episode's outcome: the ProRe judge's reward when a judge ran, a learned outcome
+    reward model's score when one ran, else the task's."""
+    for key in ("judge", "orm"):
+        verdict = _final_info(trajectory, key)
+        if verdict is not None and "reward" in verdict:
+            return float(verdict["reward"])
     return float(trajectory.task_reward)
 
 
@@ -347,15 +378,39 @@ def reward_stream(trajectory: Trajectory) -> list[float]:
     return rewards
 
 
-def admire_step_rewards(trajectory: Trajectory) -> list[float]:
+def admire_format_rewards(trajectory: Trajectory) -> list[float]:
+    """ADMIRE's ``R_format(t)`` per step (Sec. 3.3): -1 for an action whose syntax is
+    invalid (it does not parse), 0 otherwise, as the milestone wrapper's default
+    ``format_penalty="malformed"`` scores it."""
+    from gui_gym.core.actions import try_parse_action
+    from gui_gym.rewards.milestones import format_reward
+
+    return [format_reward(try_parse_action(s.action)[0] is not None) for s in trajectory.steps]
+
+
+def admire_step_rewards(trajectory: Trajectory, format_eta: float = 0.0) -> list[float]:
     """ADMIRE's ``R_total(t) = R_outcome + eta R_format(t) + lambda R_mil(t)`` (Sec. 3.3),
     plus any other per-step shaping: the outcome is given to every step, as step-level GRPO
-    compares steps across a group."""
+    compares steps across a group.
+
+    A milestone wrapper's totals already hold ``eta R_format(t)`` (its own ``eta``); without
+    one, ``format_eta`` adds it here, so an arm without milestones (ADMIRE's outcome and
+    process-reward baselines: ``R_total`` with ``lambda = 0``) keeps the same format term."""
     totals = _milestone_totals(trajectory)
-    base = totals if totals is not None else [outcome_reward(trajectory)] * len(trajectory.steps)
+    if totals is not None:
+        base = totals
+    else:
+        outcome = outcome_reward(trajectory)
+        base = [outcome] * len(trajectory.steps)
+        if format_eta:
+            base = [b + format_eta * f for b, f in zip(base, admire_format_rewards(trajectory))]
     return [b + s for b, s in zip(base, _shaped(trajectory))]
 
 
-def episode_return(trajectory: Trajectory) -> float:
-    """``R(tau)``: the sum of :func:`reward_stream`."""
-    return float(sum(reward_stream(trajectory)))
+def episode_return(trajectory: Trajectory, format_eta: float = 0.0) -> float:
+    """``R(tau)``: the sum of :func:`reward_stream`, plus ``format_eta * sum R_format(t)``
+    when no milestone wrapper put ADMIRE's format term in it already."""
+    total = float(sum(reward_stream(trajectory)))
+    if format_eta and _milestone_totals(trajectory) is None:
+        total += format_eta * sum(admire_format_rewards(trajectory))
+    return total

@@ -44,12 +44,13 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
     "rloo": ("grpo", {"baseline": "rloo"}),
     # ADMIRE Table 4's DAPO arm (Yu et al. 2025): clip-higher (eps_high 0.28, Sec. 3.1),
     # dynamic sampling's filter of groups with equal rewards (Sec. 3.2), the token-level loss
-    # (Sec. 3.3) and no KL term
+    # (Sec. 3.3), the soft overlong punishment (Sec. 3.4) and no KL term
     "dapo": (
         "grpo",
         {
             "clip_eps_high": 0.28,
             "drop_flat_groups": True,
+            "overlong_buffer": 0.2,  # Sec. 3.4: L_cache 4,096 of L_max 20,480
             "loss_agg": "token_mean",
             "kl_coef": 0.0,
         },
@@ -175,6 +176,7 @@ def make_trainer(
     prompt: Any = "default",
     prm_model: str | Path | None = None,
     progress_model: str | Path | None = None,
+    orm_model: str | Path | None = None,
     progress_k: int = 1,
     embedder: str = "minilm",
     milestone_mode: str = "adaptive",
@@ -199,6 +201,8 @@ def make_trainer(
         prm_model: PRM folder for ``prm`` rewards, for offline GRPO's ``reward="prm"``, and
             for PPO's ``critic_init="prm"``.
         progress_model: ProgRM folder for ``progress`` rewards (default: env milestones).
+        orm_model: Outcome reward model folder (``gui-gym train-progress --kind orm``) for
+            ``orm`` rewards (ProgRM Table 1's learned-ORM baseline).
         progress_k: History length ``k`` of the progress reward (ProgRM Eq. 2; 1 by default).
         embedder: ``minilm`` or ``hashing`` for milestone matching.
         milestone_mode: ``adaptive`` (ADMIRE) or ``static`` (Table 3: milestones generated
@@ -251,6 +255,7 @@ def make_trainer(
         embedder=embedder,
         prm_model=prm_model,
         progress_model=progress_model,
+        orm_model=orm_model,
         progress_k=progress_k,
         milestone_mode=milestone_mode,
     )

@@ -3,7 +3,11 @@
 from gui_gym.wrappers.milestone import MilestoneVectorWrapper, MilestoneWrapper
 from gui_gym.wrappers.prm import FormatRewardWrapper, PRMVectorWrapper, PRMWrapper
 from gui_gym.wrappers.probing import ProbingJudgeWrapper
-from gui_gym.wrappers.progress import ProgressRewardVectorWrapper, ProgressRewardWrapper
+from gui_gym.wrappers.progress import (
+    OutcomeModelWrapper,
+    ProgressRewardVectorWrapper,
+    ProgressRewardWrapper,
+)
 from gui_gym.wrappers.record import RecordTrajectories
 from gui_gym.wrappers.sb3 import CandidateActions, FeaturizedObservation, make_sb3_env
 from gui_gym.wrappers.semi_online import SemiOnlineReplayEnv
@@ -15,6 +19,7 @@ __all__ = [
     "FormatRewardWrapper",
     "MilestoneVectorWrapper",
     "MilestoneWrapper",
+    "OutcomeModelWrapper",
     "PRMVectorWrapper",
     "PRMWrapper",
     "ProbingJudgeWrapper",

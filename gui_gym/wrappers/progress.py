@@ -30,7 +30,7 @@ from gui_gym.wrappers.vector_slice import action_slice, autoreset_mode, env_slic
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ProgressRewardVectorWrapper", "ProgressRewardWrapper"]
+__all__ = ["OutcomeModelWrapper", "ProgressRewardVectorWrapper", "ProgressRewardWrapper"]
 
 
 def _check_args(model: Any, k: Any, weight: Any) -> tuple[int, float]:
@@ -352,3 +352,56 @@ def _model_error(err: LLMError) -> str:
 
 def _milestones(info: dict[str, Any]) -> Sequence[str]:
     return info.get("milestones", ()) or ()
+
+
+class OutcomeModelWrapper(
+    gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
+):
+    """A learned outcome reward model (ORM) in place of the task's outcome: ProgRM Table 1's
+    baseline ("w/ ORM"), the model a ``gui-gym train-progress --kind orm`` run trains on each
+    trajectory's final state and success (ProgRM Sec. 3.1).
+
+    When an episode ends (terminated or truncated), the ORM scores the final state
+    ``[g, a_1..a_T, o_{T+1}]`` (the same query as ProgRM's, Eq. 6) and its score in ``[0, 1]``
+    replaces the env's outcome in that step's reward: ``reward - task_reward + ORM(s_T)``.
+    Earlier steps are left alone. ``info["orm"] = {"reward", "task_reward"}`` on the last step
+    (trainers read ``reward`` as the episode's outcome, as they read a ProRe judge's); the
+    task's own outcome stays in ``info["task_reward"]`` for evaluation.
+
+    Args:
+        env: A gui-gym env (possibly wrapped).
+        model: ``predict(queries) -> values in [0, 1]`` (a :class:`~gui_gym.models.
+            progress_model.ProgRM` trained with ``kind="orm"``).
+
+    Raises:
+        TypeError: if ``model`` has no ``predict``.
+        ValueError: at run time, when the model returns a value outside ``[0, 1]``.
+    """
+
+    def __init__(self, env: gym.Env, model: ProgressModel):
+        _check_args(model, 1, 1.0)
+        gym.utils.RecordConstructorArgs.__init__(self, _disable_deepcopy=True, model=model)
+        gym.Wrapper.__init__(self, env)
+        self.model = model
+        self._track: _Track | None = None
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        observation, info = self.env.reset(seed=seed, options=options)
+        self._track = _Track(1, info.get("task_id", ""))
+        return observation, info
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        track = self._track
+        if track is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        track.actions.append(_action_text(info, action))
+        if terminated or truncated:
+            [score] = _predict(self.model, [track.query(observation, info.get("milestones", ()))])
+            task_reward = float(info.get("task_reward", 0.0))
+            info["orm"] = {"reward": score, "task_reward": task_reward}
+            reward = float(reward) - task_reward + score
+            self._track = None
+        return observation, reward, terminated, truncated, info
