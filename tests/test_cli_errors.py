@@ -107,6 +107,19 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
         ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{model}", "--device", "gpu"]
     ],
     ("eval", "workers"): ["threads"],
+    ("eval", "coordinates"): [
+        "relative_1000",  # with a built-in agent
+        [
+            "eval",
+            "GuiGym/WikiHow-v0",
+            "--agent",
+            "llm",
+            "--model",
+            "{model}",
+            "--coordinates",
+            "px",
+        ],
+    ],
     ("train", "algo"): ["grpp", "dapoo"],
     ("train", "env"): ["GuiGym/Nope-v0"],
     ("train", "model"): ["{tmp}/none", "{file}"],
@@ -119,6 +132,8 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train", "prompt"): ["nope"],
     ("train", "prm_model"): ["{tmp}/none"],
     ("train", "progress_model"): ["{tmp}/none"],
+    ("train", "orm_model"): ["{tmp}/none"],
+    ("train", "coordinates"): ["pixels", "qwen2_5_vl"],  # unknown; without --screenshot
     ("train", "embedder"): ["minilmm"],
     ("train", "milestones"): ["statc"],
     ("train", "milestone_store"): ["{tmp}/none.json", "{file}"],
@@ -126,6 +141,7 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("sft", "model"): ["{tmp}/none", "{tmp}", "{file}"],
     ("sft", "out"): ["{file}"],
     ("sft", "prompt"): ["nope"],
+    ("sft", "coordinates"): ["pixels", "relative_1000"],  # unknown; without --screenshot
     ("sft", "device"): ["gpu"],
     ("sft", "eval_fraction"): ["1"],
     ("sft", "lr"): ["0"],

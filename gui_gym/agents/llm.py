@@ -61,9 +61,15 @@ class LLMAgent:
         temperature: Sampling temperature (0 is greedy).
         max_new_tokens: Longest generation.
         name: The agent's name in trajectories (default ``llm:<prompt>``).
+        coordinates: The space the model's ``_XY`` coordinates are in (a
+            :class:`~gui_gym.agents.screen_space.CoordinateSpace` or its kind: ``screen``,
+            ``qwen2_5_vl``, ``relative_1000``): actions go to the env in screen pixels, and
+            SFT targets (:func:`gui_gym.train.sft.build_examples`) are written in this space.
+            Needs ``screenshot=True`` unless it is ``screen``.
 
     Raises:
-        ValueError: for an unknown prompt or a negative ``history``/``images``.
+        ValueError: for an unknown prompt or coordinate space, a negative
+            ``history``/``images``, or a prompt that needs screenshots without them.
     """
 
     def __init__(
@@ -77,7 +83,10 @@ class LLMAgent:
         temperature: float = 0.0,
         max_new_tokens: int = 128,
         name: str | None = None,
+        coordinates: Any = "screen",
     ):
+        from gui_gym.agents.screen_space import CoordinateSpace
+
         if not isinstance(history, int) or history < 0:
             raise ValueError(f"history must be an int >= 0, got {history!r}")
         if not isinstance(images, int) or images < 0:
@@ -90,6 +99,16 @@ class LLMAgent:
             raise TypeError(f"llm must have generate(), got {type(llm).__name__}")
         self.llm = llm
         self.prompt = get_prompt(prompt)
+        self.coordinates = (
+            coordinates
+            if isinstance(coordinates, CoordinateSpace)
+            else CoordinateSpace(coordinates)
+        )
+        if (self.prompt.screenshot_only or self.coordinates.kind != "screen") and not screenshot:
+            raise ValueError(
+                f"prompt {self.prompt.name!r} with {self.coordinates.kind} coordinates shows the "
+                "policy the screenshot only: it needs screenshot=True (--screenshot)"
+            )
         self.history = history
         self.images = images
         self.screenshot = screenshot
@@ -169,6 +188,41 @@ class LLMAgent:
         [encoded] = encode([prompt])
         return {"prompt_ids": encoded.prompt_ids, "vision": encoded.vision, "prompt": prompt}
 
+    # ------------------------------------------------------------------------- coordinates
+
+    def _convert(self, action: str, screenshot: Any, to_screen: bool) -> str:
+        if self.coordinates.kind == "screen" or screenshot is None:
+            return action
+        try:
+            parsed = parse_action(action)
+        except ActionParseError:
+            return action
+        if not parsed.has_point:
+            return action
+        from dataclasses import replace
+
+        height, width = int(screenshot.shape[0]), int(screenshot.shape[1])
+        convert = self.coordinates.to_screen if to_screen else self.coordinates.from_screen
+        x, y = convert(parsed.x, parsed.y, width, height)
+        fields: dict[str, Any] = {"x": x, "y": y}
+        if parsed.end_x is not None and parsed.end_y is not None:
+            fields["end_x"], fields["end_y"] = convert(parsed.end_x, parsed.end_y, width, height)
+        if parsed.via:
+            pairs = [
+                convert(a, b, width, height) for a, b in zip(parsed.via[::2], parsed.via[1::2])
+            ]
+            fields["via"] = tuple(v for pair in pairs for v in pair)
+        return replace(parsed, **fields).to_string()
+
+    def to_screen_action(self, action: str, observation: dict[str, Any]) -> str:
+        """A model action with its coordinates mapped from :attr:`coordinates` to the
+        screen's pixels (the observation's screenshot gives the screen's size)."""
+        return self._convert(action, observation.get("screenshot"), to_screen=True)
+
+    def to_model_action(self, action: str, screenshot: Any) -> str:
+        """A recorded (screen-pixel) action in the model's coordinate space: an SFT target."""
+        return self._convert(action, screenshot, to_screen=False)
+
     # ------------------------------------------------------------------------------ batch
 
     def _prompts(
@@ -208,7 +262,16 @@ class LLMAgent:
             rows: list[list[Any]] = self.llm.generate_with_tokens(prompts, **kwargs)
         else:
             rows = self.llm.generate(prompts, **kwargs)
-        return [self.to_step(p, row[0]) for p, row in zip(prompts, rows, strict=True)]
+        return self._steps(prompts, rows, observations)
+
+    def _steps(
+        self, prompts: list[Any], rows: list[list[Any]], observations: Sequence[dict[str, Any]]
+    ) -> list[AgentStep]:
+        steps = [self.to_step(p, row[0]) for p, row in zip(prompts, rows, strict=True)]
+        if self.coordinates.kind != "screen":
+            for step, observation in zip(steps, observations, strict=True):
+                step.action = self.to_screen_action(step.action, observation)
+        return steps
 
     async def aact_batch(
         self,
@@ -229,7 +292,7 @@ class LLMAgent:
             rows = await self.llm.agenerate(prompts, **kwargs)
         else:
             return await asyncio.to_thread(self.act_batch, observations, infos, histories)
-        return [self.to_step(p, row[0]) for p, row in zip(prompts, rows, strict=True)]
+        return self._steps(prompts, rows, observations)
 
     @property
     def is_async(self) -> bool:

@@ -15,7 +15,7 @@ import gymnasium as gym
 
 from gui_gym.agents.base import Agent, BatchAgent
 from gui_gym.agents.llm import LLMAgent
-from gui_gym.agents.oracle import OracleAgent
+from gui_gym.agents.oracle import OracleAgent, ScreenshotOracleAgent
 from gui_gym.agents.prompts import get_prompt
 from gui_gym.agents.random_agent import RandomAgent
 from gui_gym.agents.webshop_greedy import WebShopGreedyAgent
@@ -23,12 +23,21 @@ from gui_gym.models.llm import OpenAICompatLLM, TransformersLLM
 
 __all__ = ["AGENTS", "make_agent", "make_llm_agent"]
 
-AGENTS = ("oracle", "random", "random:done=<p>", "webshop-greedy", "llm", "openai")
+AGENTS = (
+    "oracle",
+    "oracle-xy",
+    "random",
+    "random:done=<p>",
+    "webshop-greedy",
+    "llm",
+    "openai",
+)
 """Agent names ``gui-gym eval --agent`` accepts (``llm``/``openai`` need ``--model``)."""
 
 
 def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
-    """Build a named built-in agent for ``env``: ``oracle``, ``random``, ``random:done=P``
+    """Build a named built-in agent for ``env``: ``oracle``, ``oracle-xy`` (the expert by
+    screen coordinates, as a screenshot-only policy acts), ``random``, ``random:done=P``
     (a random agent that declares DONE with probability P at each step), or
     ``webshop-greedy`` (WebShop's BM25-greedy baseline, WebShop ids only).
 
@@ -38,6 +47,8 @@ def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
     base, _, option = name.partition(":")
     if base == "oracle" and not option:
         return OracleAgent(env)
+    if base == "oracle-xy" and not option:
+        return ScreenshotOracleAgent(env)
     if base == "webshop-greedy" and not option:
         return WebShopGreedyAgent(env)
     if base == "random":
@@ -69,6 +80,7 @@ def make_llm_agent(
     history: int = 8,
     device: str | None = None,
     max_concurrency: int = 64,
+    coordinates: str = "screen",
 ) -> BatchAgent:
     """An :class:`~gui_gym.agents.llm.LLMAgent` on a local model (``kind="llm"``, ``model``
     a Hugging Face folder) or a served one (``kind="openai"``, ``model`` the served name,
@@ -105,4 +117,5 @@ def make_llm_agent(
         temperature=temperature,
         max_new_tokens=max_new_tokens,
         name=f"{kind}:{model}:{prompt_format.name}",
+        coordinates=coordinates,
     )

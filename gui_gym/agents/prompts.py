@@ -39,7 +39,9 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ACTION_GRAMMAR",
     "PROMPTS",
+    "SCREENSHOT_ACTION_GRAMMAR",
     "PromptFormat",
     "PromptInput",
     "get_prompt",
@@ -120,6 +122,8 @@ class PromptFormat:
         description: One line for ``--help`` and error messages.
         action_prefix: Text before the ``<action>`` block in a completion (e.g.
             ``"Action: "`` for the UI-TARS style of GUI-Shepherd's policy).
+        screenshot_only: The prompt shows the screenshot and no UI tree; the policy acts
+            by coordinates (an agent with it needs ``screenshot=True``).
     """
 
     name: str
@@ -127,6 +131,7 @@ class PromptFormat:
     thought_tag: str = "Thought:"
     description: str = ""
     action_prefix: str = ""
+    screenshot_only: bool = False
 
     def completion(self, thought: str | None, action: str) -> str:
         """The completion text for ``thought`` and ``action`` in this format (SFT targets
@@ -294,6 +299,37 @@ def _gui_shepherd(inp: PromptInput) -> list[dict[str, Any]]:
     ]
 
 
+# ------------------------------------------------------------------------ screenshot only
+# UI-S1's and GUI-Shepherd's Qwen2.5-VL policies see pixels, not a UI tree, and act by
+# coordinates: the goal, the history and the screenshots, nothing else.
+
+SCREENSHOT_ACTION_GRAMMAR = (
+    'CLICK_XY(x, y) | LONG_CLICK_XY(x, y) | TYPE("text") | SCROLL(up|down|left|right[, x, y]) '
+    '| DRAG_XY(x0, y0, x1, y1) | KEY("name") | GOBACK() | HOME() | ENTER() | OPEN_APP("name") '
+    '| ANSWER("text") | WAIT() | DONE()'
+)
+"""The actions a screenshot-only policy writes: points in the screenshot's pixels; ``TYPE``
+writes into the field a click focused."""
+
+_SCREENSHOT_SYSTEM = (
+    "You are a GUI agent that sees the screen as an image. You are given a task, your action "
+    "history and screenshots. Perform the next action to complete the task; points are "
+    "pixel coordinates in the current screenshot, and TYPE writes into the focused field.\n"
+    "## Output format\n<think> ... </think> <action> ... </action>\n"
+    f"## Action space\n{SCREENSHOT_ACTION_GRAMMAR}"
+)
+
+
+def _screenshot_only(inp: PromptInput) -> list[dict[str, Any]]:
+    if inp.screenshot is None:
+        raise ValueError("the screenshot prompt needs the screenshot (screenshot=True)")
+    before = f"Task: {inp.instruction}\nAction history:\n{_numbered(inp.history)}\n"
+    return [
+        {"role": "system", "content": _SCREENSHOT_SYSTEM},
+        {"role": "user", "content": _user_content(before, inp, "\nYour action:")},
+    ]
+
+
 PROMPTS: dict[str, PromptFormat] = {}
 """The registered prompt formats by name."""
 
@@ -339,6 +375,16 @@ register_prompt(
         thought_tag="Thought:",
         action_prefix="Action: ",
         description="UI-TARS layout of GUI-Shepherd's policy: Thought + Action",
+    )
+)
+
+register_prompt(
+    PromptFormat(
+        "screenshot",
+        _screenshot_only,
+        thought_tag="<think>",
+        description="screenshot only (no UI tree), coordinate actions: UI-S1/GUI-Shepherd VLMs",
+        screenshot_only=True,
     )
 )
 

@@ -43,6 +43,13 @@ def eval_cmd(
         str | None, typer.Option(help="--agent openai: API root, e.g. http://localhost:8000/v1")
     ] = None,
     prompt: Annotated[str, typer.Option(help="LLM agents: prompt format")] = "default",
+    coordinates: Annotated[
+        str,
+        typer.Option(
+            help="LLM agents: where the model's _XY coordinates live (screen, qwen2_5_vl, "
+            "relative_1000)"
+        ),
+    ] = "screen",
     screenshot: Annotated[
         bool, typer.Option("--screenshot", help="LLM agents: show the screenshot (VLMs)")
     ] = False,
@@ -151,6 +158,7 @@ def eval_cmd(
                 ("--model", model),
                 ("--base-url", base_url),
                 ("--prompt", prompt != "default"),
+                ("--coordinates", coordinates != "screen"),
                 ("--device", device),
             )
             if value
@@ -173,6 +181,7 @@ def eval_cmd(
                 base_url=base_url,
                 prompt=prompt,
                 screenshot=screenshot,
+                coordinates=coordinates,
                 temperature=temperature,
                 max_new_tokens=max_new_tokens,
                 device=device,

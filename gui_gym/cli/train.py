@@ -24,8 +24,18 @@ from gui_gym.cli._common import (
 )
 
 
-def _check_vision_flags(model: Path, screenshot: bool, images: int) -> None:
-    """--screenshot/--images, checked before the model loads."""
+def _check_vision_flags(
+    model: Path, screenshot: bool, images: int, prompt: str = "default", coordinates: str = "screen"
+) -> None:
+    """--screenshot/--images/--prompt screenshot/--coordinates, checked before the model loads."""
+    from gui_gym.agents.prompts import PROMPTS
+    from gui_gym.agents.screen_space import COORDINATE_SPACES
+
+    choose(coordinates, COORDINATE_SPACES, "--coordinates")
+    format_ = PROMPTS.get(prompt)
+    if not screenshot and (coordinates != "screen" or (format_ and format_.screenshot_only)):
+        what = f"--prompt {prompt}" if format_ and format_.screenshot_only else "--coordinates"
+        raise UsageError(f"{what} shows the policy only the screenshot: it needs --screenshot")
     if images < 0:
         raise UsageError(f"--images must be >= 0, got {images}")
     if images and not screenshot:
@@ -75,6 +85,13 @@ def sft_cmd(
     images: Annotated[
         int, typer.Option(help="earlier screenshots each prompt shows (with --screenshot)")
     ] = 0,
+    coordinates: Annotated[
+        str,
+        typer.Option(
+            help="where the policy's _XY coordinates live: screen (pixels), qwen2_5_vl (the "
+            "image as Qwen2.5-VL's processor resizes it) or relative_1000"
+        ),
+    ] = "screen",
     train_vision: Annotated[
         bool,
         typer.Option("--train-vision", help="also train the vision tower (frozen by default)"),
@@ -97,7 +114,7 @@ def sft_cmd(
         raise UsageError(f"--model {model}: not a Hugging Face model folder (no config.json)")
     if train_vision and not screenshot:
         raise UsageError("--train-vision needs --screenshot")
-    _check_vision_flags(model, screenshot, images)
+    _check_vision_flags(model, screenshot, images, prompt, coordinates)
     output_dir(out, "--out")
     check_device(device)
     config = SFTConfig(
@@ -116,6 +133,7 @@ def sft_cmd(
         screenshot=screenshot,
         images=images,
         train_vision=train_vision,
+        coordinates=coordinates,
     )
     try:
         config.check()
@@ -220,6 +238,13 @@ def train_cmd(
     images: Annotated[
         int, typer.Option(help="earlier screenshots each prompt shows (with --screenshot)")
     ] = 0,
+    coordinates: Annotated[
+        str,
+        typer.Option(
+            help="where the policy's _XY coordinates live: screen (pixels), qwen2_5_vl (the "
+            "image as Qwen2.5-VL's processor resizes it) or relative_1000"
+        ),
+    ] = "screen",
     no_progress: NoProgressOption = False,
 ) -> None:
     """Train an LLM agent with RL; a rerun with the same --out resumes from its checkpoint.
@@ -237,7 +262,7 @@ def train_cmd(
     choose(algo, ALGORITHM_NAMES, "--algo")
     check_env_id(env)
     existing_dir(model, "--model")
-    _check_vision_flags(model, screenshot, images)
+    _check_vision_flags(model, screenshot, images, prompt, coordinates)
     output_dir(out)
     choose(embedder, ("minilm", "hashing"), "--embedder")
     choose(milestones, MILESTONE_MODES, "--milestones")
@@ -266,7 +291,7 @@ def train_cmd(
         settings.update(parse_kwargs(set_))
         settings["out"] = str(out)
         if screenshot:
-            settings.update(screenshot=True, images=images)
+            settings.update(screenshot=True, images=images, coordinates=coordinates)
         if no_progress:
             settings["progress"] = False
         trainer = make_trainer(

@@ -6,7 +6,8 @@ string in any of these forms (case-insensitive, tolerant of whitespace and quote
 * the grammar: ``CLICK(3)``, ``LONG_CLICK(3)``, ``INPUT(2, "text")``, ``SCROLL(down)``,
   ``SCROLL(up, 4)``, ``GOBACK()``, ``HOME()``, ``ENTER()``, ``OPEN_APP("Contacts")``,
   ``ANSWER("42")``, ``WAIT()``, ``DO_NOTHING()``, ``DONE()``, plus ``CLICK_XY(x, y)``,
-  ``LONG_CLICK_XY(x, y)``, ``DOUBLE_CLICK(i)``, ``KEY("Tab")`` and ``SEARCH("query")``;
+  ``LONG_CLICK_XY(x, y)``, ``SCROLL(d, x, y)`` (a swipe from a point), ``DOUBLE_CLICK(i)``,
+  ``KEY("Tab")`` and ``SEARCH("query")``;
   web pages add ``DRAG(i, j)`` (element ``i`` onto element ``j``), ``DRAG_XY(x0, y0, x1, y1)``
   (a press at one point, moved and released at another: sliders, drawing, text selection;
   more x, y pairs between make the stroke pass through them: ``DRAG_XY(x0, y0, x1, y1, x2,
@@ -234,6 +235,8 @@ class Action:
             return f"INPUT({self.index}, {_quote(self.text or '')})"
         if t is ActionType.SCROLL:
             direction = self.direction or "down"
+            if self.has_point:
+                return f"SCROLL({direction}, {_num(self.x)}, {_num(self.y)})"
             if self.index is None:
                 return f"SCROLL({direction})"
             return f"SCROLL({direction}, {self.index})"
@@ -701,9 +704,22 @@ def _from_call(name: str, body: str | None) -> Action:
         index = None if index_arg is None else _as_index(index_arg.value)
         return Action(ActionType.INPUT, index=index, text=text_value)
     if atype is ActionType.SCROLL:
-        arity(1, 2)
+        arity(1, 3)
         direction = named.get("direction")
         index = named.get("index")
+        if len(positional) == 3 and direction is None and index is None:
+            # SCROLL(direction, x, y): a swipe that starts at a point (screenshot-only policies)
+            return Action(
+                ActionType.SCROLL,
+                direction=_as_direction(positional[0].value),
+                x=_as_coordinate(positional[1].value, "x"),
+                y=_as_coordinate(positional[2].value, "y"),
+            )
+        if len(args) == 3:
+            raise ActionParseError(
+                "SCROLL takes a direction and an element index, SCROLL(down, 3), or a "
+                "direction and a point, SCROLL(down, 120, 400)"
+            )
         for a in positional:
             if _INT.match(a.value) and index is None:
                 index = a

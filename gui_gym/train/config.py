@@ -104,6 +104,8 @@ class TrainConfig:
         screenshot: The policy is a vision-language model (a folder with a processor) whose
             prompts show the current screenshot (the envs must make them).
         images: Earlier screenshots each prompt shows besides the current one (UI-S1: 2).
+        coordinates: The space of the policy's ``_XY`` coordinates (``screen``,
+            ``qwen2_5_vl``, ``relative_1000``): mapped to screen pixels before the env.
     """
 
     model: str = ""
@@ -141,6 +143,7 @@ class TrainConfig:
     progress: bool = True
     screenshot: bool = False
     images: int = 0
+    coordinates: str = "screen"
 
     def __post_init__(self) -> None:
         positive = ("iterations", "update_epochs", "mini_batch_turns", "micro_batch_turns")

@@ -82,6 +82,9 @@ class SFTConfig:
         images: Earlier screenshots each prompt shows besides the current one (UI-S1: 2).
         train_vision: Also train the vision tower (frozen by default; with ``lora`` its
             adapters train only with this set).
+        coordinates: The space the model's ``_XY`` coordinates are in (``screen``,
+            ``qwen2_5_vl``, ``relative_1000``; :mod:`gui_gym.agents.screen_space`): the
+            recorded screen-pixel targets are written in it.
     """
 
     epochs: int = 3
@@ -106,6 +109,7 @@ class SFTConfig:
     screenshot: bool = False
     images: int = 0
     train_vision: bool = False
+    coordinates: str = "screen"
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad setting."""
@@ -181,7 +185,8 @@ def build_examples(trajectories: Sequence[Any], agent: LLMAgent) -> list[SFTExam
                 shot = load_screenshot(step.screenshot, trajectory.trajectory_id, step.index)
                 observation["screenshot"] = shot
             prompt = agent.build_prompt(observation, {}, turns)
-            action = step.action.to_string()
+            # recorded actions are in screen pixels; the target is in the model's space
+            action = agent.to_model_action(step.action.to_string(), shot)
             examples.append(
                 SFTExample(
                     prompt=prompt,
@@ -453,6 +458,7 @@ def train_sft(
         history=config.history,
         screenshot=config.screenshot,
         images=config.images,
+        coordinates=config.coordinates,
     )
     train_set, eval_set = _split(trajectories, config.eval_fraction, config.seed)
     train_examples = build_examples(train_set, agent)

@@ -232,6 +232,7 @@ class Trainer:
             max_new_tokens=config.max_new_tokens,
             screenshot=config.screenshot,
             images=config.images,
+            coordinates=config.coordinates,
         )
         self._engines: dict[Any, Any] = {}
         self.algorithm.setup(self)
