@@ -36,9 +36,11 @@ test: setup browser
 	$(VENV)/bin/ruff format --check gui_gym tests examples benchmarks scripts
 	CI=$${CI:-} $(PY) -m pytest -q
 
-# Every README and docs command, the minutes-long ones included (tests/test_docs_commands.py).
+# Every README and docs command, the minutes-long ones included (tests/test_docs_commands.py),
+# and every paper comparison's arms once (benchmarks/paper_comparisons.py --quick, minutes).
 check-docs: setup browser
 	GUI_GYM_DOCS_FULL=1 CI=$${CI:-} $(PY) -m pytest -q tests/test_readme.py tests/test_docs_commands.py
+	$(PY) benchmarks/paper_comparisons.py --quick --out benchmarks/results/quick
 
 lint: setup
 	$(VENV)/bin/ruff check gui_gym tests examples benchmarks scripts

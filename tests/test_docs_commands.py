@@ -68,6 +68,15 @@ EXCLUDED: dict[tuple[str, str], str] = {
         "root, network namespaces and minutes; tests/test_distributed_cluster.py runs a cluster"
     ),
     ("distributed.md", "ray stop"): "a Ray cluster across hosts; tests/test_distributed_cluster",
+    ("paper_comparisons.md", "paper_comparisons.py --quick"): (
+        "minutes: make check-docs runs it (Makefile); tests/test_paper_comparisons_bench.py"
+    ),
+    ("paper_comparisons.md", "nice -n 10 python benchmarks/paper_comparisons.py"): (
+        "hours on 2 cores; benchmarks/reference/paper_comparisons.json is its run"
+    ),
+    ("paper_comparisons.md", "--comparisons progrm_table1 ui_s1"): (
+        "an hour on 2 cores; benchmarks/reference/paper_comparisons.json holds these arms"
+    ),
     ("rl_libraries.md", "benchmarks/learning_curves.py"): (
         "a 30-minute benchmark; benchmarks/reference/learning_curves.json is its run, "
         "tests/test_sb3.py its logic"

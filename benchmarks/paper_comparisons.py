@@ -1,0 +1,641 @@
+"""Each paper's headline comparison in miniature, measured with seeds and intervals.
+
+One tiny GPT-2 (built from a config, BPE tokenizer trained on the env's text) per env is
+SFT'd on oracle trajectories of a few short train tasks, so that it starts neither at 0 nor
+memorised; every arm of a comparison then trains from that one SFT model with
+``gui_gym.train.runner.make_trainer`` for ``--iterations`` iterations, once per seed. Each run
+is scored by greedy success on the trained tasks and on held-out tasks of the test split
+(never seen in SFT or RL), and UI-S1's arms also by SOP (``gui_gym.runs.sop``) on the recorded
+train and held-out trajectories.
+
+Comparisons (``COMPARISONS``; each claim is "arm A beats arm B" as its paper reports):
+
+* ``progrm_table1`` (WikiHow): REINFORCE++ with a *learned* ORM's terminal reward (trained
+  here on the SFT policy's own sampled rollouts, ``--reward orm``) against ProgRM's progress
+  reward (ProgRM-Env, the env milestones' progress).
+* ``admire_table1_3`` (AndroidWorld): step-level GRPO with the outcome against static and
+  adaptive milestones.
+* ``admire_table4`` (WebShop): GRPO, RLOO and DAPO, each with the outcome, a process reward
+  (the rule PRM at weight 0.3, as ADMIRE fixes it) and ADMIRE's milestones.
+* ``shepherd_table1`` (AndroidWorld): PPO with the ORM reward (outcome + format) against
+  PPO with the PRM reward (GUI-Shepherd Eq. 3).
+* ``ui_s1`` (WikiHow): the SFT model alone ("offline SFT-only"), semi-online RL on the
+  recorded trajectories, and online GRPO.
+* ``generalisation`` (WikiHow, full runs only): SFT on every train task's oracle trajectory
+  with a larger model, then GRPO, scored on the test split.
+
+For each claim: the difference of the arms' mean success over seeds, its 95% bootstrap
+interval (seeds resampled with replacement in each arm, 2,000 resamples), the sign the paper
+reports and whether the interval excludes zero. Batches hold at least 32 episodes per update
+in full runs (a smaller batch lowered success from the SFT start in an earlier run).
+
+Writes ``<out>/paper_comparisons.json`` (every arm, seed and interval; rewritten after every
+run, so an interrupted run keeps what it measured) and ``paper_comparisons.png``.
+
+Usage::
+
+    nice -n 10 python benchmarks/paper_comparisons.py                 # full: hours on 2 cores
+    python benchmarks/paper_comparisons.py --quick                     # minutes (make check-docs)
+    python benchmarks/paper_comparisons.py --comparisons progrm_table1 --seeds 0 1 2 3 4
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import random
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tyro
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One paper's comparison: its env, arms (label -> ``ALGO:REWARD[:NAME=VALUE...]``, or
+    ``sft`` for the start model itself) and claims ``(better, worse)``."""
+
+    env: str
+    paper: str
+    arms: dict[str, str]
+    claims: tuple[tuple[str, str], ...]
+    sop: bool = False
+
+
+COMPARISONS: dict[str, Comparison] = {
+    "progrm_table1": Comparison(
+        "GuiGym/WikiHow-v0",
+        "ProgRM Table 1: REINFORCE++ with ProgRM (Env) beats REINFORCE++ with a learned ORM",
+        {"orm": "reinforce_pp:orm", "progrm": "reinforce_pp:outcome+progress"},
+        (("progrm", "orm"),),
+    ),
+    "admire_table1_3": Comparison(
+        "GuiGym/AndroidWorld-v0",
+        "ADMIRE Tables 1 and 3: adaptive milestones beat the outcome reward and static milestones",
+        {
+            "outcome": "grpo:outcome",
+            "static": "grpo:outcome+milestone:milestone_mode=static",
+            "adaptive": "grpo:outcome+milestone",
+        },
+        (("adaptive", "outcome"), ("adaptive", "static")),
+    ),
+    "admire_table4": Comparison(
+        "GuiGym/WebShop-v0",
+        "ADMIRE Table 4: with GRPO, RLOO and DAPO alike, ADMIRE beats outcome and process rewards",
+        {
+            f"{algo}:{label}": f"{algo}:{reward}"
+            for algo in ("grpo", "rloo", "dapo")
+            for label, reward in (
+                ("outcome", "outcome"),
+                ("process", "outcome+0.3*prm"),  # ADMIRE App. A: process weight 0.3
+                ("admire", "outcome+milestone"),
+            )
+        },
+        tuple(
+            (f"{algo}:admire", f"{algo}:{other}")
+            for algo in ("grpo", "rloo", "dapo")
+            for other in ("outcome", "process")
+        ),
+    ),
+    "shepherd_table1": Comparison(
+        "GuiGym/AndroidWorld-v0",
+        "GUI-Shepherd Table 1: PPO with the PRM reward beats PPO with the ORM reward",
+        {"orm": "ppo:outcome+format", "prm": "ppo:outcome+prm"},
+        (("prm", "orm"),),
+    ),
+    "ui_s1": Comparison(
+        "GuiGym/WikiHow-v0",
+        "UI-S1: semi-online RL beats offline SFT alone on SOP and online success, and keeps up "
+        "with online GRPO",
+        {"sft": "sft", "semi_online": "semi_online:replay", "online": "grpo:outcome"},
+        (("semi_online", "sft"),),
+        sop=True,
+    ),
+    "generalisation": Comparison(
+        "GuiGym/WikiHow-v0",
+        "Held-out generalisation: RL after SFT on every train task raises test-split success",
+        {"sft": "sft", "grpo": "grpo:outcome"},
+        (("grpo", "sft"),),
+    ),
+}
+
+REPLAY_ID = "GuiGym/SemiOnlineReplay-v0"
+
+LONGER = {"GuiGym/WebShop-v0": 3}
+"""Extra oracle and episode steps of an env whose shortest tasks are longer (WebShop: search,
+open a result, pick options, buy)."""
+
+
+@dataclass
+class Args:
+    comparisons: list[str] = field(
+        default_factory=lambda: [c for c in COMPARISONS if c != "generalisation"]
+    )
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])
+    train_tasks: int = 8
+    held_out_tasks: int = 8
+    # the generalisation comparison's SFT set (WikiHow has 427 train tasks)
+    generalisation_tasks: int = 427
+    max_oracle_steps: int = 3
+    max_steps: int = 6
+    sft_epochs: int = 15
+    sft_lr: float = 3e-3
+    iterations: int = 5
+    # episodes per update: GRPO/RLOO/DAPO tasks x group, PPO/REINFORCE++ one per task
+    group_size: int = 8
+    tasks_per_iteration: int = 4
+    learning_rate: float = 5e-4
+    max_new_tokens: int = 48
+    temperature: float = 0.5
+    workers: int = 2
+    device: str = "cpu"
+    embedder: str = "hashing"
+    bootstrap: int = 2000
+    quick: bool = False
+    out: str = "benchmarks/results"
+    work: str | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [c for c in self.comparisons if c not in COMPARISONS]
+        if unknown:
+            raise SystemExit(f"unknown comparison(s) {unknown}; allowed: {', '.join(COMPARISONS)}")
+        if self.quick:  # minutes: every arm once, tiny batches; says nothing about the claims
+            self.seeds = self.seeds[:1]
+            self.train_tasks, self.held_out_tasks = 2, 2
+            self.iterations, self.group_size, self.tasks_per_iteration = 1, 2, 2
+            self.sft_epochs, self.bootstrap = 2, 200
+            self.generalisation_tasks = min(self.generalisation_tasks, 4)
+
+
+# ------------------------------------------------------------------------------ statistics
+
+
+def bootstrap_difference(
+    better: list[float], worse: list[float], resamples: int, seed: int = 0
+) -> dict[str, Any]:
+    """``mean(better) - mean(worse)`` with a 95% percentile bootstrap interval (each arm's
+    seeds resampled with replacement, independently), and whether it excludes zero."""
+    if not better or not worse:
+        raise ValueError("both arms need at least one run")
+    rng = random.Random(seed)
+    diff = sum(better) / len(better) - sum(worse) / len(worse)
+    draws = sorted(
+        sum(rng.choices(better, k=len(better))) / len(better)
+        - sum(rng.choices(worse, k=len(worse))) / len(worse)
+        for _ in range(resamples)
+    )
+    low, high = draws[int(0.025 * (resamples - 1))], draws[int(0.975 * (resamples - 1))]
+    return {
+        "difference": diff,
+        "interval": [low, high],
+        "agrees_with_paper": diff > 0,  # every claim is "better beats worse"
+        "excludes_zero": low > 0 or high < 0,
+        "seeds": [len(better), len(worse)],
+    }
+
+
+def mean_interval(values: list[float], resamples: int, seed: int = 0) -> dict[str, Any]:
+    """Mean and 95% bootstrap interval of one arm over its seeds."""
+    rng = random.Random(seed)
+    draws = sorted(sum(rng.choices(values, k=len(values))) / len(values) for _ in range(resamples))
+    return {
+        "mean": sum(values) / len(values),
+        "interval": [draws[int(0.025 * (resamples - 1))], draws[int(0.975 * (resamples - 1))]],
+        "n": len(values),
+    }
+
+
+# ---------------------------------------------------------------------------- environments
+
+
+def short_tasks(
+    env_id: str, split: str, max_oracle_steps: int, count: int, exclude: Any = ()
+) -> list[str]:
+    """The first ``count`` tasks of ``split`` (sorted ids, none of ``exclude``) the oracle
+    solves within ``max_oracle_steps`` steps. AndroidWorld's splits hold the same 116 task
+    templates, so its held-out tasks are templates the train tasks do not include."""
+    import gymnasium as gym
+
+    import gui_gym  # noqa: F401
+
+    env = gym.make(env_id, split=split, max_steps=max_oracle_steps)
+    chosen = []
+    for task in sorted(set(env.unwrapped.task_ids) - set(exclude)):
+        env.reset(seed=0, options={"task": task})
+        info: dict[str, Any] = {}
+        done = False
+        while not done:
+            _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+            done = terminated or truncated
+        if info.get("success"):
+            chosen.append(task)
+        if len(chosen) == count:
+            break
+    env.close()
+    return chosen
+
+
+def max_steps(env_id: str, args: Args) -> int:
+    return args.max_steps + LONGER.get(env_id, 0)
+
+
+def success_rate(llm: Any, env_id: str, tasks: list[str], args: Args) -> float:
+    """Greedy success of ``llm`` (the default prompt) on each task, seed 0."""
+    import gymnasium as gym
+
+    from gui_gym.agents.llm import LLMAgent
+    from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
+
+    agent = LLMAgent(llm, temperature=0.0, max_new_tokens=args.max_new_tokens)
+    engine = RolloutEngine(
+        lambda: gym.make(env_id, split="all", max_steps=max_steps(env_id, args)),
+        agent,
+        num_envs=len(tasks),
+    )
+    try:
+        episodes = engine.run([EpisodeSpec(task, 0) for task in tasks])
+    finally:
+        engine.close()
+    clean = [t for t in episodes if t.infra_error is None]
+    return sum(t.success for t in clean) / max(1, len(clean))
+
+
+def sop_score(llm: Any, dataset: Path, args: Args) -> float:
+    """UI-S1's SOP score of ``llm`` on a recorded dataset (greedy)."""
+    from gui_gym.agents.llm import LLMAgent
+    from gui_gym.runs.sop import evaluate_sop
+
+    summary, _ = evaluate_sop(
+        dataset,
+        lambda env: LLMAgent(llm, temperature=0.0, max_new_tokens=args.max_new_tokens),
+        progress=False,
+    )
+    return float(summary.sop.score)
+
+
+def scores(llm: Any, env_id: str, start: dict[str, Any], args: Args, sop: bool) -> dict[str, Any]:
+    point = {
+        "train": success_rate(llm, env_id, start["tasks"]["train"], args),
+        "held_out": success_rate(llm, env_id, start["tasks"]["held_out"], args),
+    }
+    if sop:
+        point["sop_train"] = sop_score(llm, Path(start["datasets"]["train"]), args)
+        point["sop_held_out"] = sop_score(llm, Path(start["datasets"]["held_out"]), args)
+    return point
+
+
+def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) -> dict[str, Any]:
+    """Tasks, oracle datasets, the tiny base model and its SFT for one env (reused from
+    ``work`` when a previous run left them)."""
+    import torch
+
+    from gui_gym.models.llm import TransformersLLM
+    from gui_gym.runs.record import record_dataset
+    from gui_gym.train.runner import build_tiny_policy, env_texts
+    from gui_gym.train.sft import SFTConfig, train_sft
+
+    torch.set_num_threads(1)
+    work.mkdir(parents=True, exist_ok=True)
+    count = args.generalisation_tasks if wide else args.train_tasks
+    steps = args.max_oracle_steps + LONGER.get(env_id, 0)
+    train = short_tasks(env_id, "train", 12 if wide else steps, count)
+    tasks = {
+        "train": train,
+        "held_out": short_tasks(env_id, "test", steps, args.held_out_tasks, exclude=train),
+    }
+    if not tasks["train"] or not tasks["held_out"]:
+        raise SystemExit(f"{env_id}: no short tasks for {tasks}; raise --max-oracle-steps")
+    datasets = {}
+    for split, chosen in tasks.items():
+        folder = work / f"oracle_{split}"
+        if chosen and not (folder / "manifest.json").exists():
+            record_dataset(
+                env_id,
+                "oracle",
+                episodes=len(chosen),
+                out=folder,
+                tasks=chosen,
+                env_kwargs={"split": "all", "max_steps": max_steps(env_id, args)},
+                progress=False,
+            )
+        datasets[split] = str(folder)
+    # a wider model for the generalisation arm: it must copy queries from the instruction
+    size = {"n_layer": 4, "n_embd": 128} if wide else {}
+    base = build_tiny_policy(work / "base", env_texts(env_id), n_positions=2048, **size)
+    sft_model = work / "sft"
+    if not (sft_model / "config.json").exists():
+        train_sft(
+            Path(datasets["train"]),
+            base,
+            sft_model,
+            SFTConfig(epochs=args.sft_epochs, lr=args.sft_lr, eval_fraction=0.0, batch_size=4),
+            device=args.device,
+            progress=False,
+        )
+    start: dict[str, Any] = {"tasks": tasks, "datasets": datasets, "model": str(sft_model)}
+    before = TransformersLLM(base, device=args.device)
+    after = TransformersLLM(sft_model, device=args.device)
+    start["before_sft"] = {
+        "train": success_rate(before, env_id, tasks["train"], args),
+        "held_out": success_rate(before, env_id, tasks["held_out"], args),
+    }
+    start["sft"] = scores(after, env_id, start, args, sop=True)
+    # the comparison means something only from a start that is neither 0 nor memorised
+    start["sft_start_ok"] = 0.0 < start["sft"]["train"] < 1.0
+    return start
+
+
+def train_orm(env_id: str, start: dict[str, Any], work: Path, args: Args) -> str:
+    """ProgRM Table 1's ORM: a tiny outcome reward model trained on the SFT policy's own
+    sampled rollouts of the train tasks, labelled by success (ProgRM Sec. 3.1)."""
+    import gymnasium as gym
+
+    from gui_gym.agents.llm import LLMAgent
+    from gui_gym.models.llm import TransformersLLM
+    from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
+    from gui_gym.train.progress_model import ProgressTrainConfig, fit_progress_model
+
+    folder = work / "orm"
+    if (folder / "model").is_dir():
+        return str(folder / "model")
+    llm = TransformersLLM(start["model"], device=args.device)
+    agent = LLMAgent(llm, temperature=1.0, max_new_tokens=args.max_new_tokens)
+    engine = RolloutEngine(
+        lambda: gym.make(env_id, split="all", max_steps=max_steps(env_id, args)),
+        agent,
+        num_envs=8,
+    )
+    try:
+        episodes = engine.run(
+            [EpisodeSpec(t, s) for t in start["tasks"]["train"] for s in range(8)]
+        )
+    finally:
+        engine.close()
+    episodes = [t for t in episodes if t.infra_error is None]
+    fit_progress_model(
+        episodes,
+        kind="orm",
+        config=ProgressTrainConfig(epochs=3 if not args.quick else 1),
+        out=folder,
+        progress=False,
+        device=args.device,
+    )
+    return str(folder / "model")
+
+
+# ------------------------------------------------------------------------------------ runs
+
+
+def parse_arm(arm: str) -> tuple[str, str, dict[str, Any]]:
+    """``ALGO:REWARD[:NAME=VALUE...]`` -> ``(algo, reward, settings)`` (values read as int,
+    float or else string)."""
+    algo, _, rest = arm.partition(":")
+    reward, *options = rest.split(":")
+    settings: dict[str, Any] = {}
+    for option in options:
+        name, sign, text = option.partition("=")
+        if not (name and sign and text):
+            raise ValueError(f"arm {arm!r} must be ALGO:REWARD[:NAME=VALUE...]")
+        value: Any = text
+        for kind in (int, float):
+            try:
+                value = kind(text)
+                break
+            except ValueError:
+                pass
+        settings[name] = value
+    if not algo or not reward:
+        raise ValueError(f"arm {arm!r} must be ALGO:REWARD[:NAME=VALUE...]")
+    return algo, reward, settings
+
+
+def run_arm(name: str, label: str, seed: int, start: dict[str, Any], args: Args) -> dict[str, Any]:
+    """Train one arm from the env's SFT model for one seed; greedy scores at the end."""
+    import torch
+
+    from gui_gym.models.llm import TransformersLLM
+    from gui_gym.train.runner import make_trainer
+
+    torch.set_num_threads(1)  # tiny models: threads only contend
+    comparison = COMPARISONS[name]
+    arm = comparison.arms[label]
+    started, cpu = time.perf_counter(), time.process_time()
+    if arm == "sft":  # the start itself: its scores, measured once
+        return {
+            "comparison": name,
+            "arm": label,
+            "seed": seed,
+            **start["sft"],
+            "seconds": 0.0,
+            "cpu_seconds": 0.0,
+        }
+    algo, reward, settings = parse_arm(arm)
+    milestone_mode = settings.pop("milestone_mode", "adaptive")
+    replay = reward == "replay"
+    work = Path(args.work or tempfile.mkdtemp())
+    config: dict[str, Any] = {
+        "out": str(work / "runs" / f"{name}_{label.replace(':', '_')}_{seed}"),
+        "iterations": args.iterations,
+        "seed": seed,
+        "learning_rate": args.learning_rate,
+        "max_new_tokens": args.max_new_tokens,
+        "temperature": args.temperature,
+        "device": args.device,
+        "progress": False,
+        "save_every": 1000,
+        "micro_batch_turns": 8,
+    }
+    episodes = args.group_size * args.tasks_per_iteration
+    if algo in ("grpo", "rloo", "dapo"):
+        config.update(group_size=args.group_size, tasks_per_iteration=args.tasks_per_iteration)
+    elif algo in ("reinforce_pp", "ppo"):
+        config.update(tasks_per_iteration=episodes)
+    elif algo == "semi_online":
+        config.update(
+            group_size=args.group_size, trajectories_per_iteration=args.tasks_per_iteration
+        )
+    config.update(settings)
+    trainer = make_trainer(
+        algo,
+        REPLAY_ID if replay else comparison.env,
+        model=start["model"],
+        reward="outcome" if replay else reward,
+        settings=config,
+        env_kwargs={"dataset": start["datasets"]["train"], "require_think": False}
+        if replay
+        else {"split": "all", "max_steps": max_steps(comparison.env, args)},
+        tasks=None if replay else start["tasks"]["train"],
+        embedder=args.embedder,
+        milestone_mode=milestone_mode,
+        orm_model=start.get("orm"),
+        resume=False,
+    )
+    trainer.train()
+    policy = trainer.policy
+    llm = TransformersLLM(policy.model, policy.tokenizer, device=policy.device)
+    result = scores(llm, comparison.env, start, args, comparison.sop)
+    trainer.close()
+    return {
+        "comparison": name,
+        "arm": label,
+        "seed": seed,
+        **result,
+        "seconds": time.perf_counter() - started,
+        "cpu_seconds": time.process_time() - cpu,
+    }
+
+
+# --------------------------------------------------------------------------------- summary
+
+
+def summarise(
+    args: Args, starts: dict[str, Any], runs: list[dict[str, Any]], seconds: float
+) -> dict[str, Any]:
+    metrics = ("train", "held_out")
+    out: dict[str, Any] = {}
+    for name in args.comparisons:
+        comparison = COMPARISONS[name]
+        mine = [r for r in runs if r["comparison"] == name]
+        keys = (*metrics, "sop_train", "sop_held_out") if comparison.sop else metrics
+        arms = {}
+        for label in comparison.arms:
+            rows = [r for r in mine if r["arm"] == label]
+            if rows:
+                arms[label] = {
+                    key: mean_interval([r[key] for r in rows], args.bootstrap) for key in keys
+                }
+        claims = []
+        for better, worse in comparison.claims:
+            a = [r for r in mine if r["arm"] == better]
+            b = [r for r in mine if r["arm"] == worse]
+            if a and b:
+                claims.append(
+                    {
+                        "claim": f"{better} > {worse}",
+                        **{
+                            key: bootstrap_difference(
+                                [r[key] for r in a], [r[key] for r in b], args.bootstrap
+                            )
+                            for key in keys
+                        },
+                    }
+                )
+        out[name] = {
+            "paper": comparison.paper,
+            "env": comparison.env,
+            "start": starts.get(COMPARISONS[name].env if name != "generalisation" else name),
+            "arms": arms,
+            "claims": claims,
+        }
+    result = {
+        "quick": args.quick,
+        "args": asdict(args),
+        "comparisons": out,
+        "runs": runs,
+        "seconds": seconds,
+        "cpu_seconds": sum(r["cpu_seconds"] for r in runs),
+    }
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "paper_comparisons.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n")
+    tmp.replace(path)
+    plot(result, folder / "paper_comparisons.png")
+    return result
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """One panel per comparison: each arm's mean success on trained and held-out tasks with
+    its 95% interval."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n, c in result["comparisons"].items() if c["arms"]]
+    if not names:
+        return
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        arms = result["comparisons"][name]["arms"]
+        for offset, key in ((-0.18, "train"), (0.18, "held_out")):
+            xs = [i + offset for i in range(len(arms))]
+            means = [a[key]["mean"] for a in arms.values()]
+            low = [a[key]["mean"] - a[key]["interval"][0] for a in arms.values()]
+            high = [a[key]["interval"][1] - a[key]["mean"] for a in arms.values()]
+            ax.errorbar(xs, means, yerr=[low, high], fmt="o", capsize=3, label=key)
+        ax.set_xticks(range(len(arms)), list(arms), rotation=45, ha="right", fontsize=7)
+        ax.set_title(name, fontsize=9)
+        ax.set_ylim(-0.05, 1.05)
+    axes[0][0].set_ylabel("greedy success (mean, 95% CI)")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(args: Args) -> dict[str, Any]:
+    started = time.perf_counter()
+    work = Path(args.work or tempfile.mkdtemp())
+    args.work = str(work)
+    starts: dict[str, Any] = {}
+    for name in args.comparisons:
+        comparison = COMPARISONS[name]
+        key = name if name == "generalisation" else comparison.env
+        if key not in starts:
+            folder = work / key.replace("/", "_")
+            starts[key] = prepare_start(comparison.env, folder, args, wide=name == "generalisation")
+            print(f"{key}: start {starts[key]['sft']} (before SFT {starts[key]['before_sft']})")
+        if any("orm" in arm.split(":")[1:2] for arm in comparison.arms.values()):
+            starts[key]["orm"] = train_orm(
+                comparison.env, starts[key], work / key.replace("/", "_"), args
+            )
+    jobs = [
+        (name, label, seed)
+        for seed in args.seeds  # seed-major: an interrupted run has every arm at its first seeds
+        for name in args.comparisons
+        for label in COMPARISONS[name].arms
+    ]
+    runs: list[dict[str, Any]] = []
+    result: dict[str, Any] = {}
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=args.workers, mp_context=context) as pool:
+        pending = [
+            pool.submit(
+                run_arm,
+                name,
+                label,
+                seed,
+                starts[name if name == "generalisation" else COMPARISONS[name].env],
+                args,
+            )
+            for name, label, seed in jobs
+        ]
+        for future in as_completed(pending):
+            runs.append(future.result())
+            print(
+                f"  {runs[-1]['comparison']} {runs[-1]['arm']} seed {runs[-1]['seed']}: "
+                f"train {runs[-1]['train']:.2f} held-out {runs[-1]['held_out']:.2f}",
+                flush=True,
+            )
+            result = summarise(args, starts, runs, time.perf_counter() - started)
+    result = summarise(args, starts, runs, time.perf_counter() - started)
+    for name, comparison in result["comparisons"].items():
+        for claim in comparison["claims"]:
+            train = claim["train"]
+            print(
+                f"{name}: {claim['claim']}: {train['difference']:+.3f} "
+                f"[{train['interval'][0]:+.3f}, {train['interval'][1]:+.3f}] "
+                f"paper's sign {'yes' if train['agrees_with_paper'] else 'no'}, "
+                f"excludes 0 {'yes' if train['excludes_zero'] else 'no'}"
+            )
+    return result
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))

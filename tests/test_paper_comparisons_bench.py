@@ -1,0 +1,77 @@
+"""benchmarks/paper_comparisons.py: the bootstrap intervals, the claim verdicts and the arm
+names every comparison uses (the runs themselves go through ``--quick`` in make check-docs)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "paper_comparisons.py"
+
+
+def load_bench() -> Any:
+    spec = importlib.util.spec_from_file_location("paper_comparisons_bench", PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load_bench()
+
+
+def test_a_clear_gain_excludes_zero_and_a_tie_does_not() -> None:
+    gain = bench.bootstrap_difference([0.6, 0.7, 0.65, 0.7, 0.6], [0.3, 0.35, 0.3, 0.4, 0.3], 2000)
+    assert gain["difference"] == pytest.approx(0.65 - 0.33)
+    low, high = gain["interval"]
+    assert 0 < low <= gain["difference"] <= high
+    assert gain["agrees_with_paper"] and gain["excludes_zero"]
+    tie = bench.bootstrap_difference([0.5, 0.0, 1.0, 0.5, 0.5], [0.5, 1.0, 0.0, 0.5, 0.5], 2000)
+    assert tie["difference"] == pytest.approx(0.0)
+    assert tie["interval"][0] < 0 < tie["interval"][1] and not tie["excludes_zero"]
+    loss = bench.bootstrap_difference([0.1] * 5, [0.6] * 5, 200)
+    assert loss["difference"] == pytest.approx(-0.5)
+    assert not loss["agrees_with_paper"] and loss["excludes_zero"]
+    assert loss["interval"] == pytest.approx([-0.5, -0.5])  # no spread, no interval
+    with pytest.raises(ValueError, match="at least one run"):
+        bench.bootstrap_difference([], [0.1], 10)
+
+
+def test_mean_interval_brackets_the_mean() -> None:
+    row = bench.mean_interval([0.0, 0.25, 0.5, 0.75, 1.0], 2000)
+    assert row["mean"] == 0.5 and row["n"] == 5
+    assert row["interval"][0] < 0.5 < row["interval"][1]
+
+
+def test_every_arm_is_a_trainer_the_runner_knows_and_every_claim_names_arms() -> None:
+    from gui_gym.train.reward_stack import parse_reward
+    from gui_gym.train.runner import ALGORITHM_NAMES
+
+    for name, comparison in bench.COMPARISONS.items():
+        for label, arm in comparison.arms.items():
+            if arm == "sft":
+                continue
+            algo, reward, settings = bench.parse_arm(arm)
+            assert algo in ALGORITHM_NAMES, (name, label)
+            if reward != "replay":
+                parse_reward(reward)
+            assert set(settings) <= {"milestone_mode"}, (name, label)
+        for better, worse in comparison.claims:
+            assert {better, worse} <= set(comparison.arms), name
+    with pytest.raises(ValueError, match="ALGO:REWARD"):
+        bench.parse_arm("grpo:outcome:oops")
+
+
+def test_full_runs_hold_32_episodes_per_update_and_five_seeds() -> None:
+    args = bench.Args()
+    assert len(args.seeds) >= 5
+    assert args.group_size * args.tasks_per_iteration >= 32
+    quick = bench.Args(quick=True)
+    assert len(quick.seeds) == 1 and quick.iterations == 1
+    with pytest.raises(SystemExit, match="unknown comparison"):
+        bench.Args(comparisons=["progrm"])
