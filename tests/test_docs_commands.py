@@ -46,6 +46,8 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("training.md", "gui-gym sft"): "a user's base model (/models/base); tests/test_sft.py",
     ("training.md", "gui-gym train "): "the sft line's model; tests/test_train_cli.py",
     ("training.md", "make_trainer("): "the sft line's model; tests/test_train_core.py",
+    ("engines.md", "GRPOTrainer("): "a user's tool-calling model; tests/test_integration_trl.py",
+    ("engines.md", "accelerate launch"): "GPUs and vLLM; tests/test_integration_trl.py on CPU",
     ("training.md", "--kind orm --out runs/orm"): (
         "labels.jsonl of docs/progrm.md's run; tests/test_paper_baselines.py trains an ORM's "
         "reward path"
