@@ -141,6 +141,19 @@ def train_prm_cmd(
             raise UsageError(f"--replay-dataset: {err}") from None
     if model is not None:
         existing_dir(model, "--model")
+        from gui_gym.models.prm.vision_prm import has_processor
+
+        if has_processor(model):  # GUI-Shepherd's VLM PRM: steps with screenshots from envs
+            for given, what in (
+                (rationale, "--rationale"),
+                (data is not None, "--data"),
+                (bool(replay_dataset), "--replay-dataset"),
+            ):
+                if given:
+                    raise UsageError(
+                        f"{what} is not for a vision-language --model: its steps come from "
+                        "--env-id with screenshots, and it learns the label alone"
+                    )
     choose(keep_best, ("auc", "accuracy", "none"), "--keep-best")
     choose(lr_schedule, ("constant", "linear"), "--lr-schedule")
     check_device(device)

@@ -28,7 +28,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -95,6 +95,8 @@ class PRMQuery:
             (``click "Search" button``), as ``info["action_description"]`` gives it.
         history: Descriptions of the earlier actions of the episode, oldest first.
         step: How many steps were taken before this one (its position in the episode).
+        screenshot: The screenshot the action was chosen on (an HxWx3 uint8 array), for a
+            vision-language PRM; not part of the query's key or its JSON form.
     """
 
     instruction: str
@@ -103,6 +105,7 @@ class PRMQuery:
     action_description: str = ""
     history: tuple[str, ...] = ()
     step: int = 0
+    screenshot: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("instruction", "screen", "action", "action_description"):

@@ -501,8 +501,25 @@ def run_training(
     Returns:
         The training report with a ``data`` entry.
     """
+    from gui_gym.models.prm.vision_prm import has_processor
+
     config = config or PRMTrainConfig()
     out = Path(out)
+    # a vision-language model: GUI-Shepherd's VLM PRM judges the screenshot, so the envs
+    # make them and the data keeps them
+    vision = model is not None and has_processor(model)
+    if vision and rationale:
+        raise ValueError("a vision-language PRM is trained on the label only: drop --rationale")
+    if vision and replay_datasets:
+        raise ValueError(
+            "a vision-language PRM from recorded datasets is not supported yet: collect its "
+            "steps from --env-id"
+        )
+    if vision and data is not None:
+        raise ValueError(
+            "a vision-language PRM needs steps with screenshots: collect them from --env-id "
+            "(the envs make screenshots), not --data"
+        )
     train_file, eval_file = out / "data" / "train.jsonl", out / "data" / "eval.jsonl"
     if resume and train_file.exists() and eval_file.exists():
         train, held = read_labelled_steps(train_file), read_labelled_steps(eval_file)
@@ -524,6 +541,7 @@ def run_training(
                         proposals_per_state=proposals_per_state,
                         seed=config.seed,
                         progress=progress,
+                        env_kwargs={"screenshot": True} if vision else None,
                     )
                 )
             for folder in replay_datasets:
@@ -556,7 +574,11 @@ def run_training(
         "max_length": max_length,
     }
     init = out / "init"
-    if model is not None:
+    if vision:
+        prm = TransformersPRM.load(
+            model, device=device, positive_token=positive_token, negative_token=negative_token
+        )
+    elif model is not None:
         prm = TransformersPRM.load(model, device=device, **settings)
     elif resume and init.exists():
         prm = TransformersPRM.load(init, device=device)

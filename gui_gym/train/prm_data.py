@@ -146,6 +146,10 @@ def collect_task_steps(
             action_description=describe(action, base.ui_tree),
             history=tuple(history[-history_length:]) if history_length else (),
             step=step,
+            # an env made with screenshot=True: the state a vision PRM sees
+            screenshot=None
+            if observation.get("screenshot") is None
+            else np.array(observation["screenshot"], dtype=np.uint8),
         )
 
     def add(q: PRMQuery, label: int, source: str, rationale: str) -> None:
@@ -688,9 +692,41 @@ def build_prm_dataset(
     return PRMDataset(train=train, eval=held, report=report)
 
 
+SCREENSHOTS_DIR = "screenshots"
+"""Folder beside a steps file holding its queries' screenshots (PNG, named by content)."""
+
+
+def _save_screenshot(folder: Path, image: Any) -> str:
+    import hashlib
+
+    from PIL import Image
+
+    array = np.ascontiguousarray(np.asarray(image, dtype=np.uint8))
+    digest = hashlib.sha256(repr(array.shape).encode() + array.tobytes()).hexdigest()[:32]
+    name = f"{SCREENSHOTS_DIR}/{digest}.png"
+    target = folder / name
+    if not target.exists():  # content-addressed: a screenshot shared by steps is stored once
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(".png.partial")
+        Image.fromarray(array).save(partial, format="PNG")
+        partial.replace(target)
+    return name
+
+
 def write_labelled_steps(path: str | Path, steps: Sequence[LabelledStep]) -> int:
-    """Write steps as JSON Lines, atomically; returns the count."""
-    return write_jsonl(path, (s.to_dict() for s in steps))
+    """Write steps as JSON Lines, atomically; returns the count. A query's screenshot (a
+    vision PRM's input) is written once by content under ``screenshots/`` beside the file,
+    and the record names it (``"screenshot": "screenshots/<sha>.png"``)."""
+    folder = Path(path).parent
+
+    def records() -> Any:
+        for s in steps:
+            record = s.to_dict()
+            if s.query.screenshot is not None:
+                record["screenshot"] = _save_screenshot(folder, s.query.screenshot)
+            yield record
+
+    return write_jsonl(path, records())
 
 
 def read_labelled_steps(path: str | Path) -> list[LabelledStep]:
@@ -699,10 +735,26 @@ def read_labelled_steps(path: str | Path) -> list[LabelledStep]:
     Raises:
         ValueError: naming the file and record of a malformed step.
     """
+    from dataclasses import replace
+
+    from PIL import Image, UnidentifiedImageError
+
     out = []
+    folder = Path(path).parent
     for i, record in enumerate(read_jsonl(path)):
         try:
-            out.append(LabelledStep.from_dict(record))
+            step = LabelledStep.from_dict(record)
+            shot = record.get("screenshot") if isinstance(record, dict) else None
+            if shot is not None:
+                file = (folder / str(shot)).resolve()
+                if folder.resolve() not in file.parents:
+                    raise ValueError(f"screenshot path {shot!r} leaves the data folder")
+                with Image.open(file) as image:
+                    array = np.asarray(image.convert("RGB"), dtype=np.uint8)
+                step = replace(step, query=replace(step.query, screenshot=array))
+        except (OSError, UnidentifiedImageError) as err:
+            raise ValueError(f"{path}: record {i + 1}: unreadable screenshot ({err})") from None
         except (ValueError, TypeError) as err:
             raise ValueError(f"{path}: record {i + 1}: {err}") from None
+        out.append(step)
     return out

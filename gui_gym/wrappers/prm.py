@@ -57,6 +57,11 @@ def _last_error(prm: Any, i: int) -> str | None:
     return None
 
 
+def _copy_screenshot(observation: dict[str, Any]) -> Any:
+    shot = observation.get("screenshot")
+    return None if shot is None else np.array(shot, dtype=np.uint8)
+
+
 @dataclass
 class _Context:
     """One env's episode as the PRM sees it: the instruction and the screen the next action
@@ -67,6 +72,7 @@ class _Context:
     screen: str = ""
     history: list[str] = field(default_factory=list)
     step: int = 0
+    screenshot: Any = None  # a copy, for a vision-language PRM
 
     @classmethod
     def start(cls, observation: dict[str, Any], info: dict[str, Any]) -> _Context:
@@ -74,6 +80,7 @@ class _Context:
             str(observation.get("instruction", "")),
             str(observation.get("screen", "")),
             step=int(info.get("step", 0)),
+            screenshot=_copy_screenshot(observation),
         )
 
     def query(self, action: str, description: str, history_length: int) -> PRMQuery:
@@ -85,6 +92,7 @@ class _Context:
             action_description=description,
             history=tuple(history),
             step=self.step,
+            screenshot=self.screenshot,
         )
 
     def advance(self, observation: dict[str, Any], info: dict[str, Any], valid: bool) -> None:
@@ -94,6 +102,7 @@ class _Context:
         self.instruction = str(observation.get("instruction", ""))
         self.screen = str(observation.get("screen", ""))
         self.step = int(info.get("step", self.step + 1))
+        self.screenshot = _copy_screenshot(observation)
 
 
 class _PRMReward(gym.utils.RecordConstructorArgs):

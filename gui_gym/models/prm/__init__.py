@@ -10,6 +10,8 @@ is correct. The package, one scorer a module:
   expert and env milestones (it needs the env in the state before the action);
 * :mod:`~gui_gym.models.prm.transformers_prm`: :class:`TransformersPRM`, a causal LM read
   at the label position (Sec. 3, Eq. 2), with the tiny-model builders tests use;
+* :mod:`~gui_gym.models.prm.vision_prm`: :class:`VisionPRM`, the same read from a
+  vision-language model given the screenshot (GUI-Shepherd's Qwen2.5-VL PRM);
 * :mod:`~gui_gym.models.prm.server`: :class:`OpenAICompatPRM`, any OpenAI-compatible
   server (vLLM, ...), from the label tokens' log-probabilities (App. B.2);
 * :mod:`~gui_gym.models.prm.llm`: :class:`LLMStepJudgePRM`, ADMIRE's LLM step judge
@@ -40,6 +42,7 @@ from gui_gym.models.prm.transformers_prm import (
     build_tokenizer,
     tiny_causal_lm,
 )
+from gui_gym.models.prm.vision_prm import VisionPRM
 
 __all__ = [
     "ADMIRE_PROCESS_REWARD_WEIGHT",
@@ -53,6 +56,7 @@ __all__ = [
     "ProcessRewardModel",
     "RulePRM",
     "TransformersPRM",
+    "VisionPRM",
     "build_tokenizer",
     "parse_step_verdict",
     "tiny_causal_lm",

@@ -616,6 +616,9 @@ class TransformersPRM:
 
         Never unpickles: weights are read from safetensors only.
 
+        A vision-language model folder (one with a processor config) loads as a
+        :class:`~gui_gym.models.prm.vision_prm.VisionPRM`.
+
         Raises:
             FileNotFoundError: when the folder or its safetensors weights are missing.
             ValueError: when ``prm.json`` is not a gui-gym PRM config.
@@ -624,6 +627,10 @@ class TransformersPRM:
         path = Path(path)
         if not path.is_dir():
             raise FileNotFoundError(f"no PRM checkpoint folder at {path}")
+        from gui_gym.models.prm.vision_prm import VisionPRM, has_processor
+
+        if has_processor(path):  # an image-text model: GUI-Shepherd's VLM PRM
+            return VisionPRM.load(path, device=device, **overrides)  # type: ignore[return-value]
         if not any(path.glob("*.safetensors")):
             raise FileNotFoundError(
                 f"{path} has no .safetensors weights (pickled checkpoints are not loaded)"
