@@ -29,3 +29,23 @@ fi
 "$py" -m pip install --quiet -e ".[all]"
 "$py" -m pip check
 echo "gui-gym: environment ready in $venv"
+
+# verl 0.9.1 pins transformers < 5.11 and tensordict <= 0.10, which the main environment
+# cannot hold beside torchrl 0.14 (tensordict 0.14): its adapter is tested from a second
+# environment next to the first, with gui-gym itself and the `verl` extra (about 5 minutes
+# on a fresh machine; docs/architecture.md, "verl's own environment").
+# GUI_GYM_SKIP_VERL_VENV=1 leaves it out (the verl tests then fail in CI, skip elsewhere).
+if [ "${GUI_GYM_SKIP_VERL_VENV:-0}" != "1" ]; then
+  verl_venv="${venv%/}-verl"
+  if [ ! -x "$verl_venv/bin/python" ]; then
+    python3 -m venv "$verl_venv"
+  fi
+  verl_py="$verl_venv/bin/python"
+  "$verl_py" -m pip install --quiet --upgrade pip setuptools wheel
+  if ! "$verl_py" -c "import torch" >/dev/null 2>&1; then
+    "$verl_py" -m pip install --quiet "torch==${GUI_GYM_TORCH_VERSION:-2.13.0}"
+  fi
+  "$verl_py" -m pip install --quiet -e ".[verl]"
+  "$verl_py" -m pip check
+  echo "gui-gym: verl environment ready in $verl_venv"
+fi

@@ -14,6 +14,7 @@ from gui_gym.cli._common import app
 from gui_gym.cli import envs  # noqa: F401
 from gui_gym.cli import eval  # noqa: F401
 from gui_gym.cli import data  # noqa: F401
+from gui_gym.cli import export  # noqa: F401
 from gui_gym.cli import rewards  # noqa: F401
 from gui_gym.cli import train  # noqa: F401
 from gui_gym.cli import view  # noqa: F401

@@ -1,6 +1,10 @@
 """Adapters that let the RL engines users already run drive gui-gym's envs and reward stack.
 
 * :mod:`gui_gym.integrations.trl`: TRL's ``GRPOTrainer(environment_factory=...)`` (extra ``trl``).
+* :mod:`gui_gym.integrations.verl`: verl's multi-turn agent loop (extra ``verl``, in its own
+  environment: docs/engines.md); :mod:`gui_gym.integrations.tasks` exports the task rows it
+  reads (``gui-gym export-tasks``) without verl; :mod:`gui_gym.integrations.episode` is the
+  engine-agnostic episode (env, reward stack and prompt format as one conversation).
 
 Each module imports its engine only when used; a missing engine raises
 ``gymnasium.error.DependencyNotInstalled`` naming the extra to install. The package sits at the
