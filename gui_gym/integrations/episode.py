@@ -129,23 +129,16 @@ class EpisodeResult:
         return out
 
 
-def _components(step: Step, milestone_rewards: list[float] | None, index: int) -> dict[str, float]:
+def _step_components(reward: float, info: Mapping[str, Any]) -> dict[str, float]:
     """The reward terms of one step, read from what each wrapper put in ``info``."""
-    info = step.info
-    out = {"reward": float(step.reward), "task_reward": float(step.task_reward)}
+    out = {"reward": float(reward), "task_reward": float(info.get("task_reward", 0.0))}
     progress = info.get("progress")
-    if isinstance(progress, dict) and progress.get("delta") is not None:
+    if isinstance(progress, Mapping) and progress.get("delta") is not None:
         out["progress"] = float(progress["delta"])
-    for key in ("prm", "format"):
+    for key in ("prm", "format", "judge", "orm"):
         part = info.get(key)
-        if isinstance(part, dict) and part.get("reward") is not None:
+        if isinstance(part, Mapping) and part.get("reward") is not None:
             out[key] = float(part["reward"])
-    for key in ("judge", "orm"):
-        part = info.get(key)
-        if isinstance(part, dict) and part.get("reward") is not None:
-            out[key] = float(part["reward"])
-    if milestone_rewards is not None:
-        out["milestone"] = float(milestone_rewards[index])
     return out
 
 
@@ -209,6 +202,7 @@ class ChatEpisode:
         self.ended = False
         self._observation: dict[str, Any] = {}
         self._trajectory: Trajectory | None = None
+        self._components: list[dict[str, float]] = []
 
     def reset(self) -> list[dict[str, Any]]:
         """Reset the env; the prompt format's messages for the first step."""
@@ -217,6 +211,7 @@ class ChatEpisode:
         observation, info = self.env.reset(seed=self.seed)
         self._observation = observation
         self.done = self.ended = False
+        self._components = []
         self._trajectory = Trajectory(
             env_id=self.env_id,
             task_id=str(info.get("task_id", self.task_id or "")),
@@ -263,6 +258,7 @@ class ChatEpisode:
                 len(trajectory.steps), screen, action, reward, terminated, truncated, info
             )
         )
+        self._components.append(_step_components(reward, info))
         self._observation = observation
         if terminated or truncated:
             self.done = self.ended = True
@@ -287,19 +283,17 @@ class ChatEpisode:
         trajectory = self._trajectory
         if trajectory is None or not self.done:
             raise RuntimeError("ChatEpisode.result needs a finished episode")
-        milestone_rewards = None
+        components = [dict(c) for c in self._components]
         if "milestone" in self.stack.weights and trajectory.steps and self.ended:
             self.stack.refine_milestones(self.env, [[trajectory]])
             milestone = trajectory.steps[-1].info.get("milestone", {})
-            if milestone.get("episode_rewards") is not None:
-                milestone_rewards = [float(v) for v in milestone["episode_rewards"]]
+            for c, r_mil in zip(components, milestone.get("episode_rewards") or []):
+                c["milestone"] = float(r_mil)  # ADMIRE's R_mil(t) (Eq. 10/11)
         return EpisodeResult(
             reward_score=episode_return(trajectory, self.format_eta),
             step_rewards=reward_stream(trajectory),
             admire_step_rewards=admire_step_rewards(trajectory, self.format_eta),
-            components=[
-                _components(step, milestone_rewards, i) for i, step in enumerate(trajectory.steps)
-            ],
+            components=components,
             success=trajectory.success,
             num_steps=len(trajectory.steps),
             ended=self.ended,
