@@ -90,6 +90,14 @@ EXCLUDED: dict[tuple[str, str], str] = {
         "8 GPUs; tests/test_train_data_parallel.py launches 2 gloo workers through the CLI"
     ),
     ("viewer.md", "gui-gym serve"): "a server that runs until stopped; tests/test_view.py",
+    ("engines.md", "python3 -m venv .venv-verl"): (
+        "verl's own environment (minutes, 1.9 GB): scripts/setup.sh builds it for "
+        "tests/test_verl_integration.py"
+    ),
+    ("engines.md", "verl.trainer.main_ppo"): (
+        "verl's Ray trainer with vLLM on GPUs; tests/test_verl_integration.py runs the agent loop "
+        "through verl's worker on CPU"
+    ),
 }
 
 # Commands that take tens of seconds to minutes on 2 CPU cores even when cut small: run by
@@ -115,6 +123,7 @@ SMALLER: dict[tuple[str, str], str] = {
     ),
     ("distributed.md", "n=100"): "n=8",
     ("progrm.md", "range(100)"): "range(4)",
+    ("engines.md", "--split train --seeds 4"): "--split train --seeds 1",
     ("rl_libraries.md", ".learn(10_000)"): ".learn(64)",
     ("rl_libraries.md", "--total-timesteps 10240"): (
         "--total-timesteps 64 --n-steps 32 --batch-size 32 --eval-every 64 --eval-episodes 1 "

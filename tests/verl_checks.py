@@ -28,7 +28,7 @@ CHATML = (
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 AGENT_LOOP_YAML = """\
-- name: gui_gym_wikihow
+- name: gui_gym
   _target_: gui_gym.integrations.verl.GuiGymAgentLoop
   env_id: GuiGym/WikiHow-v0
   reward: {reward}
@@ -210,7 +210,7 @@ def run_batch(
     yaml.write_text(AGENT_LOOP_YAML.format(reward=reward, max_steps=max_steps))
     for entry in OmegaConf.load(yaml):
         verl_agent_loop._agent_loop_registry[entry.name] = entry
-    batch.non_tensor_batch["agent_name"][:] = "gui_gym_wikihow"
+    assert list(batch.non_tensor_batch["agent_name"]) == ["gui_gym"]  # the rows name the loop
 
     server = make_server(model, tokenizer, script.get("completions"))
     worker = AgentLoopWorker.__new__(AgentLoopWorker)
