@@ -139,6 +139,25 @@ def test_a_response_budget_cuts_the_episode_without_an_outcome(verl_run: dict) -
     assert run["rm_scores"][-1] == pytest.approx(run["reference_return"], abs=1e-6)
 
 
+@pytest.mark.timeout(660)
+def test_a_vlm_sees_each_screenshot_and_keeps_its_tokens(verl_run: dict) -> None:
+    """A tiny LLaVA with ``screenshot: true``: verl's VL builder expands each screenshot
+    into its placeholders, the server gets every image so far, the trainer's pixel inputs
+    hold them all, and the completion ids are still exactly the generated ones."""
+    run = verl_run["vlm"]
+    calls = run["calls"]
+    assert [c["images"] for c in calls] == [1, 2]  # the env's max_steps=2
+    assert [c["image_tokens"] for c in calls] == [16, 32]  # 16 placeholders a 32x32 image
+    runs = _runs(run["response_mask"])
+    assert [run["response_ids"][a:b] for a, b in runs] == [c["token_ids"] for c in calls]
+    assert (
+        calls[1]["prompt_ids"]
+        == (run["prompt_ids"] + run["response_ids"])[: len(calls[1]["prompt_ids"])]
+    )
+    assert run["pixel_values_shape"][0] == 2
+    assert run["rm_scores"][-1] == pytest.approx(run["reference_return"], abs=1e-6)
+
+
 # ------------------------------------------------------------------ the export (main venv)
 
 

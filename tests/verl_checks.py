@@ -254,6 +254,127 @@ def run_batch(
     }
 
 
+def make_vlm_server(model: Any, processor: Any) -> Any:
+    """A verl ``LLMServerClient`` over a tiny LLaVA: the pixels of every image verl sends
+    (``image_data``) and the prompt ids with their expanded image placeholders go to the
+    model's ``generate``; the model may not write an image placeholder itself."""
+    import torch
+    from verl.workers.rollout.llm_server import LLMServerClient
+    from verl.workers.rollout.replica import TokenOutput
+
+    image_id = processor.tokenizer.convert_tokens_to_ids("<image>")
+
+    class TinyVLMServer(LLMServerClient):
+        def __init__(self) -> None:
+            super().__init__(config=None, load_balancer_handle=None)
+            self.calls: list[dict[str, Any]] = []
+
+        async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
+            images = kwargs.get("image_data") or []
+            pixels = processor.image_processor(images, return_tensors="pt")["pixel_values"]
+            torch.manual_seed(2000 + len(self.calls))
+            with torch.no_grad():
+                out = model.generate(
+                    torch.tensor([list(prompt_ids)]),
+                    pixel_values=pixels,
+                    do_sample=True,
+                    max_new_tokens=6,
+                    bad_words_ids=[[image_id]],
+                    pad_token_id=0,
+                    eos_token_id=1,
+                    output_logits=True,
+                    return_dict_in_generate=True,
+                )
+            ids = out.sequences[0, len(prompt_ids) :].tolist()
+            logprobs = [
+                float(torch.log_softmax(out.logits[i][0].float(), dim=-1)[tok])
+                for i, tok in enumerate(ids)
+            ]
+            self.calls.append(
+                {
+                    "request_id": request_id,
+                    "prompt_ids": list(prompt_ids),
+                    "token_ids": ids,
+                    "log_probs": logprobs,
+                    "images": len(images),
+                    "image_tokens": sum(1 for t in prompt_ids if t == image_id),
+                }
+            )
+            return TokenOutput(token_ids=ids, log_probs=logprobs, stop_reason="completed")
+
+    return TinyVLMServer()
+
+
+def run_vlm_batch(work: Path, task_id: str) -> dict[str, Any]:
+    """A tiny LLaVA policy with screenshots (two steps) through the same verl path."""
+    import numpy as np
+    import torch
+    from omegaconf import OmegaConf
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+    from verl.experimental.agent_loop import agent_loop as verl_agent_loop
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.protocol import DataProto
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    import gui_gym.integrations.verl  # noqa: F401
+    from tests.tiny_llm import tiny_llava
+
+    folder = work / "tiny-llava"
+    tiny_llava(folder)
+    processor = AutoProcessor.from_pretrained(folder)
+    model = AutoModelForImageTextToText.from_pretrained(folder).eval()
+    config = verl_config(2048)
+    verl_agent_loop._agent_loop_registry["gui_gym"] = OmegaConf.create(
+        {
+            "name": "gui_gym",
+            "_target_": "gui_gym.integrations.verl.GuiGymAgentLoop",
+            "env_id": "GuiGym/WikiHow-v0",
+            "reward": "outcome+format",
+            "max_steps": 2,
+            "screenshot": True,
+        }
+    )
+    batch = DataProto.from_single_dict(
+        {
+            "raw_prompt": np.array([[{"role": "user", "content": "-"}]], dtype=object),
+            "agent_name": np.array(["gui_gym"], dtype=object),
+            "extra_info": np.array([{"task_id": task_id, "seed": 0, "index": 0}], dtype=object),
+            "index": np.array([0]),
+            "dummy_tensor": torch.zeros(1, 1, dtype=torch.uint8),
+        }
+    )
+    server = make_vlm_server(model, processor)
+    worker = AgentLoopWorker.__new__(AgentLoopWorker)
+    worker.config = config
+    worker.llm_client = server
+    worker.teacher_client = None
+    worker.reward_loop_worker_handles = None
+    worker.rollout_config = config.actor_rollout_ref.rollout
+    worker.dataset_cls = RLHFDataset
+    worker.tokenizer = processor.tokenizer
+    worker.processor = processor
+    worker.hf_model_type = model.config.model_type
+    worker.mm_processor_kwargs = {}
+    worker.distillation_enabled = False
+    worker.tools = []
+    output = asyncio.run(worker.generate_sequences(batch))
+    prompt_width = config.actor_rollout_ref.rollout.prompt_length
+    attention = output.batch["attention_mask"][0].tolist()
+    n_prompt, n_response = sum(attention[:prompt_width]), sum(attention[prompt_width:])
+    extra = output.non_tensor_batch["gui_gym"][0]
+    inputs = output.non_tensor_batch["multi_modal_inputs"][0]
+    return {
+        "calls": server.calls,
+        "prompt_ids": output.batch["prompts"][0].tolist()[prompt_width - n_prompt :],
+        "response_ids": output.batch["responses"][0].tolist()[:n_response],
+        "response_mask": output.batch["response_mask"][0].tolist()[:n_response],
+        "rm_scores": output.batch["rm_scores"][0].tolist()[:n_response],
+        "pixel_values_shape": list(inputs["pixel_values"].shape),
+        "gui_gym": extra,
+        "reference_return": reference_return("outcome+format", task_id, 2, extra["actions"]),
+    }
+
+
 def reference_return(reward: str, task_id: str, max_steps: int, actions: list[str]) -> float:
     """The same actions through gui-gym's own training path (the env factory and reward
     stack of ``gui-gym train``, ``run_episode``), read with ``episode_return``."""
@@ -330,6 +451,8 @@ def main(out_dir: str) -> None:
             response_length=20,
             script={"task_id": expert["task_id"]},
         ),
+        # a VLM: each turn's screenshot reaches the server and the trainer's pixel inputs
+        "vlm": run_vlm_batch(work, expert["task_id"]),
     }
     print(json.dumps(results))
 
