@@ -77,6 +77,7 @@ def test_completion_ids_are_the_generated_ids_across_three_turns(verl_run: dict)
     run = verl_run["free"]
     calls = run["calls"]
     assert len(calls) == 3  # the env's max_steps=3 ended the episode after the third turn
+    assert run["num_turns"] == 1 + 3 + 2  # the prompt, 3 completions, 2 next screens
     response, mask = run["response_ids"], run["response_mask"]
     runs = _runs(mask)
     # the mask covers exactly the model's tokens: one run per turn, each the generated ids

@@ -239,7 +239,7 @@ class GuiGymAgentLoop(AgentLoopBase):
         )
         metrics: dict[str, Any] = {}
         generate_time = env_time = 0.0
-        turns = 0
+        turns = user_turns = 0
         num_preempted = 0
         while True:
             started = loop.time()
@@ -289,6 +289,7 @@ class GuiGymAgentLoop(AgentLoopBase):
                 break
             token_ids, response_mask, logprobs = merged.token_ids, mask, aligned
             images.extend(new_images)
+            user_turns += 1
         result = await loop.run_in_executor(None, episode.result)
         metrics["generate_sequences"] = generate_time
         metrics["tool_calls"] = env_time
@@ -303,7 +304,7 @@ class GuiGymAgentLoop(AgentLoopBase):
             response_logprobs=logprobs[:cut] if logprobs is not None else None,
             multi_modal_data=multi_modal_data,
             reward_score=result.reward_score,
-            num_turns=2 * turns + 1,
+            num_turns=turns + user_turns + 1,  # as verl's tool loop counts: the prompt, each turn
             metrics=AgentLoopMetrics(**metrics),
             extra_fields=episode_extra_fields(result),
         )
