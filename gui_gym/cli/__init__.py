@@ -1,7 +1,7 @@
 """The ``gui-gym`` command: envs, evaluation, recording, benchmarks, training and inspection.
 
 One module per command group (``envs``, ``eval``, ``data``, ``rewards``, ``train``, ``view``,
-``plot``), each a thin layer over library calls; ``bench/`` holds the speed benchmarks
+``plot``, ``engines``), each a thin layer over library calls; ``bench/`` holds the speed benchmarks
 ``gui-gym bench`` runs. Heavy imports happen inside each command, so ``gui-gym --help`` is
 instant.
 """
@@ -19,6 +19,7 @@ from gui_gym.cli import rewards  # noqa: F401
 from gui_gym.cli import train  # noqa: F401
 from gui_gym.cli import view  # noqa: F401
 from gui_gym.cli import plot  # noqa: F401
+from gui_gym.cli import engines  # noqa: F401
 
 # isort: on
 
