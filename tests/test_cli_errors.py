@@ -45,6 +45,7 @@ BASE: dict[str, list[str]] = {
     "view": ["{traj}", "--out", "{tmp}/report.html"],
     "serve": ["{tmp}", "--port", "0", "--quiet"],
     "plot": [str(ROOT / "tests/data/learning_curves_sample.json"), "--out", "{tmp}/plots"],
+    "serve-openenv": ["GuiGym/WikiHow-v0", "--port", "0", "--quiet"],
     "sft": ["--dataset", "{dataset}", "--model", "{model}", "--out", "{tmp}/sft", "--no-progress"],
     "train": [
         "--algo",
@@ -196,6 +197,17 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("serve", "port"): ["70000"],
     ("plot", "files"): ["{tmp}/none.json", "{tmp}", "{file}", "{traj}", "{store}"],
     ("plot", "out"): ["{file}"],
+    ("serve-openenv", "env_id"): ["GuiGym/Nope-v0"],
+    ("serve-openenv", "host"): ["256.1.1.1"],
+    ("serve-openenv", "session_timeout"): ["0", "-1"],
+    ("serve-openenv", "step_timeout"): ["0"],
+    ("serve-openenv", "reward"): ["nope", "outcome+2*outcome", "orm"],
+    ("serve-openenv", "env_arg"): ["nope=1", "max_steps=-1", "split"],
+    ("serve-openenv", "prm_model"): ["{tmp}/none"],
+    ("serve-openenv", "progress_model"): ["{file}"],
+    ("serve-openenv", "orm_model"): ["{tmp}/none"],
+    ("serve-openenv", "embedder"): ["sbert"],
+    ("serve-openenv", "milestone_store"): ["{tmp}/none.json"],
 }
 
 

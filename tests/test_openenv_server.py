@@ -297,3 +297,38 @@ def test_bad_reset_arguments_are_clear_errors() -> None:
         session.close()
     with pytest.raises(ValueError, match="unknown reward 'nope'"):
         ServedEnv(ENV_ID, reward="outcome+nope")
+
+
+def test_cli_mistakes_are_one_line() -> None:
+    import socket
+
+    from typer.testing import CliRunner
+
+    from gui_gym.cli import app
+
+    runner = CliRunner()
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        cases = {
+            f"cannot listen on 127.0.0.1:{port}: Address already in use": [
+                ENV_ID,
+                "--port",
+                str(port),
+            ],
+            "unknown env id 'GuiGym/WikiHo-v0'; did you mean 'GuiGym/WikiHow-v0'?": [
+                "GuiGym/WikiHo-v0"
+            ],
+            "--session-timeout must be > 0 seconds, got 0": [ENV_ID, "--session-timeout", "0"],
+            "Invalid value for '--max-sessions'": [ENV_ID, "--max-sessions", "0"],
+            "--reward outcome+nope: unknown reward 'nope'": [ENV_ID, "--reward", "outcome+nope"],
+        }
+        for expected, argv in cases.items():
+            result = runner.invoke(app, ["serve-openenv", *argv])
+            lines = [line for line in result.output.splitlines() if line.strip()]
+            assert result.exit_code == 2 and len(lines) == 1, result.output
+            assert expected in lines[0], lines[0]
+    finally:
+        taken.close()
