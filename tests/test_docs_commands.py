@@ -53,6 +53,12 @@ EXCLUDED: dict[tuple[str, str], str] = {
         "reward path"
     ),
     ("vlm.md", "--model VLM_DIR"): "a user's VLM; tests/test_vlm_sft.py (tiny LLaVA)",
+    ("engines_openenv_skyrl.md", "gui-gym serve-openenv"): (
+        "a server that runs until stopped; tests/test_openenv_server.py starts it on a free port"
+    ),
+    ("engines_openenv_skyrl.md", "GenericEnvClient("): (
+        "the server above and a person typing actions; tests/test_openenv_server.py"
+    ),
     ("vlm.md", "--model runs/vlm_sft"): "the sft line's output; tests/test_vlm_rl.py",
     ("vlm.md", "--model runs/xy"): "the sft line's output; tests/test_screenshot_only.py",
     ("vlm.md", "--model VLM_DIR --env-id"): "a user's VLM; tests/test_vlm_prm.py (tiny LLaVA)",

@@ -115,7 +115,7 @@ def test_bad_configs_are_clear_errors() -> None:
 def test_omegaconf_configs_work_as_skyrl_passes_them() -> None:
     from omegaconf import OmegaConf
 
-    config = OmegaConf.create({"env_id": ENV_ID, "env_kwargs": {"max_steps": 2}})
+    config = OmegaConf.create({"env_id": ENV_ID, "max_turns": 2})
     env = GuiGymTextEnv(env_config=config, extras={"task_id": TASK, "seed": 0})
     env.init([])
     assert env.step(EXPERT[0])["done"] is False

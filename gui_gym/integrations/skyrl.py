@@ -18,8 +18,9 @@ per-step rewards, for SkyRL's multi-turn generators.
 
 * ``env_config`` (SkyRL's ``environment.skyrl_gym.gui_gym`` section) holds what every episode
   shares: ``env_id``, ``reward`` (the expressions of ``gui-gym train``), ``env_kwargs``
-  (``gym.make`` arguments), ``prompt`` (a gui-gym prompt format, ``default``), and the
-  reward stack's options (``prm_model``, ``progress_model``, ``orm_model``,
+  (``gym.make`` arguments), ``prompt`` (a gui-gym prompt format, ``default``),
+  ``max_turns`` (the env's ``max_steps`` unless ``env_kwargs`` gives it), and the reward
+  stack's options (``prm_model``, ``progress_model``, ``orm_model``,
   ``milestone_store``, ``embedder``, ``progress_k``).
 * ``extras`` (a dataset row's) picks the episode: ``task_id`` and ``seed``; it may override
   ``env_id``, ``reward`` and ``env_kwargs`` per row (its other columns are ignored).
@@ -69,7 +70,7 @@ _STACK_OPTIONS = (
     "progress_k",
     "milestone_mode",
 )
-_CONFIG_KEYS = ("env_id", "reward", "env_kwargs", "prompt", *_STACK_OPTIONS)
+_CONFIG_KEYS = ("env_id", "reward", "env_kwargs", "prompt", "max_turns", *_STACK_OPTIONS)
 
 
 def _plain(value: Any) -> Any:
@@ -131,6 +132,8 @@ class GuiGymTextEnv(BaseTextEnv):
         options = {k: config[k] for k in _STACK_OPTIONS if config.get(k) is not None}
         self.stack = RewardStack(weights, **options)
         env_kwargs = {**(_plain(config.get("env_kwargs")) or {}), **(row.get("env_kwargs") or {})}
+        if config.get("max_turns") is not None:  # SkyRL's usual name for the episode length
+            env_kwargs.setdefault("max_steps", int(config["max_turns"]))
         import gui_gym  # noqa: F401  (registers the ids)
 
         self.env = self.stack.wrap(gym.make(self.env_id, **env_kwargs))
