@@ -185,6 +185,21 @@ def test_a_killed_worker_fails_its_session_only(server: str) -> None:
     asyncio.run(run())
 
 
+def test_the_typed_client_gives_typed_results(server: str) -> None:
+    from gui_gym.integrations.openenv import GuiGymEnvClient, GuiObservation, GuiState
+
+    task = gym.make(ENV_ID).unwrapped.task_ids[30]
+    with GuiGymEnvClient(base_url=server).sync() as env:
+        first = env.reset(seed=3, task_id=task)
+        assert isinstance(first.observation, GuiObservation) and first.observation.task_id == task
+        result = env.step("CLICK(999)")
+        assert result.observation.action_valid is False
+        assert "999" in (result.observation.action_error or "")
+        assert result.observation.step == 1 and result.reward == 0.0 and not result.done
+        state = env.state()
+        assert isinstance(state, GuiState) and state.step_count == 1 and state.seed == 3
+
+
 # A client in its own process: connects, starts an episode, says so, then sits silent. It
 # speaks OpenEnv's wire protocol with the plain `websockets` client (OpenEnv's own client
 # imports in seconds; the server cannot tell them apart).

@@ -5,11 +5,11 @@ speak it: TRL, verifiers (``OpenEnvTaskset``), SkyRL, AgileRL, or OpenEnv's own 
 
     gui-gym serve-openenv GuiGym/WikiHow-v0 --port 8000 --max-sessions 64 --session-timeout 300
 
-    from openenv import GenericEnvClient          # or the typed client below
-    with GenericEnvClient(base_url="http://127.0.0.1:8000").sync() as env:
+    from gui_gym.integrations.openenv import GuiGymEnvClient   # or openenv.GenericEnvClient
+    with GuiGymEnvClient(base_url="http://127.0.0.1:8000").sync() as env:
         result = env.reset(seed=0, task_id="...")   # task_id optional
-        result = env.step({"action": "CLICK(3)"})
-        result.observation["screen"], result.reward, result.done
+        result = env.step("CLICK(3)")
+        result.observation.screen, result.reward, result.done
 
 The app is OpenEnv's own (:func:`openenv.core.env_server.http_server.create_app`) over
 :class:`GuiGymEnvironment`, with typed models: :class:`GuiAction` (one action in the gui-gym
@@ -60,6 +60,8 @@ from typing import Any
 import gymnasium as gym
 
 try:
+    from openenv.core.client_types import StepResult
+    from openenv.core.env_client import EnvClient
     from openenv.core.env_server.http_server import create_app
     from openenv.core.env_server.interfaces import Environment
     from openenv.core.env_server.types import (
@@ -83,6 +85,7 @@ from gui_gym.train.reward_stack import RewardStack, parse_reward
 __all__ = [
     "IDLE_CLOSE_CODE",
     "GuiAction",
+    "GuiGymEnvClient",
     "GuiGymEnvironment",
     "GuiObservation",
     "GuiState",
@@ -339,6 +342,43 @@ class GuiGymEnvironment(Environment[GuiAction, GuiObservation, GuiState]):
                 worker.process.kill()
             with contextlib.suppress(Exception):
                 worker.close()
+
+
+class GuiGymEnvClient(EnvClient[GuiAction, GuiObservation, GuiState]):
+    """OpenEnv's client for a ``gui-gym serve-openenv`` server, with typed results: ``step``
+    takes a :class:`GuiAction` or an action string, results hold :class:`GuiObservation`
+    and ``state()`` a :class:`GuiState`. Async by default, ``.sync()`` for blocking use,
+    as every OpenEnv client::
+
+        async with GuiGymEnvClient(base_url="http://127.0.0.1:8000") as env:
+            result = await env.reset(seed=0)
+            result = await env.step("CLICK(3)")
+            result.observation.screen, result.observation.reward_components
+    """
+
+    def _step_payload(self, action: GuiAction | str) -> dict[str, Any]:
+        if isinstance(action, str):
+            action = GuiAction(action=action)
+        return action.model_dump(exclude={"metadata"})
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[GuiObservation]:
+        fields = dict(payload.get("observation", {}))
+        fields.pop("metadata", None)  # sent beside the observation too
+        observation = GuiObservation(
+            **fields,
+            reward=payload.get("reward"),
+            done=bool(payload.get("done", False)),
+            metadata=payload.get("metadata") or {},
+        )
+        return StepResult(
+            observation=observation,
+            reward=payload.get("reward"),
+            done=observation.done,
+            metadata=payload.get("metadata"),
+        )
+
+    def _parse_state(self, payload: dict[str, Any]) -> GuiState:
+        return GuiState(**payload)
 
 
 def _gui_gym_version() -> str:
