@@ -347,3 +347,18 @@ def test_cli_mistakes_are_one_line() -> None:
             assert expected in lines[0], lines[0]
     finally:
         taken.close()
+
+
+def test_the_throughput_benchmark_runs_on_tiny_sizes() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_openenv", ROOT / "benchmarks/bench_openenv.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    results = bench.run([2], steps=5)
+    (row,) = results["rows"]
+    assert row["sessions"] == 2 and row["steps_per_s"] > 0 and row["open_s"] > 0
+    assert results["local_steps_per_s"] > 0 and results["machine"]["cpus"] >= 1
