@@ -297,6 +297,47 @@ def test_a_step_past_the_step_timeout_stops_its_worker_and_the_session_goes_on()
         session.close()
 
 
+def test_screenshots_and_deferred_milestone_credit_travel(tmp_path: Path) -> None:
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from gui_gym.integrations.openenv import GuiAction, GuiGymEnvironment, ServedEnv
+
+    served = ServedEnv(
+        ENV_ID,
+        env_kwargs={"screenshot": True},
+        reward="outcome+milestone",
+        reward_options={"embedder": "hashing", "milestone_store": str(tmp_path / "m.json")},
+    )
+    session = GuiGymEnvironment(served)
+    local = gym.make(ENV_ID, screenshot=True)
+    try:
+        first = session.reset(seed=4)
+        observation, info = local.reset(seed=4, options={"task": first.task_id})
+        header, data = (first.screenshot or "").split(",", 1)
+        assert header == "data:image/png;base64"
+        pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"))
+        assert np.array_equal(pixels, observation["screenshot"])  # PNG: lossless
+        agent = OracleAgent(local)
+        agent.reset(observation, info)
+        result, steps = first, 0
+        while not result.done:
+            action = _action(agent, observation, info)
+            observation, _, _, _, info = local.step(action)
+            result = session.step(GuiAction(action=action))
+            steps += 1
+        assert result.success is True
+        credit = result.metadata["milestone"]
+        assert len(credit["episode_total_rewards"]) == steps  # ADMIRE's deferred credit
+        assert result.reward_components == {"outcome": 1.0, "milestone": 0.0}
+    finally:
+        session.close()
+        local.close()
+
+
 def test_bad_reset_arguments_are_clear_errors() -> None:
     from gui_gym.integrations.openenv import GuiAction, GuiGymEnvironment, ServedEnv
 
