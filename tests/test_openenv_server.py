@@ -200,6 +200,41 @@ def test_the_typed_client_gives_typed_results(server: str) -> None:
         assert isinstance(state, GuiState) and state.step_count == 1 and state.seed == 3
 
 
+def test_the_task_api_lists_the_served_tasks_and_reset_takes_an_index(server: str) -> None:
+    import json
+    import urllib.request
+
+    tasks = gym.make(ENV_ID).unwrapped.task_ids
+    name = ENV_ID.replace("/", "-")
+
+    def call(route: str, body: dict | None = None) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            f"{server}/{name}/{route}", data=data, headers={"content-type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+    assert call("splits") == (200, [{"name": "train", "type": "train"}])
+    assert call("num_tasks", {"split": "train"}) == (200, {"num_tasks": len(tasks)})
+    assert call("task", {"split": "train", "index": 7}) == (
+        200,
+        {"task": {"id": tasks[7], "index": 7}},
+    )
+    assert call("task", {"split": "train", "index": len(tasks)})[0] == 400
+    assert call("num_tasks", {"split": "test"}) == (200, {"num_tasks": 0})
+
+    async def run() -> str:
+        async with GenericEnvClient(base_url=server) as env:
+            result = await env.reset(seed=0, split="train", index=7)
+            return result.observation["task_id"]
+
+    assert asyncio.run(run()) == tasks[7]
+
+
 # A client in its own process: connects, starts an episode, says so, then sits silent. It
 # speaks OpenEnv's wire protocol with the plain `websockets` client (OpenEnv's own client
 # imports in seconds; the server cannot tell them apart).
@@ -344,7 +379,13 @@ def test_bad_reset_arguments_are_clear_errors() -> None:
     session = GuiGymEnvironment(ServedEnv(ENV_ID))
     try:
         with pytest.raises(ValueError, match=r"unknown reset argument.*allowed: seed"):
-            session.reset(seed=0, split="test")
+            session.reset(seed=0, options={"task": "x"})
+        with pytest.raises(ValueError, match="split needs an index"):
+            session.reset(seed=0, split="train")
+        with pytest.raises(ValueError, match="not both"):
+            session.reset(task_id="x", split="train", index=0)
+        with pytest.raises(IndexError, match="no split 'test': this server serves 'train'"):
+            session.reset(split="test", index=0)
         with pytest.raises(RuntimeError, match="no episode is running"):
             session.step(GuiAction(action="CLICK(1)"))
         with pytest.raises(RuntimeError, match=r"the env raised.*nope"):

@@ -37,7 +37,9 @@ validity and description, milestones, the reward stack's components, success) an
   HTTP ``/reset`` and ``/step`` would each make a fresh env, and a GUI episode is a session.
 
 Reset takes ``seed``, ``episode_id`` and ``task_id`` (one of the env's tasks; the seed picks
-one otherwise). A step's ``reward`` is the reward stack's (``reward="outcome+progress"``, the
+one otherwise), or OpenEnv's task API's ``split`` and ``index``: the server lists the served
+env's tasks at ``/{name}/splits``, ``/{name}/tasks``, ``/{name}/task`` (``name`` is the id with
+``-`` for ``/``, e.g. ``GuiGym-WikiHow-v0``). A step's ``reward`` is the reward stack's (``reward="outcome+progress"``, the
 same expressions as ``gui-gym train``); ``reward_components`` splits it per term
 (:func:`~gui_gym.integrations.reward_components.step_reward_components`), and at the end of
 an episode ``metadata["milestone"]`` holds ADMIRE's deferred milestone credit when the stack
@@ -190,6 +192,23 @@ class ServedEnv:
         """The picklable callable a worker makes its env with."""
         return functools.partial(make_wire_env, self.env_id, dict(self.env_kwargs), self.stack)
 
+    def tasks(self) -> tuple[str, list[str]]:
+        """``(split, task ids)`` the served env draws from (computed once, in this process:
+        ``gym.make`` builds no browser or worker)."""
+        cached = getattr(self, "_tasks", None)
+        if cached is None:
+            import gui_gym  # noqa: F401  (registers the ids)
+
+            env = gym.make(self.env_id, **self.env_kwargs)
+            try:
+                base = env.unwrapped
+                split = str(getattr(base, "split", None) or "default")
+                cached = (split, [str(t) for t in getattr(base, "task_ids", None) or []])
+            finally:
+                env.close()
+            self._tasks = cached
+        return cached
+
 
 _WORKER_NUMBERS = itertools.count()
 
@@ -270,13 +289,23 @@ class GuiGymEnvironment(Environment[GuiAction, GuiObservation, GuiState]):
         seed: int | None = None,
         episode_id: str | None = None,
         task_id: str | None = None,
+        split: str | None = None,
+        index: int | None = None,
         **kwargs: Any,
     ) -> GuiObservation:
-        """Start an episode: ``task_id`` picks the task (else the seed does)."""
+        """Start an episode: ``task_id`` picks the task, or ``split`` and ``index`` (OpenEnv's
+        task API), else the seed does."""
         if kwargs:
             raise ValueError(
-                f"unknown reset argument(s) {sorted(kwargs)}; allowed: seed, episode_id, task_id"
+                f"unknown reset argument(s) {sorted(kwargs)}; allowed: seed, episode_id, "
+                "task_id, split, index"
             )
+        if index is not None or split is not None:
+            if task_id is not None:
+                raise ValueError("give task_id, or split and index, not both")
+            if index is None:
+                raise ValueError("split needs an index (the task's position in the split)")
+            task_id = self.get_task(split or self.served.tasks()[0], index)["id"]
         if task_id is not None and not isinstance(task_id, str):
             raise ValueError(f"task_id must be a task id string, got {task_id!r}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
@@ -324,6 +353,43 @@ class GuiGymEnvironment(Environment[GuiAction, GuiObservation, GuiState]):
     @property
     def state(self) -> GuiState:
         return self._state
+
+    # -- OpenEnv's task API (TaskProvider): the served env's tasks, one split -------------
+
+    def _split_tasks(self, split: str) -> list[str]:
+        """The served split's tasks; another split has none (the server serves one)."""
+        name, tasks = self.served.tasks()
+        return tasks if split == name else []
+
+    def list_splits(self) -> list[str]:
+        """The one split the server's env draws its tasks from (``--env-arg split=...``)."""
+        return [self.served.tasks()[0]]
+
+    def num_tasks(self, split: str) -> int:
+        return len(self._split_tasks(split))
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        return [{"id": t, "index": k} for k, t in enumerate(self._split_tasks(split))]
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        """``{"id", "index"}`` of one task; ``reset(task_id=id)`` runs it.
+
+        Raises:
+            IndexError: for an index outside the split (OpenEnv answers 400).
+        """
+        tasks = self._split_tasks(split)
+        if not tasks:
+            raise IndexError(f"no split {split!r}: this server serves {self.list_splits()[0]!r}")
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(tasks):
+            raise IndexError(f"task index {index!r} outside 0..{len(tasks) - 1}")
+        return {"id": tasks[index], "index": index}
+
+    def get_task_range(
+        self, split: str, start: int | None = None, stop: int | None = None
+    ) -> list[dict[str, Any]]:
+        tasks = self._split_tasks(split)
+        first = range(len(tasks))[slice(start, stop)]
+        return [{"id": tasks[k], "index": k} for k in first]
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
@@ -449,6 +515,7 @@ def make_app(
         raise ValueError(f"max_sessions must be an int >= 1, got {max_sessions!r}")
     if session_timeout is not None and not session_timeout > 0:
         raise ValueError(f"session_timeout must be > 0 seconds, got {session_timeout!r}")
+    served.tasks()  # the task API answers from this list; built now, not in a request
     app = create_app(
         functools.partial(GuiGymEnvironment, served),
         GuiAction,
