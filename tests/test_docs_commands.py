@@ -53,10 +53,10 @@ EXCLUDED: dict[tuple[str, str], str] = {
         "reward path"
     ),
     ("vlm.md", "--model VLM_DIR"): "a user's VLM; tests/test_vlm_sft.py (tiny LLaVA)",
-    ("engines_openenv_skyrl.md", "gui-gym serve-openenv"): (
+    ("engines.md", "gui-gym serve-openenv"): (
         "a server that runs until stopped; tests/test_openenv_server.py starts it on a free port"
     ),
-    ("engines_openenv_skyrl.md", "GenericEnvClient("): (
+    ("engines.md", "GenericEnvClient("): (
         "the server above and a person typing actions; tests/test_openenv_server.py"
     ),
     ("vlm.md", "--model runs/vlm_sft"): "the sft line's output; tests/test_vlm_rl.py",
