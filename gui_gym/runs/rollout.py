@@ -359,6 +359,9 @@ class _ProcessEnv:
     """An env in its own worker process; a dead worker raises :class:`WorkerDied`."""
 
     POLL_SECONDS = 0.5
+    START_METHOD = "spawn"
+    """How the worker process starts (a subclass may use ``forkserver`` with modules
+    preloaded, as the OpenEnv server does for its per-session workers)."""
 
     def __init__(self, index: int, make: Callable[[], gym.Env], factory: AgentFactory | None):
         self.index = index
@@ -367,7 +370,7 @@ class _ProcessEnv:
         self._start()
 
     def _start(self) -> None:
-        context = multiprocessing.get_context("spawn")
+        context = multiprocessing.get_context(self.START_METHOD)
         self._conn, child = context.Pipe()
         self.process = context.Process(
             target=_worker_main,
