@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["AsyncJSONClient", "ResponseTooLarge", "TransportError"]
+__all__ = ["AsyncJSONClient", "ResponseTooLarge", "TransportError", "post_all"]
 
 
 class TransportError(ConnectionError):
@@ -166,3 +167,84 @@ class AsyncJSONClient:
         while self._idle:
             _, writer = self._idle.pop()
             writer.close()
+
+
+RETRY_STATUSES = frozenset({408, 409, 429})
+"""HTTP statuses retried like a dropped connection (and every 5xx)."""
+
+
+def post_all(
+    base_url: str,
+    api_key: str,
+    path: str,
+    payloads: list[dict[str, Any]],
+    *,
+    timeout: float,
+    max_retries: int = 0,
+    backoff: float = 0.5,
+    max_backoff: float = 16.0,
+    concurrency: int = 8,
+    max_bytes: int = 1 << 24,
+) -> list[tuple[int, bytes] | TransportError]:
+    """POST every payload to ``path``, all in flight together (at most ``concurrency``), each
+    attempt under one whole-request deadline of ``timeout`` seconds: the blocking entry to
+    :class:`AsyncJSONClient` for the model clients that are called from ``env.step`` (the
+    PRM, judges, progress models). A batch therefore waits for its slowest request once,
+    never once per payload in turn, and a server that trickles bytes cannot hold the caller
+    past ``(max_retries + 1) * timeout`` plus the backoffs.
+
+    Transport failures and HTTP 408/409/429/5xx are retried ``max_retries`` times with
+    exponential backoff. Called from inside a running event loop (the rollout engine steps
+    inline envs on its loop), the requests run on a fresh loop in a helper thread.
+
+    Returns:
+        Per payload, in order: ``(status, body)`` of the last attempt, or the
+        :class:`TransportError` of the last attempt when none got an answer.
+
+    Raises:
+        ResponseTooLarge: when a body is over ``max_bytes``.
+    """
+
+    async def run() -> list[tuple[int, bytes] | TransportError]:
+        client = AsyncJSONClient(base_url, api_key, timeout)
+        gate = asyncio.Semaphore(max(1, int(concurrency)))
+
+        async def one(payload: dict[str, Any]) -> tuple[int, bytes] | TransportError:
+            outcome: tuple[int, bytes] | TransportError = TransportError("not sent")
+            for attempt in range(max_retries + 1):
+                try:
+                    async with gate:
+                        outcome = await client.post(path, payload, max_bytes)
+                except TransportError as err:
+                    outcome = err
+                else:
+                    status = outcome[0]
+                    if status not in RETRY_STATUSES and status < 500:
+                        return outcome
+                if attempt < max_retries:
+                    await asyncio.sleep(min(backoff * 2**attempt, max_backoff))
+            return outcome
+
+        try:
+            return list(await asyncio.gather(*(one(p) for p in payloads)))
+        finally:
+            client.close()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run())
+    result: dict[str, Any] = {}
+
+    def in_thread() -> None:
+        try:
+            result["value"] = asyncio.run(run())
+        except BaseException as err:  # handed to the caller's thread
+            result["error"] = err
+
+    worker = threading.Thread(target=in_thread, name="gui-gym-model-requests", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]

@@ -67,6 +67,7 @@ __all__ = [
     "ChatMessage",
     "Generation",
     "LLMError",
+    "ModelUnavailable",
     "OpenAICompatLLM",
     "ParsedReply",
     "Prompt",
@@ -86,6 +87,15 @@ logger = logging.getLogger(__name__)
 class LLMError(RuntimeError):
     """A backend could not produce completions (server unreachable after retries, a request
     the server rejected, a scripted LLM with no rule for a prompt)."""
+
+
+class ModelUnavailable(LLMError):
+    """A model's server gave no answer: unreachable, dropped, past its whole-request deadline,
+    or HTTP 408/409/429/5xx after the retries. Infrastructure, not the model's output: reward
+    components (judge, PRM, progress model, milestone generator) let it propagate out of
+    ``env.step`` instead of scoring the step, and the rollout engine ends that episode as
+    ``infra_error`` (left out of groups, counted apart). A model that answered unparsably is
+    not this: that is ``invalid`` / a neutral score with ``model_error`` (docs/rewards.md)."""
 
 
 @dataclass
@@ -996,7 +1006,7 @@ class OpenAICompatLLM:
                     time.sleep(wait)
                 continue
             return self._texts(body)
-        raise LLMError(
+        raise ModelUnavailable(
             f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
             f"last error: {last}"
         ) from last
@@ -1097,7 +1107,7 @@ class OpenAICompatLLM:
                     wait,
                 )
                 await asyncio.sleep(wait)
-        raise LLMError(
+        raise ModelUnavailable(
             f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
             f"last error: {last}"
         )

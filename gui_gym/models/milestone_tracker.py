@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import Step, Trajectory
-from gui_gym.models.llm import LLMError
+from gui_gym.models.llm import LLMError, ModelUnavailable
 from gui_gym.models.milestones import (
     CosineMatcher,
     MilestoneGenerationError,
@@ -271,6 +271,8 @@ class MilestoneTracker:
             return [], None
         try:
             values = score_pairs(self.matcher, descriptions, targets)
+        except ModelUnavailable:  # no answer: infrastructure, not a score
+            raise
         except LLMError as err:
             logger.warning("milestone matcher failed; these steps score no hit: %s", err)
             return [None] * len(descriptions), f"{type(err).__name__}: {err}"
@@ -451,6 +453,8 @@ class MilestoneTracker:
                 self._load_milestones(episode)
                 try:
                     self._rematch(episode)  # Algorithm 1: rewards after the update
+                except ModelUnavailable:  # no answer: infrastructure, not a score
+                    raise
                 except LLMError as err:  # pay against the milestones the episode ran with
                     logger.warning("re-matching after the update failed: %s", err)
                     episode.milestones, episode.version, episode.pointer = before
@@ -525,6 +529,8 @@ class MilestoneTracker:
                 else:
                     kind = "refine"
                     proposed = self.generator.refine(trajectory, list(current.milestones))
+            except ModelUnavailable:  # no answer: infrastructure, not a score
+                raise
             except (MilestoneGenerationError, LLMError) as err:
                 # garbage or a failed model call: the store stays as it is (neutral)
                 logger.warning("milestones of %r left unchanged: %s", key, err)

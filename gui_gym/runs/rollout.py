@@ -682,6 +682,9 @@ class RolloutEngine:
             screen = str(observation.get("screen", ""))
             try:
                 result = await self._env_call(slot, "step", step.action)
+            except LLMError as err:  # a reward model's server is down: the env is fine
+                self._fail(slot, trajectory, f"reward model failed: {err}", restart=False)
+                return observation, info, True
             except Exception as err:  # an env that raised or died
                 self._fail(slot, trajectory, f"step failed: {_short_error(err)}", restart=True)
                 return observation, info, True

@@ -51,6 +51,12 @@ class ProbingJudgeWrapper(
     accuracy can be measured on any run. A probe that crashes fails alone: its vote
     abstains and a note says so. Non-final steps are passed through unchanged.
 
+    A judge (or reasoner, evaluator, extractor, filter) whose model server gives no answer
+    is infrastructure, not a verdict: :class:`~gui_gym.models.llm.ModelUnavailable`
+    propagates out of the final ``step`` (the rollout engine then ends the episode as
+    ``infra_error``, left out of groups and counted apart by the trainers); ``invalid``
+    stays for a model that answered but unparsably.
+
     Put it directly around the base env (inside shaping wrappers): it replaces the final
     step's reward with the verdict's reward.
 

@@ -23,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
-from gui_gym.models.llm import LLMError
+from gui_gym.models.llm import LLMError, ModelUnavailable
 from gui_gym.models.progress_model import ProgressModel, ProgressQuery
 from gui_gym.rewards.progress import progress_gain
 from gui_gym.wrappers.vector_slice import action_slice, autoreset_mode, env_slice
@@ -164,6 +164,8 @@ class ProgressRewardWrapper(
         try:
             value: float | None = self._score(observation, info)
             error = None
+        except ModelUnavailable:  # no answer: infrastructure, not a score
+            raise
         except LLMError as err:  # the first scored state becomes the reference instead
             value, error = None, _model_error(err)
         if value is not None:
@@ -185,6 +187,8 @@ class ProgressRewardWrapper(
             track.actions.append(_action_text(info, action))
             try:
                 value = self._score(observation, info)
+            except ModelUnavailable:  # no answer: infrastructure, not a score
+                raise
             except LLMError as err:  # neutral: no progress reward, the last value stands
                 last = track.values[-1] if track.values else None
                 info["progress"] = {
@@ -271,6 +275,8 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
         error = None
         try:
             values = _predict(self.model, queries)
+        except ModelUnavailable:  # no answer: infrastructure, not a score
+            raise
         except LLMError as err:  # each env's first scored state becomes its reference
             values, error = [], _model_error(err)
         for i, v in zip(rows, values):
@@ -311,6 +317,8 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
             self._ended = np.asarray(ended_now, dtype=bool).copy()
         try:
             values = _predict(self.model, queries)
+        except ModelUnavailable:  # no answer: infrastructure, not a score
+            raise
         except LLMError as err:  # neutral for every env: no progress reward, values stand
             for i, track in enumerate(self._tracks):
                 value[i] = reference[i] = track.values[-1] if track.values else np.nan

@@ -46,6 +46,7 @@ from gui_gym.models.judge.types import (
     Verdict,
     kept_claims,
 )
+from gui_gym.models.llm import ModelUnavailable
 from gui_gym.rewards.probing import VOTE_RULES, combine_votes
 
 __all__ = ["ProReJudge"]
@@ -195,6 +196,8 @@ class ProReJudge:
                 record.decisions = list(
                     self.claim_filter.filter(instruction, session.trace, record.claims)
                 )
+        except ModelUnavailable:  # an outage is infrastructure, not a verdict
+            raise
         except Exception as err:  # a probe's crash fails that probe, never the episode
             record.error = _describe_error(err)
             logger.warning("ProRe probe %d failed: %s", index, record.error)
@@ -232,6 +235,12 @@ class ProReJudge:
 
         Returns:
             The :class:`JudgeReport`.
+
+        Raises:
+            ModelUnavailable: when a component's model server gave no answer (unreachable,
+                timed out, 5xx after its retries): the episode has no verdict, and that is
+                infrastructure, never ``invalid`` (which stays for replies that did not
+                parse) and never a failure.
         """
         instruction = policy.goal
         mode = self.mode if self.n_probes > 0 else "trajectory"
@@ -251,6 +260,8 @@ class ProReJudge:
                         FilterDecision(i, True, "policy claims are not filtered")
                         for i in range(len(report.policy_claims))
                     ]
+            except ModelUnavailable:  # an outage is infrastructure, not a verdict
+                raise
             except Exception as err:  # nothing to judge with; say so rather than guess
                 report.notes.append(f"claims about the policy trace failed: {_describe_error(err)}")
                 logger.warning("ProRe policy claims failed: %s", report.notes[-1])
@@ -292,6 +303,8 @@ class ProReJudge:
         that fails leaves it ``invalid`` with a note saying why."""
         try:
             final = self._judgment(instruction, policy, policy_kept, probes, report.expectation)
+        except ModelUnavailable:  # an outage is infrastructure, not a verdict
+            raise
         except Exception as err:
             report.notes.append(f"judge failed: {_describe_error(err)}")
             logger.warning("ProRe judge failed: %s", report.notes[-1])
@@ -315,6 +328,8 @@ class ProReJudge:
                     [record],
                     report.expectation,  # Eq. 4's Exp is Eq. 1's, not a revision's analysis
                 )
+            except ModelUnavailable:  # an outage is infrastructure, not a verdict
+                raise
             except Exception as err:  # recorded as this probe's failure; the vote goes on
                 record.error = f"judge failed: {_describe_error(err)}"
                 logger.warning("ProRe judge failed on probe %d: %s", record.index, record.error)
@@ -338,6 +353,8 @@ class ProReJudge:
                     ProbePlan.of(g)
                     for g in self.reasoner.schedule(instruction, policy, self.n_probes)
                 ]
+            except ModelUnavailable:  # an outage is infrastructure, not a verdict
+                raise
             except Exception as err:
                 report.notes.append(f"goal scheduling failed: {_describe_error(err)}")
                 report.probes = [
@@ -379,6 +396,8 @@ class ProReJudge:
                             expectation=report.expectation,
                         )
                     )
+            except ModelUnavailable:  # an outage is infrastructure, not a verdict
+                raise
             except Exception as err:
                 record = ProbeRecord(i, "", error=f"no goal: {_describe_error(err)}")
                 report.probes.append(record)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.models.llm import LLM, LLMError, ask_until_parsed
+from gui_gym.models.llm import LLM, LLMError, ModelUnavailable, ask_until_parsed
 from gui_gym.models.prm.protocol import PRMResponseWarning, check_on_error, check_queries
 from gui_gym.rewards.prm import PRMQuery
 
@@ -199,6 +199,8 @@ class LLMStepJudgePRM:
         if asked:
             try:
                 got, said, failed = self._judge([self.prompt(queries[i]) for i in asked])
+            except ModelUnavailable:  # no answer: infrastructure, not a score
+                raise
             except LLMError as err:
                 got, said, failed = [None] * len(asked), [""] * len(asked), [str(err)] * len(asked)
             for j, i in enumerate(asked):

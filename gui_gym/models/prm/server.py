@@ -1,22 +1,26 @@
 """A PRM behind any OpenAI-compatible server (vLLM, ...), read from the label tokens'
 log-probabilities (GUI-Shepherd serves its PRM with vLLM, App. B.2).
 
-Bad responses (no logprobs, no label token, timeouts) give a clear error, or, by default,
-a documented neutral score with a warning, so a rollout never dies mid-episode. The
-``openai`` package is imported when a client is built.
+Requests go through the one model HTTP client (:func:`gui_gym.models.chat_http.post_all`):
+every request of a call in flight together, each under a whole-request deadline. A server
+that gives no answer (unreachable, past the deadline, HTTP errors after the retries) raises
+:class:`~gui_gym.models.llm.ModelUnavailable`: infrastructure, never a score. An answer
+that cannot be read (no logprobs, no label token) gives a clear error or, by default, a
+documented neutral score with a warning.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from gui_gym.core.untrusted_text import load_json
+from gui_gym.models.chat_http import ResponseTooLarge, TransportError, post_all
+from gui_gym.models.llm import ModelUnavailable
 from gui_gym.models.prm.protocol import (
     PRMOutputError,
     PRMResponseWarning,
@@ -44,12 +48,18 @@ class OpenAICompatPRM:
     used (a conservative score). The label position is the first generated token without a
     rationale, and the first label token after the verdict marker with one.
 
-    Bad responses: a timeout, a connection or HTTP error, a missing ``logprobs`` field, or
-    no label token at the label position. With ``on_error="raise"`` they raise
+    No answer: a connection error, a timeout (``timeout`` is a deadline on the whole
+    request, so a server that trickles bytes is a timeout, not a hang) or an HTTP error
+    after ``max_retries`` retries raises :class:`~gui_gym.models.llm.ModelUnavailable`
+    whatever ``on_error`` says: the step is not scored (the rollout engine ends the episode
+    as ``infra_error``). All requests of one :meth:`score` call are in flight together, so a
+    batch waits for its slowest request once.
+
+    Unusable answers: a missing ``logprobs`` field, a body that is not a completion, or no
+    label token at the label position. With ``on_error="raise"`` they raise
     :class:`PRMOutputError`; with ``on_error="neutral"`` (default) the query gets
     ``neutral_score`` (0.5: no preference), a :class:`PRMResponseWarning` is issued, and the
-    reason is kept in ``last_errors`` (the wrapper shows it in ``info["prm"]``), so a
-    rollout is never interrupted by the server.
+    reason is kept in ``last_errors`` (the wrapper shows it in ``info["prm"]``).
 
     Args:
         model: Model name on the server.
@@ -61,17 +71,17 @@ class OpenAICompatPRM:
         template: The prompt template.
         max_rationale_tokens: Completion budget with a rationale.
         top_logprobs: How many alternatives per token to ask for (the API allows up to 20).
-        timeout: Seconds per request.
-        max_retries: Retries of the client on connection errors and 5xx.
+        timeout: Seconds one request attempt may take in all (connect, send, answer).
+        max_retries: Retries on connection errors, timeouts and HTTP 408/409/429/5xx.
+        backoff: First wait before a retry, doubled each time.
         batch_size: Prompts per ``/completions`` request.
-        concurrency: Parallel ``/chat/completions`` requests.
-        on_error: ``"neutral"`` or ``"raise"``.
-        neutral_score: Score of a query whose response was unusable.
-        client: An ``openai.OpenAI`` client to use instead of building one.
+        concurrency: Requests in flight at once.
+        on_error: ``"neutral"`` or ``"raise"`` (unusable answers only).
+        neutral_score: Score of a query whose answer was unusable.
+        max_response_bytes: Largest response body read.
 
     Raises:
         ValueError: for bad arguments.
-        gymnasium.error.DependencyNotInstalled: without the ``openai`` package.
     """
 
     requires_env = False
@@ -95,7 +105,8 @@ class OpenAICompatPRM:
         concurrency: int = 8,
         on_error: str = "neutral",
         neutral_score: float = 0.5,
-        client: Any = None,
+        backoff: float = 0.5,
+        max_response_bytes: int = 1 << 24,
     ):
         if api not in ("completions", "chat"):
             raise ValueError(f"api must be 'completions' or 'chat', got {api!r}")
@@ -109,19 +120,16 @@ class OpenAICompatPRM:
             )
         if batch_size < 1 or concurrency < 1 or timeout <= 0:
             raise ValueError("batch_size and concurrency must be >= 1 and timeout > 0")
-        if client is None:
-            try:
-                import openai
-            except ImportError as err:
-                import gymnasium as gym
-
-                raise gym.error.DependencyNotInstalled(
-                    f"OpenAICompatPRM needs the openai package ({err}); pip install 'gui-gym[llm]'"
-                ) from err
-            client = openai.OpenAI(
-                base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
-            )
-        self.client = client
+        if not isinstance(max_retries, int) or max_retries < 0 or backoff < 0:
+            raise ValueError("max_retries must be an int >= 0 and backoff >= 0")
+        if base_url is None:
+            raise ValueError("base_url is required, e.g. http://localhost:8000/v1")
+        self.base_url = base_url
+        self.api_key = api_key
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.backoff = float(backoff)
+        self.max_response_bytes = int(max_response_bytes)
         self.model = model
         self.api = api
         self.positive_token = positive_token
@@ -192,12 +200,12 @@ class OpenAICompatPRM:
 
     @staticmethod
     def _completion_logprobs(choice: Any) -> tuple[list[str], list[dict[str, float]]]:
-        logprobs = getattr(choice, "logprobs", None)
-        if logprobs is None:
+        logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
+        if not isinstance(logprobs, dict):
             raise PRMOutputError("the response has no logprobs (does the server support them?)")
-        tokens = getattr(logprobs, "tokens", None)
-        tops = getattr(logprobs, "top_logprobs", None)
-        if not tokens or tops is None:
+        tokens = logprobs.get("tokens")
+        tops = logprobs.get("top_logprobs")
+        if not isinstance(tokens, list) or not tokens or not isinstance(tops, list):
             raise PRMOutputError("the response's logprobs lack tokens or top_logprobs")
         clean: list[dict[str, float]] = []
         for top in tops:
@@ -213,20 +221,24 @@ class OpenAICompatPRM:
 
     @staticmethod
     def _chat_logprobs(choice: Any) -> tuple[list[str], list[dict[str, float]]]:
-        logprobs = getattr(choice, "logprobs", None)
-        content = getattr(logprobs, "content", None) if logprobs is not None else None
-        if not content:
+        logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
+        content = logprobs.get("content") if isinstance(logprobs, dict) else None
+        if not isinstance(content, list) or not content:
             raise PRMOutputError(
                 "the response has no logprobs.content (does the server support logprobs?)"
             )
         tokens: list[str] = []
         tops: list[dict[str, float]] = []
         for entry in content:
-            tokens.append(str(entry.token))
+            if not isinstance(entry, dict) or "token" not in entry:
+                raise PRMOutputError("malformed logprobs.content entry in the PRM response")
+            tokens.append(str(entry["token"]))
             alternatives = {
-                str(a.token): _finite_logprob(a.logprob) for a in (entry.top_logprobs or [])
+                str(a.get("token")): _finite_logprob(a.get("logprob"))
+                for a in (entry.get("top_logprobs") or [])
+                if isinstance(a, dict)
             }
-            alternatives.setdefault(str(entry.token), _finite_logprob(entry.logprob))
+            alternatives.setdefault(str(entry["token"]), _finite_logprob(entry.get("logprob")))
             tops.append(alternatives)
         return tokens, tops
 
@@ -235,59 +247,107 @@ class OpenAICompatPRM:
     def _max_tokens(self) -> int:
         return self.max_rationale_tokens + 8 if self.rationale else 1
 
-    def _complete_batch(self, prompts: list[str]) -> list[tuple[float, str] | PRMOutputError]:
+    def _payloads(self, prompts: list[str]) -> tuple[str, list[dict[str, Any]], list[int]]:
+        """The path, the request bodies and how many prompts each body carries."""
+        if self.api == "completions":
+            batches = [
+                prompts[i : i + self.batch_size] for i in range(0, len(prompts), self.batch_size)
+            ]
+            payloads = [
+                {
+                    "model": self.model,
+                    "prompt": batch,
+                    "max_tokens": self._max_tokens(),
+                    "temperature": 0.0,
+                    "logprobs": self.top_logprobs,
+                }
+                for batch in batches
+            ]
+            return "/completions", payloads, [len(b) for b in batches]
+        payloads = [
+            {
+                "model": self.model,
+                "messages": [{"role": "user", "content": prompt}],
+                "max_tokens": self._max_tokens(),
+                "temperature": 0.0,
+                "logprobs": True,
+                "top_logprobs": self.top_logprobs,
+            }
+            for prompt in prompts
+        ]
+        return "/chat/completions", payloads, [1] * len(prompts)
+
+    def _read(self, body: bytes, count: int) -> list[tuple[float, str] | PRMOutputError]:
+        """Each prompt's ``(score, rationale)`` or the reason its answer is unusable."""
         try:
-            response = self.client.completions.create(
-                model=self.model,
-                prompt=prompts,
-                max_tokens=self._max_tokens(),
-                temperature=0.0,
-                logprobs=self.top_logprobs,
-            )
-            choices = sorted(response.choices, key=lambda c: c.index)
-            if len(choices) != len(prompts):
-                raise PRMOutputError(f"asked {len(prompts)} prompts, got {len(choices)} choices")
-        except Exception as err:
-            return [_as_output_error(err)] * len(prompts)
+            data = load_json(body)
+            choices = data.get("choices") if isinstance(data, dict) else None
+            if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+                raise PRMOutputError("malformed PRM server response: no 'choices' list")
+            choices = sorted(choices, key=lambda c: c.get("index", 0))
+            if len(choices) != count:
+                raise PRMOutputError(f"asked {count} prompts, got {len(choices)} choices")
+        except PRMOutputError as err:
+            return [err] * count
+        except (ValueError, TypeError) as err:
+            return [PRMOutputError(f"malformed PRM server response ({err})")] * count
+        read = self._completion_logprobs if self.api == "completions" else self._chat_logprobs
         results: list[tuple[float, str] | PRMOutputError] = []
         for choice in choices:
             try:
-                results.append(self._label_probability(*self._completion_logprobs(choice)))
+                results.append(self._label_probability(*read(choice)))
             except PRMOutputError as err:
                 results.append(err)
         return results
 
-    def _chat_one(self, prompt: str) -> tuple[float, str] | PRMOutputError:
-        try:
-            response = self.client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "user", "content": prompt}],
-                max_tokens=self._max_tokens(),
-                temperature=0.0,
-                logprobs=True,
-                top_logprobs=self.top_logprobs,
-            )
-            if not response.choices:
-                raise PRMOutputError("the response has no choices")
-            return self._label_probability(*self._chat_logprobs(response.choices[0]))
-        except Exception as err:
-            return _as_output_error(err)
-
-    def score(self, queries: Sequence[PRMQuery], envs: Sequence[Any] | None = None) -> np.ndarray:
-        """Scores in [0, 1]; see the class docstring for bad responses.
+    def _request(self, prompts: list[str]) -> list[tuple[float, str] | PRMOutputError]:
+        """Every prompt's result, all requests in flight together.
 
         Raises:
-            PRMOutputError: for an unusable response when ``on_error="raise"``.
+            ModelUnavailable: when a request got no answer or an HTTP error after the
+                retries.
+        """
+        path, payloads, counts = self._payloads(prompts)
+        try:
+            answers = post_all(
+                self.base_url,
+                self.api_key,
+                path,
+                payloads,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                backoff=self.backoff,
+                concurrency=self.concurrency,
+                max_bytes=self.max_response_bytes,
+            )
+        except ResponseTooLarge as err:
+            return [PRMOutputError(f"PRM server response over {err} bytes")] * len(prompts)
+        results: list[tuple[float, str] | PRMOutputError] = []
+        for answer, count in zip(answers, counts, strict=True):
+            if isinstance(answer, TransportError):
+                raise ModelUnavailable(
+                    f"PRM server {self.base_url} gave no answer after "
+                    f"{self.max_retries + 1} attempt(s): {answer}"
+                )
+            status, body = answer
+            if status != 200:
+                raise ModelUnavailable(
+                    f"PRM server {self.base_url} answered HTTP {status} after "
+                    f"{self.max_retries + 1} attempt(s): {body[:200].decode('utf-8', 'replace')}"
+                )
+            results.extend(self._read(body, count))
+        return results
+
+    def score(self, queries: Sequence[PRMQuery], envs: Sequence[Any] | None = None) -> np.ndarray:
+        """Scores in [0, 1]; see the class docstring for failures.
+
+        Raises:
+            ModelUnavailable: when the server gives no answer (whatever ``on_error``).
+            PRMOutputError: for an unusable answer when ``on_error="raise"``.
         """
         queries = check_queries(queries)
         prompts = [self.prompt(q) for q in queries]
-        results: list[tuple[float, str] | PRMOutputError] = []
-        if self.api == "completions":
-            for start in range(0, len(prompts), self.batch_size):
-                results.extend(self._complete_batch(prompts[start : start + self.batch_size]))
-        elif prompts:
-            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(prompts))) as pool:
-                results = list(pool.map(self._chat_one, prompts))
+        results = self._request(prompts) if prompts else []
         scores = np.empty(len(prompts), dtype=np.float64)
         self.last_errors = []
         self.last_rationales = []
@@ -319,25 +379,3 @@ def _finite_logprob(value: Any) -> float:
     if math.isnan(number) or number > 1e-6:
         raise PRMOutputError(f"log-probability {value!r} is not <= 0")
     return number
-
-
-def _as_output_error(err: Exception) -> PRMOutputError:
-    if isinstance(err, PRMOutputError):
-        return err
-    name = type(err).__name__
-    with contextlib.suppress(ImportError):
-        import openai
-
-        if isinstance(err, openai.APITimeoutError):
-            return PRMOutputError(f"PRM server timed out ({name})")
-        if isinstance(err, openai.APIConnectionError):
-            return PRMOutputError(f"cannot reach the PRM server ({name}: {err})")
-        if isinstance(err, openai.APIStatusError):
-            return PRMOutputError(f"PRM server answered HTTP {err.status_code} ({name})")
-        if isinstance(err, openai.APIResponseValidationError):
-            return PRMOutputError(f"PRM server sent a malformed response ({name})")
-        if isinstance(err, openai.OpenAIError):
-            return PRMOutputError(f"PRM request failed ({name}: {err})")
-    if isinstance(err, AttributeError | TypeError | KeyError | ValueError):
-        return PRMOutputError(f"malformed PRM server response ({name}: {err})")
-    raise err
