@@ -618,7 +618,7 @@ def test_openai_prm_timeout_and_unreachable_server_are_infrastructure_not_scores
         return {}
 
     server.respond = slow
-    with pytest.raises(ModelUnavailable, match="no answer within 0.2s"):
+    with pytest.raises(ModelUnavailable, match=r"no answer within 0\.2s"):
         _prm(server, timeout=0.2).score([PRMQuery("g", "s", "CLICK(1)")])
     closed = OpenAICompatPRM("prm", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=1.0)
     with pytest.raises(ModelUnavailable, match="cannot connect"):
