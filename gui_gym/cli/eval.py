@@ -60,6 +60,13 @@ def eval_cmd(
     workers: Annotated[
         str, typer.Option(help="inline, or process (each env in its own worker process)")
     ] = "inline",
+    step_timeout: Annotated[
+        float,
+        typer.Option(
+            help="seconds an env step may take before it counts as hung: its worker is "
+            "killed and restarted, its episode infra_error (0: no limit)",
+        ),
+    ] = 60.0,
     episodes: Annotated[
         int | None, typer.Option(help="episodes (default: every task once)", min=1)
     ] = None,
@@ -148,6 +155,10 @@ def eval_cmd(
         **parse_kwargs(env_arg),
     }
     choose(workers, ("inline", "process"), "--workers")
+    if not 0 <= step_timeout < float("inf"):
+        raise UsageError(
+            f"--step-timeout must be a number of seconds >= 0 (0: no limit), got {step_timeout}"
+        )
     if num_envs < 1:
         raise UsageError(f"--num-envs must be a positive int, got {num_envs}")
     policy: Any = agent
@@ -206,6 +217,7 @@ def eval_cmd(
             progress=not no_progress,
             num_envs=num_envs,
             workers=workers,
+            step_timeout=step_timeout or None,
         )
     except ValueError as err:  # a results file of another run
         raise UsageError(str(err)) from None

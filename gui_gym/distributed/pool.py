@@ -26,6 +26,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
 from gui_gym.distributed.worker import EnvFactory, make_env_factory, remote_worker_class
+from gui_gym.runs.rollout import hung_message
 
 __all__ = [
     "RayVectorEnv",
@@ -85,7 +86,7 @@ def gather(refs: list[Any], timeout: float) -> list[Any]:
     out: list[Any] = []
     for ref in refs:
         if ref not in ready_set:
-            out.append(WorkerFailure(f"no answer within step_timeout={timeout:g} s (hung)"))
+            out.append(WorkerFailure(hung_message(timeout)))
         else:
             out.append(fetch(ref))
     return out

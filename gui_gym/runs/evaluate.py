@@ -27,7 +27,12 @@ from gui_gym.agents.base import Agent, BatchAgent
 from gui_gym.agents.named import AGENTS, make_agent, make_llm_agent  # what `agent` may name
 from gui_gym.core.progress import progress_bar, progress_enabled
 from gui_gym.core.trajectory import Trajectory, atomic_write_text, dumps_json, open_run_log
-from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
+from gui_gym.runs.rollout import (
+    DEFAULT_STEP_TIMEOUT,
+    EpisodeSpec,
+    RolloutEngine,
+    as_batch_agent,
+)
 
 __all__ = [
     "AGENTS",
@@ -160,6 +165,7 @@ def evaluate(
     progress: bool = True,
     num_envs: int = 1,
     workers: str = "inline",
+    step_timeout: float | None = DEFAULT_STEP_TIMEOUT,
 ) -> tuple[EvalSummary, list[EpisodeResult]]:
     """Run ``agent`` over the tasks of ``env_id`` and summarise.
 
@@ -178,6 +184,9 @@ def evaluate(
         num_envs: Episodes in flight at once (envs the rollout engine keeps).
         workers: ``"inline"`` or ``"process"`` (each env in its own worker process; a
             worker that dies is reported, restarted, and its episode marked infra_error).
+        step_timeout: Seconds an env step may take before it counts as hung (its worker
+            is killed and restarted, its episode marked infra_error); None: no limit. See
+            :class:`~gui_gym.runs.rollout.RolloutEngine`.
 
     Returns:
         The summary and the per-episode rows.
@@ -244,6 +253,7 @@ def evaluate(
                 env_kwargs=env_kwargs,
                 workers=workers,
                 record_prompts=False,
+                step_timeout=step_timeout,
             )
             with engine:
                 engine.run(

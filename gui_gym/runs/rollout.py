@@ -47,6 +47,8 @@ API (what a trainer needs)::
   goes on. :class:`RolloutGroup` keeps such episodes in ``infra`` apart from
   ``trajectories``; :attr:`RolloutEngine.stats` counts them apart. They are never reward 0.
   Any other exception from the agent (a bug) propagates.
+* A hung env call (past ``step_timeout``, default 60 s) is an infrastructure failure too:
+  the worker is killed and restarted (inline: the call is interrupted and the env rebuilt).
 * ``workers="process"`` runs each env in its own worker process (for slow envs such as
   MiniWoB's Chromium); a worker that dies is detected (its index, task and exit code are
   logged and put in ``infra_error``), restarted, and the run continues. The env callable
@@ -63,6 +65,8 @@ import copy
 import functools
 import logging
 import multiprocessing
+import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -79,8 +83,10 @@ from gui_gym.core.trajectory import Step, Trajectory, json_safe
 from gui_gym.models.llm import LLMError
 
 __all__ = [
+    "DEFAULT_STEP_TIMEOUT",
     "AgentFactory",
     "EnvFailure",
+    "EnvHung",
     "EpisodeSpec",
     "RolloutEngine",
     "RolloutGroup",
@@ -136,6 +142,64 @@ class EnvFailure(RuntimeError):
 
 class WorkerDied(EnvFailure):
     """An env worker process is gone (killed or crashed)."""
+
+
+class EnvHung(EnvFailure):
+    """An env call (reset, step, a one-env agent's act) ran past ``step_timeout``: its worker
+    was killed (``workers="process"``) or the call interrupted (inline), and the env is
+    rebuilt; the episode is ``infra_error``."""
+
+
+DEFAULT_STEP_TIMEOUT = 60.0
+"""Seconds one env call may take before it counts as hung (``RolloutEngine(step_timeout=)``,
+``gui-gym eval --step-timeout``). A worker's first call after it starts (building its env,
+e.g. launching Chromium) gets at least :data:`START_TIMEOUT`."""
+
+START_TIMEOUT = 300.0
+
+
+def hung_message(timeout: float) -> str:
+    """The one wording of a hung env call (the rollout engine's and the Ray pool's)."""
+    return f"no answer within step_timeout={timeout:g} s (hung)"
+
+
+class _StepTimeout(BaseException):
+    """Raised by SIGALRM inside a hung inline call. A BaseException, so that the env's own
+    ``except Exception`` handlers (a judge's probes, a wrapper's fallbacks) cannot swallow
+    it."""
+
+
+@contextlib.contextmanager
+def _inline_deadline(seconds: float | None) -> Any:
+    """Interrupt the body with :class:`_StepTimeout` after ``seconds`` (SIGALRM; the main
+    thread only, elsewhere no deadline). An outer alarm that is due sooner (pytest-timeout)
+    is left alone; a later one is re-armed afterwards."""
+    if (
+        seconds is None
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    if outer_delay and outer_delay <= seconds:
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _StepTimeout(hung_message(seconds))
+
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer_delay:
+            left = max(outer_delay - (time.monotonic() - started), 1e-3)
+            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
 
 
 @dataclass
@@ -363,10 +427,17 @@ class _ProcessEnv:
     """How the worker process starts (a subclass may use ``forkserver`` with modules
     preloaded, as the OpenEnv server does for its per-session workers)."""
 
-    def __init__(self, index: int, make: Callable[[], gym.Env], factory: AgentFactory | None):
+    def __init__(
+        self,
+        index: int,
+        make: Callable[[], gym.Env],
+        factory: AgentFactory | None,
+        timeout: float | None = None,
+    ):
         self.index = index
         self._make = make
         self._factory = factory
+        self.timeout = timeout
         self._start()
 
     def _start(self) -> None:
@@ -380,14 +451,24 @@ class _ProcessEnv:
         )
         self.process.start()
         child.close()
+        self._fresh = True  # the first call waits for the env to be built too
 
     def _call(self, command: str, *args: Any) -> Any:
+        timeout = self.timeout
+        if timeout is not None and self._fresh:
+            timeout = max(timeout, START_TIMEOUT)
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
             self._conn.send((command, args))
             while not self._conn.poll(self.POLL_SECONDS):
                 if not self.process.is_alive():
                     break
+                if deadline is not None and time.monotonic() > deadline:
+                    pid = self.process.pid
+                    self._terminate()  # the engine restarts it (_fail)
+                    raise EnvHung(f"env worker {self.index} (pid {pid}): {hung_message(timeout)}")
             status, result = self._conn.recv()
+            self._fresh = False
         except (EOFError, BrokenPipeError, ConnectionResetError, OSError) as err:
             self.process.join(timeout=1.0)
             raise WorkerDied(
@@ -495,9 +576,15 @@ class RolloutEngine:
             the prompt the policy would see at its last state in ``metadata["final_prompt"]``
             (``{"prompt_ids", "vision", "prompt"}``, from the batch agent's ``encode_state``):
             PPO bootstraps the critic's value there (GAE's ``V(s_T)``).
+        step_timeout: Seconds one env call (reset, step, a one-env agent's act) may take
+            (default :data:`DEFAULT_STEP_TIMEOUT`, 60 s; None: no limit). Past it the call
+            counts as hung: a worker process is killed and restarted; an inline call is
+            interrupted by ``SIGALRM`` (when the engine runs in the main thread; elsewhere
+            inline calls have no limit) and its env rebuilt. The episode ends as
+            ``infra_error`` (:class:`EnvHung`), as the Ray pool does with its workers.
 
     Raises:
-        ValueError: for a bad ``num_envs`` or ``workers``.
+        ValueError: for a bad ``num_envs``, ``workers`` or ``step_timeout``.
         TypeError: for an agent that is neither a batch agent nor a factory.
     """
 
@@ -515,7 +602,12 @@ class RolloutEngine:
         on_end: Callable[[Trajectory, dict[str, Any], dict[str, Any]], None] | None = None,
         info_keys: Sequence[str] = (),
         final_prompts: bool = False,
+        step_timeout: float | None = DEFAULT_STEP_TIMEOUT,
     ):
+        if step_timeout is not None and not (
+            isinstance(step_timeout, int | float) and 0 < step_timeout < float("inf")
+        ):
+            raise ValueError(f"step_timeout must be > 0 seconds or None, got {step_timeout!r}")
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         if workers not in ("inline", "process"):
@@ -549,6 +641,7 @@ class RolloutEngine:
         self.on_end = on_end
         self.info_keys = tuple(info_keys)
         self.final_prompts = bool(final_prompts)
+        self.step_timeout = None if step_timeout is None else float(step_timeout)
         self._make = make
         factory = None if self.batch_agent else agent
         self._slots: list[Any] = []
@@ -556,7 +649,7 @@ class RolloutEngine:
             if workers == "inline":
                 self._slots.append(_InlineEnv(make, factory))  # type: ignore[arg-type]
             else:
-                self._slots.append(_ProcessEnv(i, make, factory))  # type: ignore[arg-type]
+                self._slots.append(_ProcessEnv(i, make, factory, self.step_timeout))  # type: ignore[arg-type]
         if not self.env_id:
             spec = getattr(self._slots[0].env, "spec", None) if workers == "inline" else None
             self.env_id = spec.id if spec is not None else ""
@@ -582,7 +675,11 @@ class RolloutEngine:
         """Call an env slot: directly for in-process envs, in a thread for worker processes
         (the loop keeps serving other envs while one waits)."""
         if isinstance(slot, _InlineEnv):
-            return getattr(slot, method)(*args)
+            try:
+                with _inline_deadline(self.step_timeout):
+                    return getattr(slot, method)(*args)
+            except _StepTimeout as err:
+                raise EnvHung(f"env {method}: {err}") from None
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(self.num_envs)
         self._in_env += 1
