@@ -12,16 +12,29 @@ It answers GET and HEAD (anything else: 405) on three routes:
 Every path a request names goes through :func:`confine`: it is decoded once, refused when
 absolute, when it holds ``..``, a backslash or a NUL, and refused when the real path it
 resolves to (links followed) is not inside DIR. Refusals are 404s that say nothing of the
-file system.
+file system, and no error reply names an absolute server path.
+
+Bounded by construction (issue 33): files are streamed in 64 KiB chunks (HEAD reads
+nothing); a report names at most :data:`MAX_RUNS_PER_VIEW` distinct runs (a repeated or
+excess ``run=`` is a 400); a ``Host`` header other than the bound address (or, on a
+loopback bind, ``localhost``) is a 421, so a DNS-rebinding page cannot read the runs; each
+connection gets :data:`CONNECTION_TIMEOUT` seconds per read or write (a half-sent request
+is dropped); at most :data:`MAX_WORKERS` requests are served at once while the listen
+backlog (:data:`LISTEN_BACKLOG`) holds the rest; IPv6 addresses (``--host ::1``) work.
 """
 
 from __future__ import annotations
 
 import html
 import http.server
+import ipaddress
 import os
+import shutil
+import socket
 import sys
+import threading
 import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
 from gui_gym.view.page import content_security_policy, render_report, run_names
@@ -34,6 +47,20 @@ _INDEX_POLICY = "default-src 'none'; img-src data:; base-uri 'none'; form-action
 
 MAX_LISTED_RUNS = 5000
 """The index lists at most this many trajectory files."""
+
+MAX_RUNS_PER_VIEW = 16
+"""Most distinct ``run=`` files one report compares."""
+
+CONNECTION_TIMEOUT = 10.0
+"""Seconds a connection may stay silent while sending its request or reading the answer."""
+
+MAX_WORKERS = 16
+"""Requests served at once; the others wait in the listen backlog."""
+
+LISTEN_BACKLOG = 512
+"""Connections the kernel holds while every worker is busy (200 concurrent requests fit)."""
+
+_CHUNK = 1 << 16
 
 
 class ConfinementError(ValueError):
@@ -104,26 +131,88 @@ def _index_page(root: Path, runs: list[str]) -> str:
     )
 
 
-class ViewServer(http.server.ThreadingHTTPServer):
-    """The HTTP server of ``gui-gym serve``: its ``root`` is the folder it may read."""
+class _BadRequest(ValueError):
+    """A request this server refuses with 400 (the message says why)."""
 
-    daemon_threads = True
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+class ViewServer(http.server.HTTPServer):
+    """The HTTP server of ``gui-gym serve``: its ``root`` is the folder it may read.
+
+    Requests run on a pool of :data:`MAX_WORKERS` threads; while all are busy the accept
+    loop waits and new connections queue in the listen backlog."""
+
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], root: Path, quiet: bool = False):
         self.root = root.resolve()
         self.quiet = quiet
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self._slots = threading.BoundedSemaphore(MAX_WORKERS)
+        self._pool = ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="gui-gym-serve")
         super().__init__(address, _Handler)
+        self.allowed_hosts = self._allowed_hosts(address[0])
+
+    def _allowed_hosts(self, bound: str) -> set[str] | None:
+        """``Host`` header values accepted (lower case, with the port); None accepts any
+        (a wildcard bind: the user chose to serve every interface)."""
+        port = self.server_address[1]
+        if bound in ("", "0.0.0.0", "::"):
+            return None
+        names = {bound}
+        if _is_loopback(bound):
+            names |= {"localhost", "127.0.0.1", "::1"}
+        out = set()
+        for name in names:
+            shown = (f"[{name}]" if ":" in name else name).lower()
+            out.add(f"{shown}:{port}")
+            if port == 80:  # browsers leave the default port out
+                out.add(shown)
+        return out
+
+    def process_request(self, request: socket.socket, client_address: object) -> None:
+        self._slots.acquire()  # all workers busy: accept no more; the backlog holds them
+        try:
+            self._pool.submit(self._work, request, client_address)
+        except RuntimeError:  # the pool is shut down: the server is closing
+            self._slots.release()
+            self.shutdown_request(request)
+
+    def _work(self, request: socket.socket, client_address: object) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+            self._slots.release()
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not self.quiet:
+            super().handle_error(request, client_address)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}/"
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}/"
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: ViewServer
     server_version = "gui-gym-serve"
     sys_version = ""
+    timeout = CONNECTION_TIMEOUT  # per read/write on the socket: half-sent requests end
 
     def log_message(self, format: str, *args: object) -> None:
         if not self.server.quiet:
@@ -145,6 +234,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse_method  # noqa: N815
 
     def _answer(self, head: bool) -> None:
+        allowed = self.server.allowed_hosts
+        if allowed is not None and (self.headers.get("Host") or "").strip().lower() not in allowed:
+            body = b"unknown Host header: use the address the server was started on\n"
+            self._send(421, "text/plain; charset=utf-8", body, head)
+            return
         url = urllib.parse.urlsplit(self.path)
         root = self.server.root
         try:
@@ -152,9 +246,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 body = _index_page(root, list_runs(root)).encode("utf-8")
                 self._send(200, "text/html; charset=utf-8", body, head, csp=_INDEX_POLICY)
             elif url.path == "/view":
-                rels = urllib.parse.parse_qs(url.query).get("run", [])
-                if not rels:
-                    raise ConfinementError("no run named")
+                rels = _runs_named(url.query)
                 paths = [confine(root, rel) for rel in rels]
                 if not all(path.is_file() for path in paths):
                     raise ConfinementError("not a file")
@@ -171,14 +263,34 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 mime = IMAGE_TYPES.get(path.suffix.lower())
                 if mime is None or not path.is_file():
                     raise ConfinementError("not an image")
-                self._send(200, mime, path.read_bytes(), head)
+                self._send_file(path, mime, head)
             else:
                 self._not_found(head)
         except (ConfinementError, FileNotFoundError, IsADirectoryError):
             self._not_found(head)
+        except _BadRequest as err:
+            self._send(400, "text/plain; charset=utf-8", f"{err}\n".encode(), head)
         except ViewError as err:
-            message = f"cannot show this run: {err}"
+            message = f"cannot show this run: {self._without_paths(str(err))}"
             self._send(422, "text/plain; charset=utf-8", message.encode("utf-8", "replace"), head)
+
+    def _without_paths(self, text: str) -> str:
+        """``text`` with the served folder's absolute path taken out (names stay relative)."""
+        root = str(self.server.root)
+        return text.replace(root + os.sep, "").replace(root, ".")
+
+    def _send_file(self, path: Path, mime: str, head: bool) -> None:
+        """Stream ``path`` (HEAD: its size only, nothing read)."""
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            self.send_response(200)
+            self.send_header("Content-Type", mime)
+            self.send_header("Content-Length", str(size))
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            if not head:
+                shutil.copyfileobj(handle, self.wfile, _CHUNK)
 
     def _image_url(self, path: Path) -> str | None:
         relative = path.relative_to(self.server.root).as_posix()
@@ -200,6 +312,29 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(body)
+
+
+def _runs_named(query: str) -> list[str]:
+    """The distinct ``run=`` values of a query, in order.
+
+    Raises:
+        ConfinementError: when none is named.
+        _BadRequest: for a repeated run, or more than :data:`MAX_RUNS_PER_VIEW`.
+    """
+    try:
+        fields = urllib.parse.parse_qs(query, max_num_fields=MAX_RUNS_PER_VIEW + 8)
+    except ValueError:
+        raise _BadRequest(
+            f"too many query fields: compare at most {MAX_RUNS_PER_VIEW} runs"
+        ) from None
+    rels = fields.get("run", [])
+    if not rels:
+        raise ConfinementError("no run named")
+    if len(rels) > MAX_RUNS_PER_VIEW:
+        raise _BadRequest(f"{len(rels)} runs named: compare at most {MAX_RUNS_PER_VIEW}")
+    if len(set(rels)) != len(rels):
+        raise _BadRequest("a run is named more than once: name each run once")
+    return rels
 
 
 def make_server(
