@@ -228,3 +228,48 @@ def test_sft_checkpoints_in_the_rl_trainers_format(expert: dict[str, Path], tmp_
     (folder / "weights.safetensors").rename(folder / "trainable.safetensors")
     with pytest.raises(ValueError, match=r"has no weights\.safetensors"):
         sft.train_sft(expert["data"], expert["base"], tmp_path / "run", config, progress=False)
+
+
+def test_sft_stops_on_a_non_finite_loss_naming_the_batch_and_keeps_its_checkpoint(
+    expert: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # issue 33: SFT went on to "model written" with a NaN loss; now it stops as RL does
+    import torch
+
+    from gui_gym.train import sft
+    from gui_gym.train.trainer import TrainingDiverged
+
+    config = sft.SFTConfig(
+        epochs=1, lr=1e-3, batch_size=3, eval_fraction=0.0, checkpoint_every=1, seed=1
+    )
+    original = torch.nn.functional.cross_entropy
+    calls = {"n": 0}
+
+    def nan_on_the_third(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        loss = original(*args, **kwargs)
+        return loss * float("nan") if calls["n"] == 3 else loss
+
+    monkeypatch.setattr(torch.nn.functional, "cross_entropy", nan_on_the_third)
+    out = tmp_path / "run"
+    with pytest.raises(TrainingDiverged, match=r"^epoch 0 batch 2: the loss went non-finite"):
+        sft.train_sft(expert["data"], expert["base"], out, config, progress=False)
+    state = json.loads((out / "checkpoint" / "trainer_state.json").read_text())
+    assert state["optimizer_steps"] == 2 and not (out / "model.safetensors").exists()
+
+
+def test_sft_refuses_a_checkpoint_whose_epoch_is_past_the_run(
+    expert: dict[str, Path], tmp_path: Path
+) -> None:
+    from gui_gym.train import sft
+
+    config = sft.SFTConfig(
+        epochs=1, lr=1e-3, batch_size=3, eval_fraction=0.0, checkpoint_every=1, seed=1
+    )
+    out = tmp_path / "run"
+    sft.train_sft(expert["data"], expert["base"], out, config, progress=False)
+    file = out / "checkpoint" / "trainer_state.json"
+    state = json.loads(file.read_text())
+    file.write_text(json.dumps({**state, "epoch": 10**6}))  # accepted before: "model written"
+    with pytest.raises(ValueError, match=r"trainer_state.json: field 'epoch' is 1000000, past"):
+        sft.train_sft(expert["data"], expert["base"], out, config, progress=False)

@@ -206,6 +206,27 @@ def check_state(file: Path, state: Any) -> None:
             raise ValueError(f"{file}: field {key!r} must be an object, got {state[key]!r:.60}")
 
 
+def check_progress(file: Path, state: dict[str, Any], **limits: int) -> None:
+    """Refuse progress counters past what this run can reach (``epoch`` 10^6 of a 2-epoch
+    run would skip training and write an untrained model as done).
+
+    Args:
+        file: The ``trainer_state.json`` named in the error.
+        state: Its fields (already through :func:`check_state`).
+        limits: Field name -> its largest valid value for this run.
+
+    Raises:
+        ValueError: ``FILE: field 'NAME' is N, past this run's M``.
+    """
+    for key, limit in limits.items():
+        value = state.get(key, 0)
+        if value > limit:
+            raise ValueError(
+                f"{file}: field {key!r} is {value}, past this run's {limit} (corrupt, or "
+                "another run's checkpoint)"
+            )
+
+
 def check_finite(file: Path, tensors: dict[str, Any], like: dict[str, Any] | None = None) -> None:
     """Refuse NaN or infinite values in a checkpoint's tensors (4 KB of ``0xff`` read as
     floats are NaN), and, given ``like`` (name -> the tensor it restores), a wrong shape.

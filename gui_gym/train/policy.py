@@ -10,6 +10,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from gui_gym.core.progress import library_bars_follow_the_rule
 from gui_gym.train.config import TrainConfig, require_torch, resolve_device
 
 __all__ = ["Policy", "apply_lora", "autocast_context"]
@@ -87,14 +88,16 @@ class Policy:
                 )
             processor = transformers.AutoProcessor.from_pretrained(path)
             tokenizer = processor.tokenizer
-            model = transformers.AutoModelForImageTextToText.from_pretrained(
-                path, use_safetensors=True, dtype=dtype
-            ).to(device)
+            with library_bars_follow_the_rule():
+                model = transformers.AutoModelForImageTextToText.from_pretrained(
+                    path, use_safetensors=True, dtype=dtype
+                ).to(device)
         else:
             tokenizer = transformers.AutoTokenizer.from_pretrained(path)
-            model = transformers.AutoModelForCausalLM.from_pretrained(
-                path, use_safetensors=True, dtype=dtype
-            ).to(device)
+            with library_bars_follow_the_rule():  # no "Loading weights" bar in a log
+                model = transformers.AutoModelForCausalLM.from_pretrained(
+                    path, use_safetensors=True, dtype=dtype
+                ).to(device)
         reference = None
         if config.lora:
             model = apply_lora(model, config)
@@ -120,7 +123,8 @@ class Policy:
         model = self.model
         if self.is_lora:
             model = copy.deepcopy(model).merge_and_unload()
-        model.save_pretrained(folder, safe_serialization=True)
+        with library_bars_follow_the_rule():  # no "Writing model shards" bar in a log
+            model.save_pretrained(folder, safe_serialization=True)
         (self.processor or self.tokenizer).save_pretrained(folder)
 
 

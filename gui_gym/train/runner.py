@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gui_gym.core.progress import library_bars_follow_the_rule
 from gui_gym.train.config import epoch_of
 from gui_gym.train.reward_stack import RewardStack
 
@@ -324,7 +325,8 @@ def build_tiny_policy(
         tokenizer, n_layer=n_layer, n_embd=n_embd, n_positions=n_positions, seed=seed
     )
     model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.save_pretrained(folder, safe_serialization=True)
+    with library_bars_follow_the_rule():  # no "Writing model shards" bar in a log
+        model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
     return folder
 

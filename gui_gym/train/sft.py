@@ -43,7 +43,7 @@ from typing import Any
 from gui_gym.agents.base import AgentStep, Turn
 from gui_gym.agents.llm import LLMAgent
 from gui_gym.core.actions import ActionParseError, describe, parse_action
-from gui_gym.core.progress import progress_bar, progress_enabled
+from gui_gym.core.progress import library_bars_follow_the_rule, progress_bar, progress_enabled
 from gui_gym.core.trajectory import atomic_write_text, dumps_json
 from gui_gym.models.chat_messages import prompt_images
 
@@ -530,6 +530,17 @@ def train_sft(
         report.resumed_from_step = state["optimizer_steps"]
     pad = llm.tokenizer.pad_token_id
     per_epoch = _batches(len(encoded), config.batch_size, config.seed, 0)
+    from gui_gym.train.trainer import diverged
+
+    if loaded is not None:
+        from gui_gym.train.checkpoint import check_progress
+
+        check_progress(
+            out / CHECKPOINT_DIR / "trainer_state.json",
+            state,
+            epoch=config.epochs,
+            batch=len(per_epoch),
+        )
     total_batches = config.epochs * len(per_epoch)
     bar = None
     if progress_enabled(progress):
@@ -563,12 +574,19 @@ def train_sft(
                     labels[:, 1:].reshape(-1),
                     ignore_index=-100,
                 )
+                if not bool(torch.isfinite(loss.detach())):
+                    raise diverged(f"epoch {epoch} batch {b}", ["the loss"], out / CHECKPOINT_DIR)
                 (loss / config.grad_accum).backward()
                 state["losses"].append(float(loss.detach()))
                 last_batch = b == len(batches) - 1
                 if (b + 1) % config.grad_accum == 0 or last_batch:
                     optimizer.step()
                     optimizer.zero_grad(set_to_none=True)
+                    with torch.no_grad():  # nothing non-finite is ever checkpointed
+                        if any(not bool(torch.isfinite(p).all()) for p in params):
+                            raise diverged(
+                                f"epoch {epoch} batch {b}", ["the weights"], out / CHECKPOINT_DIR
+                            )
                     state["optimizer_steps"] += 1
                     state["epoch"], state["batch"] = (
                         (epoch + 1, 0) if last_batch else (epoch, b + 1)
@@ -588,7 +606,8 @@ def train_sft(
     if config.lora:
         net = net.merge_and_unload()
     llm.model = net
-    net.save_pretrained(out, safe_serialization=True)
+    with library_bars_follow_the_rule():  # no "Writing model shards" bar in a log
+        net.save_pretrained(out, safe_serialization=True)
     (llm.processor or llm.tokenizer).save_pretrained(out)
     report.optimizer_steps = state["optimizer_steps"]
     report.losses = state["losses"]

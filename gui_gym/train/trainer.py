@@ -59,6 +59,16 @@ class TrainingDiverged(RuntimeError):
     the last good checkpoint)."""
 
 
+def diverged(where: str, bad: Sequence[str], checkpoint: Path) -> TrainingDiverged:
+    """The one-line :class:`TrainingDiverged` of every trainer (RL, SFT): ``where`` (the
+    iteration, or epoch and batch), what went non-finite, and the checkpoint kept."""
+    return TrainingDiverged(
+        f"{where}: {', '.join(bad)} went non-finite (NaN or infinite); training stopped and "
+        f"kept the last good checkpoint ({checkpoint if checkpoint.is_dir() else 'none yet'}): "
+        "lower learning_rate or max_grad_norm and rerun to resume"
+    )
+
+
 class Algorithm:
     """What an algorithm module supplies. Subclasses set :attr:`name` and override
     :meth:`collect` and :meth:`advantages` (and :meth:`loss` when theirs is not the plain
@@ -564,13 +574,7 @@ class Trainer:
             if any(not bool(torch.isfinite(p).all()) for p in self._parameters()):
                 bad.append("the weights")
         if bad:
-            kept = self.out / "checkpoint"
-            raise TrainingDiverged(
-                f"iteration {metrics['iteration']}: {', '.join(bad)} went non-finite (NaN or "
-                f"infinite); training stopped and kept the last good checkpoint "
-                f"({kept if kept.is_dir() else 'none yet'}): lower learning_rate or "
-                "max_grad_norm and rerun to resume"
-            )
+            raise diverged(f"iteration {metrics['iteration']}", bad, self.out / "checkpoint")
 
     # -- checkpoints ------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.files import write_folder_atomically
+from gui_gym.core.progress import library_bars_follow_the_rule
 from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
 from gui_gym.models.prm.protocol import (
     PRMOutputError,
@@ -603,7 +604,8 @@ class TransformersPRM:
 
     def write_files(self, folder: Path) -> None:
         """Write the checkpoint files into an existing ``folder`` (not atomic by itself)."""
-        self.model.save_pretrained(folder, safe_serialization=True)
+        with library_bars_follow_the_rule():  # no "Writing model shards" bar in a log
+            self.model.save_pretrained(folder, safe_serialization=True)
         self.tokenizer.save_pretrained(folder)
         (folder / "prm.json").write_text(json.dumps(self.config_dict(), indent=2) + "\n")
 
@@ -659,5 +661,8 @@ class TransformersPRM:
         settings.update(overrides)
         with errors_naming(path):
             tokenizer = transformers.AutoTokenizer.from_pretrained(path)
-            model = transformers.AutoModelForCausalLM.from_pretrained(path, use_safetensors=True)
+            with library_bars_follow_the_rule():
+                model = transformers.AutoModelForCausalLM.from_pretrained(
+                    path, use_safetensors=True
+                )
         return cls(model, tokenizer, device=device, **settings)
