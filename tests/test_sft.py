@@ -273,3 +273,20 @@ def test_sft_refuses_a_checkpoint_whose_epoch_is_past_the_run(
     file.write_text(json.dumps({**state, "epoch": 10**6}))  # accepted before: "model written"
     with pytest.raises(ValueError, match=r"trainer_state.json: field 'epoch' is 1000000, past"):
         sft.train_sft(expert["data"], expert["base"], out, config, progress=False)
+
+
+def test_library_sft_takes_the_output_lock(expert: dict[str, Path], tmp_path: Path) -> None:
+    # issue 33: library calls that write outputs lock them as the CLI does
+    from gui_gym.core.files import OutputInUseError
+    from gui_gym.train import sft
+    from tests.test_hardening_outputs import _holder, _release
+
+    out = tmp_path / "run"
+    holder = _holder(out)
+    try:
+        config = sft.SFTConfig(epochs=1, lr=1e-3, batch_size=3, eval_fraction=0.0, seed=1)
+        with pytest.raises(OutputInUseError, match=rf"PID {holder.pid}"):
+            sft.train_sft(expert["data"], expert["base"], out, config, progress=False)
+    finally:
+        _release(holder)
+    assert not out.exists()  # the refused run wrote nothing

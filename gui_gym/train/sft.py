@@ -417,10 +417,32 @@ def train_sft(
     Returns:
         The :class:`SFTReport`.
 
+    ``out`` is locked for the run (:func:`~gui_gym.core.files.lock_output`): a second run
+    into it raises :class:`~gui_gym.core.files.OutputInUseError` naming the holder's PID.
+
     Raises:
         ValueError: for bad settings, an empty dataset, a checkpoint of other settings.
         gui_gym.envs.replay.DatasetError: for a dataset folder that cannot be read.
     """
+    from gui_gym.core.files import lock_output
+
+    with lock_output(out, "SFT output"):
+        return _train_sft(
+            dataset, model, out, config, tokenizer=tokenizer, device=device, progress=progress
+        )
+
+
+def _train_sft(
+    dataset: str | Path | Sequence[Any],
+    model: str | Path | Any,
+    out: str | Path,
+    config: SFTConfig | None = None,
+    *,
+    tokenizer: Any | None = None,
+    device: str | None = None,
+    progress: bool = True,
+) -> SFTReport:
+    """:func:`train_sft` under the lock on ``out``."""
     import torch
 
     from gui_gym.envs.replay.dataset import ExpertDataset

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gui_gym.core.files import recover_folder, write_folder_atomically
+from gui_gym.core.files import lock_output, recover_folder, write_folder_atomically
 from gui_gym.core.progress import progress_enabled
 from gui_gym.core.trajectory import (
     Trajectory,
@@ -523,7 +523,19 @@ class Trainer:
     # -- the run ----------------------------------------------------------------------------
 
     def train(self, on_iteration: Callable[[dict[str, Any]], None] | None = None) -> list[dict]:
-        """Run until ``config.iterations``; returns the metrics of this call's iterations."""
+        """Run until ``config.iterations``; returns the metrics of this call's iterations.
+
+        The main process holds the exclusive lock on ``out`` for the run (as every CLI
+        command does on its outputs): a second run into the same folder, library call or
+        CLI, raises :class:`~gui_gym.core.files.OutputInUseError` naming the holder's PID
+        instead of interleaving checkpoints and metrics.
+        """
+        if not self.parallel.is_main:
+            return self._train(on_iteration)
+        with lock_output(self.out, "training output"):
+            return self._train(on_iteration)
+
+    def _train(self, on_iteration: Callable[[dict[str, Any]], None] | None) -> list[dict]:
         config = self.config
         main = self.parallel.is_main
         if main:
