@@ -20,6 +20,7 @@ __all__ = [
     "LossInputs",
     "TurnSample",
     "aggregate_tokens",
+    "batch_pixel_inputs",
     "clipped_surrogate",
     "kl_estimate",
     "policy_loss",
@@ -133,6 +134,41 @@ def turns_from_trajectory(
 # ------------------------------------------------------------------------------- scoring
 
 
+def batch_pixel_inputs(
+    model: Any, turns: Sequence[Any], vision: tuple[Any, Any] | None
+) -> dict[str, Any]:
+    """The pixel inputs of a batch of turns (rows in order), rebuilt from each turn's ``vision``
+    record with :func:`~gui_gym.models.vision_inputs.rebuild_inputs` and cast to ``model``'s
+    dtype; ``{}`` when no turn shows a screenshot. The policy's scoring and PPO's critic both
+    read a VLM step through it, so they see the same pixels the sampler saw.
+
+    Raises:
+        ValueError: for a vision turn without ``vision=(processor, image_store)``.
+        VisionMismatch: when stored ids and rebuilt pixels disagree.
+    """
+    if not any(getattr(t, "vision", None) for t in turns):
+        return {}
+    if vision is None:
+        raise ValueError(
+            "these turns show screenshots: scoring needs vision=(processor, image_store) "
+            "of the policy that sampled them"
+        )
+    torch = require_torch()
+    from gui_gym.models.vision_inputs import rebuild_inputs
+
+    parts: dict[str, list[Any]] = {}
+    for turn in turns:
+        if turn.vision:
+            for key, value in rebuild_inputs(*vision, turn.vision, turn.prompt_ids).items():
+                parts.setdefault(key, []).append(value)
+    dtype = next(model.parameters()).dtype
+    pixels: dict[str, Any] = {}
+    for key, values in parts.items():
+        joined = torch.cat(values)
+        pixels[key] = joined.to(dtype) if joined.is_floating_point() else joined
+    return pixels
+
+
 def score_completions(
     model: Any,
     turns: Sequence[TurnSample],
@@ -159,28 +195,13 @@ def score_completions(
         VisionMismatch: when stored ids and rebuilt pixels disagree.
     """
     torch = require_torch()
-    pixels: dict[str, Any] = {}
+    pixels = batch_pixel_inputs(model, turns, vision)
     image_token: int | None = None
-    if any(t.vision for t in turns):
-        if vision is None:
-            raise ValueError(
-                "these turns show screenshots: scoring needs vision=(processor, image_store) "
-                "of the policy that sampled them"
-            )
-        from gui_gym.models.vision_inputs import image_token_id, rebuild_inputs
+    if vision is not None and any(t.vision for t in turns):
+        from gui_gym.models.vision_inputs import image_token_id
 
         # the sampler never draws the image placeholder (TransformersLLM suppresses it)
         image_token = image_token_id(vision[0])
-
-        parts: dict[str, list[Any]] = {}
-        for turn in turns:
-            if turn.vision:
-                for key, value in rebuild_inputs(*vision, turn.vision, turn.prompt_ids).items():
-                    parts.setdefault(key, []).append(value)
-        dtype = next(model.parameters()).dtype
-        for key, values in parts.items():
-            joined = torch.cat(values)
-            pixels[key] = joined.to(dtype) if joined.is_floating_point() else joined
 
     device = device or str(next(model.parameters()).device)
     lengths = [len(t.prompt_ids) + len(t.completion_ids) for t in turns]

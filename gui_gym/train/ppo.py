@@ -143,7 +143,11 @@ def _value_model_class() -> Any:
             self.tokenizer = tokenizer
             self.own_tokenizer = own_tokenizer
 
-        def forward(self, prompts: list[list[int]], pad_id: int) -> Any:
+        def forward(
+            self, prompts: list[list[int]], pad_id: int, pixels: dict[str, Any] | None = None
+        ) -> Any:
+            """``V`` at each prompt's last token; ``pixels`` are a VLM's pixel inputs for the
+            rows that show screenshots (:func:`~gui_gym.train.losses.batch_pixel_inputs`)."""
             device = self.head.weight.device
             width = max(len(p) for p in prompts)
             ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
@@ -152,7 +156,10 @@ def _value_model_class() -> Any:
                 ids[i, : len(p)] = torch.tensor(p)
                 mask[i, : len(p)] = 1
             out = self.backbone(
-                input_ids=ids.to(device), attention_mask=mask.to(device), output_hidden_states=True
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                output_hidden_states=True,
+                **{k: v.to(device) for k, v in (pixels or {}).items()},
             )
             last = torch.tensor([len(p) - 1 for p in prompts], device=device)
             hidden = out.hidden_states[-1][torch.arange(len(prompts), device=device), last]
@@ -205,7 +212,9 @@ class ValueModel:
         backbone = copy.deepcopy(policy.model)
         if hasattr(backbone, "merge_and_unload"):
             backbone = backbone.merge_and_unload()
-        hidden = backbone.config.hidden_size
+        # a VLM's config nests its language model's (LlavaConfig, Qwen2VLConfig...): the
+        # hidden states the head reads are the language model's
+        hidden = backbone.config.get_text_config().hidden_size
         head = torch.nn.Linear(hidden, 1, device=policy.device)
         torch.nn.init.zeros_(head.weight)
         torch.nn.init.zeros_(head.bias)
@@ -265,6 +274,9 @@ class PPO(Algorithm):
         else:
             self.critic = ValueModel.from_prm(init, trainer.policy.device)
         self.critic.train(False)  # no dropout, as for the policy
+        # a VLM policy's critic reads each step with the pixels its policy saw (the same
+        # vision record and image store the policy's scoring rebuilds them from)
+        self._vision = None if self.critic.own_tokenizer else trainer.vision
         self._pad = trainer.policy.pad_id
         if self.critic.own_tokenizer:
             tok = self.critic.tokenizer
@@ -283,7 +295,7 @@ class PPO(Algorithm):
             }
         ]
 
-    def _critic_inputs(self, turns: list[TurnSample]) -> list[list[int]]:
+    def _critic_inputs(self, turns: list[Any]) -> list[list[int]]:
         if not self.critic.own_tokenizer:
             return [t.prompt_ids for t in turns]
         from gui_gym.models.llm import prompt_text
@@ -296,11 +308,21 @@ class PPO(Algorithm):
             for t in turns
         ]
 
-    def values(self, turns: list[TurnSample], grad: bool = False) -> Any:
+    def values(self, turns: list[Any], grad: bool = False) -> Any:
         import torch
 
+        from gui_gym.train.losses import batch_pixel_inputs
+
+        pixels = None
+        if not self.critic.own_tokenizer and any(getattr(t, "vision", None) for t in turns):
+            if self._vision is None:
+                raise ValueError(
+                    "these steps show screenshots but the critic has no processor to rebuild "
+                    "their pixels (the policy is not a vision-language model)"
+                )
+            pixels = batch_pixel_inputs(self.critic.backbone, turns, self._vision)
         with torch.set_grad_enabled(grad):
-            return self.critic(self._critic_inputs(turns), self._pad)
+            return self.critic(self._critic_inputs(turns), self._pad, pixels)
 
     # -- rollout ------------------------------------------------------------------------------
 
