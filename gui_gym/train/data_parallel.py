@@ -164,6 +164,83 @@ class DataParallel:
         inverse of :meth:`shard`."""
         return [item for part in self.gather_json(list(local)) for item in part]
 
+    def gather_bytes(self, payload: bytes) -> list[bytes]:
+        """Every process's ``payload``, in rank order (raw bytes: screenshots travel without
+        a JSON or Python-list detour); ``[payload]`` alone."""
+        if not self.enabled:
+            return [payload]
+        import torch
+
+        distributed = torch.distributed
+        device = self._tensor_device()
+        size = torch.tensor([len(payload)], dtype=torch.long, device=device)
+        sizes = [torch.zeros_like(size) for _ in range(self.world_size)]
+        distributed.all_gather(sizes, size)
+        buffer = torch.zeros(max(1, max(int(s) for s in sizes)), dtype=torch.uint8, device=device)
+        if payload:
+            buffer[: len(payload)] = torch.frombuffer(bytearray(payload), dtype=torch.uint8)
+        buffers = [torch.zeros_like(buffer) for _ in range(self.world_size)]
+        distributed.all_gather(buffers, buffer)
+        return [b[: int(s)].cpu().numpy().tobytes() for b, s in zip(buffers, sizes)]
+
+    def share_images(self, store: Any, trajectories: Sequence[Any]) -> int:
+        """Give every process's image store the screenshots (and processor settings) that
+        this process's ``trajectories`` show.
+
+        A vision-language policy's steps hold content keys into the sampler's
+        :class:`~gui_gym.models.vision_inputs.ImageStore`, which is per process; after the
+        trajectories are all-gathered, a process scoring another's step needs its pixels.
+        Each image travels once per process that made it, as raw bytes, and is stored under
+        the key its pixels hash to (a key that does not match its pixels is refused).
+
+        Returns:
+            How many images this process added to ``store``.
+
+        Raises:
+            ValueError: when an image received does not hash to its key.
+        """
+        if not self.enabled:
+            return 0
+        import numpy as np
+
+        images: dict[str, Any] = {}
+        settings: dict[str, Any] = {}
+        for trajectory in trajectories:
+            records = [step.vision for step in trajectory.steps]
+            final = (trajectory.metadata or {}).get("final_prompt") or {}
+            records.append(final.get("vision"))
+            for record in records:
+                if not record:
+                    continue
+                for key in record.get("images", []):
+                    if key not in images:
+                        images[key] = store.get(key)
+                key = record.get("settings")
+                if key and key not in settings:
+                    settings[key] = store.settings(key)
+        header = {
+            "images": [[key, list(array.shape)] for key, array in images.items()],
+            "settings": settings,
+        }
+        head = json.dumps(header).encode()
+        body = b"".join(np.ascontiguousarray(a, dtype=np.uint8).tobytes() for a in images.values())
+        added = 0
+        for payload in self.gather_bytes(len(head).to_bytes(8, "little") + head + body):
+            length = int.from_bytes(payload[:8], "little")
+            received = json.loads(payload[8 : 8 + length].decode())
+            for value in received["settings"].values():
+                store.put_settings(value)
+            offset = 8 + length
+            for key, shape in received["images"]:
+                count = int(np.prod(shape))
+                if key not in store:
+                    array = np.frombuffer(payload[offset : offset + count], dtype=np.uint8)
+                    if store.put(array.reshape(shape)) != key:
+                        raise ValueError(f"screenshot {key[:12]}... arrived with other pixels")
+                    added += 1
+                offset += count
+        return added
+
     def broadcast_parameters(self, params: Sequence[Any]) -> None:
         """Copy the main process's values into every process's ``params`` (LoRA adapters
         and fresh heads start random: every copy must start equal)."""

@@ -330,6 +330,8 @@ class Trainer:
         episodes = engine.run(specs) if specs else []
         if not self.parallel.enabled:
             return episodes
+        if self.vision is not None:  # every process may score any step: share the pixels
+            self.parallel.share_images(self.vision[1], episodes)
         return [
             Trajectory.from_dict(record)
             for record in self.parallel.gather_shards([t.to_dict() for t in episodes])
