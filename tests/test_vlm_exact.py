@@ -1,7 +1,11 @@
-"""Token-exact multimodal samples (issue 29, item 1): a VLM step keeps its exact ids (image
-placeholder tokens included) and content keys of the screenshots it showed; scoring rebuilds
-the pixel inputs from those and gets the sampler's log-probs, and ids that do not fit the
-images (a re-tokenised prompt, a processor that re-processes at another size) are refused."""
+"""Token-exact multimodal samples (issue 29, items 1 and 6): a VLM step keeps its exact ids
+(image placeholder tokens included) and content keys of the screenshots it showed; scoring
+rebuilds the pixel inputs from those and gets the sampler's log-probs, and ids that do not fit
+the images (a re-tokenised prompt, a processor that re-processes at another size) are refused.
+
+Two architectures: a tiny LLaVA (CLIP tower, a fixed 16 tokens per image) and a tiny Qwen2-VL
+(M-RoPE, a number of image tokens that depends on the screenshot's size), its processor the
+image-only one of ``vision_inputs.load_processor`` (no torchvision here)."""
 
 from __future__ import annotations
 
@@ -20,23 +24,34 @@ from gui_gym.models.vision_inputs import (
     VisionMismatch,
     VisionRef,
     image_key,
+    image_token_id,
     processor_settings,
     rebuild_inputs,
 )
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
 from gui_gym.train.losses import TurnSample, score_completions, turns_from_trajectory
 from tests.conftest import require
-from tests.tiny_llm import tiny_llava
+from tests.tiny_llm import tiny_llava, tiny_qwen2_vl
 
 ENV = "GuiGym/WikiHow-v0"
+ARCHS = {"llava": tiny_llava, "qwen2_vl": tiny_qwen2_vl}
+
+# image tokens of the first test's six samples (prompts of 1, 3 and 2 screenshots, two samples
+# each): LLaVA's 16 per image; Qwen2-VL's grid_h * grid_w / 4 of each screenshot's resize to
+# multiples of 28 scaled up to min_pixels 4 * 28 * 28 (40x30 (HxW) -> 84x56: 6x4 patches, 6)
+IMAGE_TOKENS = {"llava": [16, 16, 48, 48, 32, 32], "qwen2_vl": [6, 6, 18, 18, 12, 12]}
 
 
-@pytest.fixture(scope="module")
-def vlm(tmp_path_factory: pytest.TempPathFactory) -> TransformersLLM:
+@pytest.fixture(scope="module", params=sorted(ARCHS))
+def vlm(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> TransformersLLM:
     require("transformers", "llm")
-    folder = tmp_path_factory.mktemp("vlm")
-    tiny_llava(folder)
-    return TransformersLLM(Path(folder), device="cpu")
+    folder = tmp_path_factory.mktemp(f"vlm_{request.param}")
+    ARCHS[request.param](folder)
+    llm = TransformersLLM(Path(folder), device="cpu")
+    llm.arch = request.param  # type: ignore[attr-defined]
+    return llm
 
 
 def _screens(seed: int, count: int) -> list[np.ndarray]:
@@ -85,8 +100,9 @@ def test_stored_ids_and_rebuilt_pixels_give_the_samplers_logprobs(vlm: Transform
     prompts = [_prompt(_screens(1, 1)), _prompt(_screens(2, 3)), _prompt(_screens(3, 2))]
     rows = vlm.generate_with_tokens(prompts, max_new_tokens=6, temperature=1.0, n=2)
     generations = [g for row in rows for g in row]
-    image_id = vlm.tokenizer.convert_tokens_to_ids("<image>")
-    assert [g.prompt_ids.count(image_id) for g in generations] == [16, 16, 48, 48, 32, 32]
+    image_id = image_token_id(vlm.processor)
+    counts = [g.prompt_ids.count(image_id) for g in generations]
+    assert counts == IMAGE_TOKENS[vlm.arch]  # type: ignore[attr-defined]
     assert [len(g.vision["images"]) for g in generations] == [1, 1, 3, 3, 2, 2]
     for generation, scored in zip(generations, _score(vlm, _turns(generations))):
         np.testing.assert_allclose(scored, generation.logprobs, atol=1e-5, rtol=0)
@@ -115,7 +131,7 @@ def test_a_retokenised_prompt_is_refused_not_scored(vlm: TransformersLLM) -> Non
         _score(vlm, [turn])
     # and a record claiming another number of screenshots than the ids show
     extra = dict(generation.vision, images=generation.vision["images"] * 2)
-    with pytest.raises(VisionMismatch, match="hold 32 image tokens but its 4 screenshot"):
+    with pytest.raises(VisionMismatch, match=r"hold \d+ image tokens but its 4 screenshot"):
         _score(vlm, _turns([_with_vision(generation, extra)]))
 
 
@@ -123,19 +139,29 @@ def test_a_processor_that_reprocesses_at_another_size_is_refused(
     vlm: TransformersLLM, tmp_path: Path
 ) -> None:
     from transformers import CLIPImageProcessor
+    from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
     [[generation]] = vlm.generate_with_tokens([_prompt(_screens(5, 1))], max_new_tokens=3)
     processor = _copy_processor(vlm.processor)
-    processor.image_processor = CLIPImageProcessor(
-        size={"shortest_edge": 64}, crop_size={"height": 64, "width": 64}
-    )
+    if vlm.arch == "llava":  # type: ignore[attr-defined]
+        processor.image_processor = CLIPImageProcessor(
+            size={"shortest_edge": 64}, crop_size={"height": 64, "width": 64}
+        )
+    else:  # Qwen2-VL at a larger minimum size: more image tokens for the same screenshot
+        processor.image_processor = Qwen2VLImageProcessorPil(
+            min_pixels=16 * 28 * 28, max_pixels=64 * 28 * 28, patch_size=14, merge_size=2
+        )
     with pytest.raises(VisionMismatch, match=r"settings differ.*image_processor"):
         rebuild_inputs(processor, vlm.image_store, generation.vision, generation.prompt_ids)
-    # unchanged settings rebuild the 1x3x32x32 pixels the sampler used
+    # unchanged settings rebuild the pixels the sampler used
     pixels = rebuild_inputs(
         vlm.processor, vlm.image_store, generation.vision, generation.prompt_ids
     )
-    assert tuple(pixels["pixel_values"].shape) == (1, 3, 32, 32)
+    if vlm.arch == "llava":  # type: ignore[attr-defined]
+        assert tuple(pixels["pixel_values"].shape) == (1, 3, 32, 32)
+    else:  # a 40x30 screenshot resized to 84x56: 6x4 patches of 2x3x14x14, merged 2x2
+        assert pixels["image_grid_thw"].tolist() == [[1, 6, 4]]
+        assert tuple(pixels["pixel_values"].shape) == (24, 3 * 2 * 14 * 14)
 
 
 def _copy_processor(processor: Any) -> Any:

@@ -17,7 +17,7 @@ import gui_gym  # noqa: F401
 from gui_gym.cli import app
 from gui_gym.runs.record import record_dataset
 from tests.conftest import require
-from tests.tiny_llm import tiny_gpt2, tiny_llava, tiny_tokenizer
+from tests.tiny_llm import tiny_gpt2, tiny_llava, tiny_qwen2_vl, tiny_tokenizer
 
 ENV = "GuiGym/WikiHow-v0"
 
@@ -77,6 +77,44 @@ def test_vlm_sft_lowers_the_completion_loss_and_keeps_the_vision_tower(
     # the output is a vision-language model folder again
     llm = TransformersLLM(tmp_path / "out", device="cpu")
     assert llm.processor is not None
+
+
+def test_vlm_sft_trains_a_qwen2_vl(data: dict[str, Path], tmp_path: Path) -> None:
+    """The second architecture: a tiny Qwen2-VL (its ``visual`` tower frozen, M-RoPE with the
+    token types the processor makes) SFT'd on the same screenshots; the output loads back with
+    its image-only processor and samples token-exactly."""
+    import numpy as np
+    import torch
+
+    from gui_gym.models.llm import TransformersLLM
+    from gui_gym.train.losses import TurnSample, score_completions
+    from gui_gym.train.sft import train_sft
+
+    tiny_qwen2_vl(tmp_path / "qwen")
+    report = train_sft(data["shots"], tmp_path / "qwen", tmp_path / "out", _config(epochs=4))
+    first, last = report.losses[:2], report.losses[-2:]
+    assert sum(last) < 0.7 * sum(first), report.losses
+    before, after = _weights(tmp_path / "qwen"), _weights(tmp_path / "out")
+    tower = [k for k in before if ".visual." in k or k.startswith("visual.")]
+    language = [k for k in before if ".layers." in k and k not in tower]
+    assert tower and language
+    assert all(torch.equal(before[k], after[k]) for k in tower)
+    assert any(not torch.equal(before[k], after[k]) for k in language)
+    llm = TransformersLLM(tmp_path / "out", device="cpu")
+    assert type(llm.processor).__name__ == "Qwen2VLProcessor"
+    screen = np.random.default_rng(0).integers(0, 256, (360, 720, 3), dtype=np.uint8)
+    prompt = [{"role": "user", "content": [{"type": "image", "image": screen}]}]
+    torch.manual_seed(0)
+    [[generation]] = llm.generate_with_tokens([prompt], max_new_tokens=4, temperature=1.0)
+    completion = generation.completion_ids
+    turn = TurnSample(
+        generation.prompt_ids, completion, [0.0] * len(completion), vision=generation.vision
+    )
+    with torch.no_grad():
+        [scored] = score_completions(
+            llm.model, [turn], pad_id=0, vision=(llm.processor, llm.image_store)
+        )
+    np.testing.assert_allclose(scored.numpy(), generation.logprobs, atol=1e-5, rtol=0)
 
 
 def test_train_vision_trains_the_tower_and_lora_stays_off_it(

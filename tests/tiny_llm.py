@@ -172,3 +172,109 @@ def tiny_llava(folder: Any) -> None:
     )
     LlavaForConditionalGeneration(config).save_pretrained(folder)
     processor.save_pretrained(folder)
+
+
+def tiny_qwen2_vl(
+    folder: Any,
+    words: list[str] | None = None,
+    seed: int = 0,
+    *,
+    lines: bool = False,
+    chat_template: str | None = None,
+) -> None:
+    """Save a tiny Qwen2-VL (1-block vision tower with 14x14 patches merged 2x2, 2-layer Qwen2
+    text model with M-RoPE) and its processor to ``folder``.
+
+    Images are resized to multiples of 28 pixels between 4 and 16 merged patches
+    (``min_pixels``/``max_pixels``), so the number of image tokens depends on the screenshot's
+    size, as in Qwen2-VL (``grid_t * grid_h * grid_w / merge**2``). The processor is the
+    image-only Qwen2-VL processor of :func:`gui_gym.models.vision_inputs.load_processor`: the
+    image processor's slow (PIL) path, no video processor (both fast processors need
+    torchvision, which has no CPU wheel here). ``words`` replaces the default vocabulary;
+    ``lines=True`` makes each line one token (an action string is one token) and
+    ``chat_template`` replaces the default template."""
+    import torch
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast, Qwen2VLConfig, Qwen2VLForConditionalGeneration
+    from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
+
+    from gui_gym.models.vision_inputs import image_only_processor
+
+    specials = [
+        "<pad>",
+        "<eos>",
+        "<unk>",
+        "<|image_pad|>",
+        "<|vision_start|>",
+        "<|vision_end|>",
+        "<|video_pad|>",
+        "<|user|>",
+        "<|assistant|>",
+        "<|system|>",
+    ]
+    vocab = {w: i for i, w in enumerate(specials + (WORDS if words is None else words))}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    if lines:
+        core.pre_tokenizer = pre_tokenizers.Split(Regex("\n"), behavior="removed")
+    else:
+        core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+        core.decoder = decoders.WordPiece(prefix="##")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        pad_token="<pad>",
+        eos_token="<eos>",
+        unk_token="<unk>",
+        extra_special_tokens={"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},
+    )
+    template = chat_template or (
+        "{% for m in messages %}<|{{ m['role'] }}|> {% if m['content'] is string %}"
+        "{{ m['content'] }}{% else %}{% for p in m['content'] %}{% if p['type'] == 'image' %}"
+        "<|vision_start|> <|image_pad|> <|vision_end|> {% else %}{{ p['text'] }} {% endif %}"
+        "{% endfor %}{% endif %} {% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|> {% endif %}"
+    )
+    images = Qwen2VLImageProcessorPil(
+        min_pixels=4 * 28 * 28,
+        max_pixels=16 * 28 * 28,
+        patch_size=14,
+        merge_size=2,
+        temporal_patch_size=2,
+    )
+    processor = image_only_processor("Qwen2VLProcessor", images, tokenizer, template)
+    torch.manual_seed(seed)
+    config = Qwen2VLConfig(
+        text_config={
+            "vocab_size": len(tokenizer),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 2048,
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "mrope_section": [2, 3, 3],
+            },
+            "pad_token_id": 0,
+            "eos_token_id": 1,
+            "bos_token_id": 1,
+        },
+        vision_config={
+            "depth": 1,
+            "embed_dim": 32,
+            "hidden_size": 32,
+            "num_heads": 2,
+            "mlp_ratio": 2,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "in_channels": 3,
+        },
+        image_token_id=vocab["<|image_pad|>"],
+        video_token_id=vocab["<|video_pad|>"],
+        vision_start_token_id=vocab["<|vision_start|>"],
+        vision_end_token_id=vocab["<|vision_end|>"],
+    )
+    Qwen2VLForConditionalGeneration(config).save_pretrained(folder)
+    processor.save_pretrained(folder)

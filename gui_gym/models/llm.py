@@ -58,7 +58,7 @@ from gui_gym.models.chat_messages import (  # the prompt format, re-exported fro
 from gui_gym.models.vision_inputs import (
     ImageStore,
     VisionRef,
-    image_token_id,
+    placeholder_token_ids,
     processor_settings,
 )
 
@@ -428,12 +428,14 @@ class TransformersLLM:
             if dtype is not None:
                 kwargs["dtype"] = dtype
             folder = Path(source)
+            from gui_gym.models.vision_inputs import load_processor
+
             with library_bars_follow_the_rule():  # no "Loading weights" bar in a log
                 if processor is None and any(
                     (folder / name).is_file()
                     for name in ("preprocessor_config.json", "processor_config.json")
                 ):
-                    processor = transformers.AutoProcessor.from_pretrained(source)
+                    processor = load_processor(source)
                     model = transformers.AutoModelForImageTextToText.from_pretrained(
                         source, **kwargs
                     )
@@ -691,7 +693,7 @@ class TransformersLLM:
             # an image placeholder is not an action token: sampled, it would be read as an
             # image slot when the step is scored (no pixels for it); the policy's distribution
             # excludes it here and in scoring (gui_gym.train.losses.score_completions)
-            kwargs["suppress_tokens"] = [image_token_id(self.processor)]
+            kwargs["suppress_tokens"] = placeholder_token_ids(self.processor)
         if sample:
             # plain temperature sampling over the whole vocabulary: the behaviour policy is
             # exactly softmax(logits / T), which a trainer can recompute

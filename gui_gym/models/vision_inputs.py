@@ -37,10 +37,14 @@ __all__ = [
     "VisionRef",
     "expected_image_tokens",
     "image_key",
+    "image_only_processor",
     "image_token_id",
+    "load_processor",
     "pixel_inputs",
+    "placeholder_token_ids",
     "processor_settings",
     "rebuild_inputs",
+    "token_type_inputs",
 ]
 
 # the processor outputs that carry pixels (the rest, input_ids/attention_mask, are the ids')
@@ -168,6 +172,19 @@ def image_token_id(processor: Any) -> int:
     return int(tokenizer.convert_tokens_to_ids(token))
 
 
+def placeholder_token_ids(processor: Any) -> list[int]:
+    """The ids the model reads as media slots: the image token and, where the processor has
+    them, its video/audio tokens (Qwen2-VL's ``<|video_pad|>``). The sampler never draws
+    them and scoring masks them: a sampled one would be a slot with no pixels (a Qwen2-VL
+    completion holding ``<|video_pad|>`` breaks its M-RoPE index)."""
+    ids = [image_token_id(processor)]
+    for name in ("video_token_id", "audio_token_id"):
+        value = getattr(processor, name, None)
+        if isinstance(value, int) and value >= 0 and value not in ids:
+            ids.append(value)
+    return ids
+
+
 def processor_settings(processor: Any) -> dict[str, Any]:
     """Everything of a processor that decides the image tokens and pixels: its class, the image
     processor's config, the image token and the expansion parameters (JSON-safe)."""
@@ -213,6 +230,19 @@ def expected_image_tokens(processor: Any, images: list[Any]) -> int:
     return int((enc["input_ids"][0] == image_token_id(processor)).sum())
 
 
+def token_type_inputs(processor: Any, ids: Any) -> dict[str, Any]:
+    """The per-token modality types some VLMs need next to the ids (Qwen2-VL's and
+    Qwen2.5-VL's M-RoPE reads ``mm_token_type_ids``: 1 at image tokens, 0 elsewhere), made by
+    the processor's own rule from a padded ``ids`` tensor; ``{}`` for a processor that makes
+    none (LLaVA)."""
+    if not getattr(processor, "return_mm_token_type_ids", False):
+        return {}
+    import torch
+
+    types = processor.create_mm_token_type_ids(ids.tolist())
+    return {"mm_token_type_ids": torch.tensor(types, dtype=torch.long, device=ids.device)}
+
+
 def rebuild_inputs(
     processor: Any, store: ImageStore, ref: VisionRef | dict[str, Any], prompt_ids: list[int]
 ) -> dict[str, Any]:
@@ -244,3 +274,74 @@ def rebuild_inputs(
             "(re-tokenised prompt or re-processed image); score the stored ids"
         )
     return pixel_inputs(processor, images) if images else {}
+
+
+# processors whose AutoProcessor also builds a video processor that needs torchvision (no CPU
+# wheel works with the CPU torch here): on such a machine they are built without it
+_VIDEO_PROCESSORS = ("Qwen2VLProcessor", "Qwen2_5_VLProcessor")
+
+
+def image_only_processor(
+    name: str, image_processor: Any, tokenizer: Any, chat_template: Any
+) -> Any:
+    """The ``transformers`` processor class ``name`` (Qwen2-VL's or Qwen2.5-VL's) built with
+    only its image processor and tokenizer: the same ``__call__``, the same image-token
+    expansion (``grid_t * grid_h * grid_w / merge**2``), no video processor. It saves as
+    ``name`` (a machine with torchvision loads the folder with ``AutoProcessor``)."""
+    import transformers
+    from transformers.processing_utils import ProcessorMixin
+
+    if name not in _VIDEO_PROCESSORS:
+        raise ValueError(f"no image-only build for {name}; allowed: {', '.join(_VIDEO_PROCESSORS)}")
+    base = getattr(transformers, name)
+
+    def __init__(  # noqa: N807
+        self: Any,
+        image_processor: Any = None,
+        tokenizer: Any = None,
+        chat_template: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        self.image_token = getattr(tokenizer, "image_token", None) or "<|image_pad|>"
+        self.video_token = getattr(tokenizer, "video_token", None) or "<|video_pad|>"
+        self.image_token_id = tokenizer.convert_tokens_to_ids(self.image_token)
+        self.video_token_id = tokenizer.convert_tokens_to_ids(self.video_token)
+        ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)
+
+    cls = type(name, (base,), {"__init__": __init__, "__module__": __name__})
+    return cls(image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template)
+
+
+def load_processor(path: Any) -> Any:
+    """``AutoProcessor.from_pretrained(path)``; for a Qwen2-VL / Qwen2.5-VL folder on a machine
+    where that fails for want of torchvision (its video processor), the image-only processor
+    (:func:`image_only_processor`) from the folder's image processor (slow PIL path) and
+    tokenizer: images are processed exactly as the full processor does."""
+    import transformers
+
+    try:
+        return transformers.AutoProcessor.from_pretrained(path)
+    except Exception as err:
+        from pathlib import Path
+
+        folder = Path(path)
+        name = None
+        for file in ("processor_config.json", "preprocessor_config.json"):
+            if (folder / file).is_file():
+                try:
+                    name = json.loads((folder / file).read_text()).get("processor_class")
+                except (OSError, ValueError):
+                    continue
+                if name:
+                    break
+        if name not in _VIDEO_PROCESSORS:
+            raise
+        try:
+            images = transformers.AutoImageProcessor.from_pretrained(path, backend="pil")
+            tokenizer = transformers.AutoTokenizer.from_pretrained(path)
+        except Exception:
+            raise err from None
+        template = getattr(tokenizer, "chat_template", None)
+        if (folder / "chat_template.jinja").is_file():
+            template = (folder / "chat_template.jinja").read_text()
+        return image_only_processor(name, images, tokenizer, template)

@@ -196,12 +196,12 @@ def score_completions(
     """
     torch = require_torch()
     pixels = batch_pixel_inputs(model, turns, vision)
-    image_token: int | None = None
+    placeholders: list[int] | None = None
     if vision is not None and any(t.vision for t in turns):
-        from gui_gym.models.vision_inputs import image_token_id
+        from gui_gym.models.vision_inputs import placeholder_token_ids
 
-        # the sampler never draws the image placeholder (TransformersLLM suppresses it)
-        image_token = image_token_id(vision[0])
+        # the sampler never draws a media placeholder (TransformersLLM suppresses them)
+        placeholders = placeholder_token_ids(vision[0])
 
     device = device or str(next(model.parameters()).device)
     lengths = [len(t.prompt_ids) + len(t.completion_ids) for t in turns]
@@ -214,13 +214,17 @@ def score_completions(
         mask[i, : len(row)] = 1
     ids, mask = ids.to(device), mask.to(device)
     pixels = {k: v.to(device) for k, v in pixels.items()}
+    if pixels:
+        from gui_gym.models.vision_inputs import token_type_inputs
+
+        pixels.update(token_type_inputs(vision[0], ids))  # type: ignore[index]
     logits = model(input_ids=ids, attention_mask=mask, **pixels).logits
     out = []
     for i, turn in enumerate(turns):
         start = len(turn.prompt_ids) - 1  # position p predicts token p + 1
         rows = logits[i, start : start + len(turn.completion_ids)].float() / temperature
-        if image_token is not None and turn.vision:
-            rows = rows.index_fill(-1, torch.tensor([image_token], device=rows.device), -torch.inf)
+        if placeholders is not None and turn.vision:
+            rows = rows.index_fill(-1, torch.tensor(placeholders, device=rows.device), -torch.inf)
         target = ids[i, start + 1 : start + 1 + len(turn.completion_ids)]
         out.append(torch.log_softmax(rows, dim=-1).gather(-1, target[:, None]).squeeze(-1))
     return out

@@ -70,6 +70,8 @@ class Policy:
         torch = require_torch()
         import transformers
 
+        from gui_gym.models.vision_inputs import load_processor
+
         path = Path(config.model)
         if not path.is_dir():
             raise FileNotFoundError(f"no model folder at {path}")
@@ -86,7 +88,7 @@ class Policy:
                     f"--screenshot needs a vision-language model folder (with "
                     f"preprocessor_config.json); {path} is a text-only model"
                 )
-            processor = transformers.AutoProcessor.from_pretrained(path)
+            processor = load_processor(path)
             tokenizer = processor.tokenizer
             with library_bars_follow_the_rule():
                 model = transformers.AutoModelForImageTextToText.from_pretrained(

@@ -135,6 +135,8 @@ def clipped_value_loss(values: Any, old_values: Any, returns: Any, clip: float |
 def _value_model_class() -> Any:
     import torch
 
+    from gui_gym.models.vision_inputs import token_type_inputs
+
     class _ValueModel(torch.nn.Module):
         def __init__(self, backbone: Any, tokenizer: Any, head: Any, *, own_tokenizer: bool):
             super().__init__()
@@ -144,10 +146,15 @@ def _value_model_class() -> Any:
             self.own_tokenizer = own_tokenizer
 
         def forward(
-            self, prompts: list[list[int]], pad_id: int, pixels: dict[str, Any] | None = None
+            self,
+            prompts: list[list[int]],
+            pad_id: int,
+            pixels: dict[str, Any] | None = None,
+            processor: Any = None,
         ) -> Any:
             """``V`` at each prompt's last token; ``pixels`` are a VLM's pixel inputs for the
-            rows that show screenshots (:func:`~gui_gym.train.losses.batch_pixel_inputs`)."""
+            rows that show screenshots (:func:`~gui_gym.train.losses.batch_pixel_inputs`),
+            ``processor`` the one that made them (some VLMs need its token types too)."""
             device = self.head.weight.device
             width = max(len(p) for p in prompts)
             ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
@@ -160,6 +167,7 @@ def _value_model_class() -> Any:
                 attention_mask=mask.to(device),
                 output_hidden_states=True,
                 **{k: v.to(device) for k, v in (pixels or {}).items()},
+                **(token_type_inputs(processor, ids.to(device)) if pixels else {}),
             )
             last = torch.tensor([len(p) - 1 for p in prompts], device=device)
             hidden = out.hidden_states[-1][torch.arange(len(prompts), device=device), last]
@@ -313,7 +321,7 @@ class PPO(Algorithm):
 
         from gui_gym.train.losses import batch_pixel_inputs
 
-        pixels = None
+        pixels, processor = None, None
         if not self.critic.own_tokenizer and any(getattr(t, "vision", None) for t in turns):
             if self._vision is None:
                 raise ValueError(
@@ -321,8 +329,9 @@ class PPO(Algorithm):
                     "their pixels (the policy is not a vision-language model)"
                 )
             pixels = batch_pixel_inputs(self.critic.backbone, turns, self._vision)
+            processor = self._vision[0]
         with torch.set_grad_enabled(grad):
-            return self.critic(self._critic_inputs(turns), self._pad, pixels)
+            return self.critic(self._critic_inputs(turns), self._pad, pixels, processor)
 
     # -- rollout ------------------------------------------------------------------------------
 

@@ -588,6 +588,10 @@ def _train_sft(
                     mask[r, : len(seq)] = 1
                 ids, labels, mask = (t.to(llm.device) for t in (ids, labels, mask))
                 pixels = _pixels(llm, [i for _, _, shown in rows for i in shown], net)
+                if pixels:  # Qwen2-VL's M-RoPE also reads the processor's token types
+                    from gui_gym.models.vision_inputs import token_type_inputs
+
+                    pixels.update(token_type_inputs(llm.processor, ids))
                 with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and on_cuda):
                     logits = net(input_ids=ids, attention_mask=mask, **pixels).logits.float()
                 # next-token loss on completion tokens only (prompt positions are -100)
