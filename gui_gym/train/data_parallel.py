@@ -21,7 +21,8 @@ A process that fails ends the run: the launcher (``accelerate launch``/``torchru
 
 Process groups are made by accelerate's :class:`accelerate.PartialState` (NCCL on GPUs, one
 device per process; gloo on CPU), or found already initialised (a test that made its own).
-Nothing here pickles: objects travel as JSON bytes in uint8 tensors.
+Nothing here pickles: objects travel as JSON bytes in uint8 tensors (a VLM's screenshots as
+raw pixel bytes, re-hashed to their content keys on arrival: :meth:`DataParallel.share_images`).
 """
 
 from __future__ import annotations
