@@ -166,43 +166,50 @@ def train_prm_cmd(
     if not positive_token or not negative_token or positive_token == negative_token:
         raise UsageError("--positive-token and --negative-token must be two different tokens")
     from gui_gym.train.prm import PRMTrainConfig, run_training
+    from gui_gym.train.trainer import TrainingDiverged
 
-    report = run_training(
-        out,
-        env_ids=env_id if env_id is not None else ([] if replay_dataset else ["GuiGym/WikiHow-v0"]),
-        data=data,
-        replay_datasets=replay_dataset or [],
-        max_tasks=max_tasks,
-        random_rollouts=random_rollouts,
-        noisy_rollouts=noisy_rollouts,
-        noisy_p=noisy_p,
-        proposals_per_state=proposals_per_state,
-        pair_leftovers=pair_leftovers,
-        eval_fraction=eval_fraction,
-        model=model,
-        positive_token=positive_token,
-        negative_token=negative_token,
-        rationale=rationale,
-        vocab_size=vocab_size,
-        n_layer=n_layer,
-        n_embd=n_embd,
-        max_length=max_length or (384 if model is None else 2048),
-        device=device,
-        config=PRMTrainConfig(
-            epochs=epochs,
-            batch_size=batch_size,
-            keep_best=None if keep_best == "none" else keep_best,
-            lr_schedule=lr_schedule,
-            lr=lr or (2e-3 if model is None else 1e-5),
-            seed=seed,
-            # a model trained from scratch must also learn to read (docs/prm.md)
-            prompt_lm_weight=(0.5 if model is None else 0.0)
-            if prompt_lm_weight is None
-            else prompt_lm_weight,
-        ),
-        resume=resume,
-        progress=not no_progress,
-    )
+    try:
+        report = run_training(
+            out,
+            env_ids=env_id
+            if env_id is not None
+            else ([] if replay_dataset else ["GuiGym/WikiHow-v0"]),
+            data=data,
+            replay_datasets=replay_dataset or [],
+            max_tasks=max_tasks,
+            random_rollouts=random_rollouts,
+            noisy_rollouts=noisy_rollouts,
+            noisy_p=noisy_p,
+            proposals_per_state=proposals_per_state,
+            pair_leftovers=pair_leftovers,
+            eval_fraction=eval_fraction,
+            model=model,
+            positive_token=positive_token,
+            negative_token=negative_token,
+            rationale=rationale,
+            vocab_size=vocab_size,
+            n_layer=n_layer,
+            n_embd=n_embd,
+            max_length=max_length or (384 if model is None else 2048),
+            device=device,
+            config=PRMTrainConfig(
+                epochs=epochs,
+                batch_size=batch_size,
+                keep_best=None if keep_best == "none" else keep_best,
+                lr_schedule=lr_schedule,
+                lr=lr or (2e-3 if model is None else 1e-5),
+                seed=seed,
+                # a model trained from scratch must also learn to read (docs/prm.md)
+                prompt_lm_weight=(0.5 if model is None else 0.0)
+                if prompt_lm_weight is None
+                else prompt_lm_weight,
+            ),
+            resume=resume,
+            progress=not no_progress,
+        )
+    except TrainingDiverged as err:  # one line; the run folder and its checkpoint stay
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
     table = Table(title=f"PRM eval ({report['data']['eval']} held-out steps)")
     for column in ("step", "n", "accuracy", "AUC", "F1"):
         table.add_column(column, justify="right")
@@ -370,24 +377,30 @@ def train_progress_cmd(
         )
     except ValueError as err:
         raise UsageError(str(err)) from None
-    model, result = fit_progress_model(
-        train_t,
-        train_l if need else None,  # type: ignore[arg-type]
-        kind=kind,
-        backbone=backbone,
-        config=config,
-        eval_trajectories=eval_t,
-        eval_labels=eval_l if need else None,  # type: ignore[arg-type]
-        out=out,
-        balance=balance,
-        max_length=max_length,
-        vocab_size=vocab_size,
-        hidden=hidden,
-        layers=layers,
-        resume=resume,
-        progress=not no_progress,
-        device=device,
-    )
+    from gui_gym.train.trainer import TrainingDiverged
+
+    try:
+        model, result = fit_progress_model(
+            train_t,
+            train_l if need else None,  # type: ignore[arg-type]
+            kind=kind,
+            backbone=backbone,
+            config=config,
+            eval_trajectories=eval_t,
+            eval_labels=eval_l if need else None,  # type: ignore[arg-type]
+            out=out,
+            balance=balance,
+            max_length=max_length,
+            vocab_size=vocab_size,
+            hidden=hidden,
+            layers=layers,
+            resume=resume,
+            progress=not no_progress,
+            device=device,
+        )
+    except TrainingDiverged as err:  # one line; the run folder and its checkpoint stay
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
     metrics = {"kind": kind, "global_step": result.global_step, "epochs": result.epochs}
     atomic_write_text(out / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     for record in result.epochs:

@@ -135,11 +135,16 @@ def sft_cmd(
         train_vision=train_vision,
         coordinates=coordinates,
     )
+    from gui_gym.train.trainer import TrainingDiverged
+
     try:
         config.check()
         report = train_sft(dataset, model, out, config, device=device, progress=not no_progress)
     except (DatasetError, ValueError) as err:
         raise UsageError(str(err)) from None
+    except TrainingDiverged as err:  # one line; the output and its last checkpoint stay
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
     typer.echo(
         f"trained on {report.train_examples} steps ({report.dropped_too_long} too long, left "
         f"out) for {report.optimizer_steps} optimizer steps; final loss "

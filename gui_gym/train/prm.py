@@ -311,6 +311,8 @@ def train_prm(
     """
     import torch
 
+    from gui_gym.train.trainer import diverged
+
     config = config or PRMTrainConfig()
     if not train:
         raise ValueError("no training steps")
@@ -328,6 +330,15 @@ def train_prm(
         recover_folder(checkpoint)
     if checkpoint is not None and resume and (checkpoint / "trainer_state.json").exists():
         state, best = _load_checkpoint(prm, optimizer, checkpoint)
+        from gui_gym.train.checkpoint import check_progress
+
+        check_progress(
+            checkpoint / "trainer_state.json",
+            state,
+            epoch=config.epochs,
+            batch=per_epoch,
+            updates=config.epochs * per_epoch,
+        )
         if state.get("n_train") != len(train) or state.get("per_epoch") != per_epoch:
             raise ValueError(
                 f"checkpoint {checkpoint} was made with {state.get('n_train')} training steps, "
@@ -368,16 +379,18 @@ def train_prm(
                         group["lr"] = config.lr * (1.0 - state["updates"] / total)
                 batch = prm.training_batch(batch_steps, prompt_loss=config.prompt_lm_weight > 0)
                 loss, pair = prm.loss(batch, config.rationale_weight, config.prompt_lm_weight)
+                value = float(loss.detach())
+                where = f"epoch {epoch + 1} update {state['updates'] + 1}"
+                if not math.isfinite(value):  # before the step: the weights stay good
+                    raise diverged(where, ["the loss"], checkpoint)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if config.max_grad_norm:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
                 optimizer.step()
-                value = float(loss.detach())
-                if not math.isfinite(value):
-                    raise FloatingPointError(
-                        f"training loss became {value} at update {state['updates']}"
-                    )
+                with torch.no_grad():  # nothing non-finite is ever checkpointed
+                    if any(not bool(torch.isfinite(p).all()) for p in model.parameters()):
+                        raise diverged(where, ["the weights"], checkpoint)
                 correct = (pair.argmax(-1) == batch["labels"]).float().mean().item()
                 window_loss = [*window_loss, value][-50:]
                 window_correct = [*window_correct, correct][-50:]

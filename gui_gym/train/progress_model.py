@@ -274,6 +274,8 @@ class ProgressTrainer:
             if latest is None:
                 raise FileNotFoundError(f"no checkpoint to resume in {self.checkpoint_dir}")
             self.load_checkpoint(latest)
+        from gui_gym.train.trainer import diverged
+
         network = self.model.network
         per_epoch = len(self._batches(0))
         total = per_epoch * self.config.epochs
@@ -297,6 +299,9 @@ class ProgressTrainer:
                     logits = network(**inputs)
                     # Eq. 5: BCE between sigmoid(logit) and the label (computed on logits).
                     loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, targets)
+                    where = f"epoch {self.epoch + 1} batch {self.batch_in_epoch + 1}"
+                    if not bool(torch.isfinite(loss.detach())):  # the weights stay good
+                        raise diverged(where, ["the loss"], self.checkpoint_dir)
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     if self.config.max_grad_norm > 0:
@@ -304,6 +309,9 @@ class ProgressTrainer:
                             network.parameters(), self.config.max_grad_norm
                         )
                     self.optimizer.step()
+                    with torch.no_grad():  # nothing non-finite is ever checkpointed
+                        if any(not bool(torch.isfinite(p).all()) for p in network.parameters()):
+                            raise diverged(where, ["the weights"], self.checkpoint_dir)
                     losses.append(float(loss.detach()))
                     self.batch_in_epoch += 1
                     self.global_step += 1
@@ -421,6 +429,14 @@ class ProgressTrainer:
                 param.copy_(weights[f"{WEIGHTS_PREFIX}.{name}"].to(param.device, param.dtype))
         load_optimizer_state(self.optimizer, folder)
         restore_torch_rng(rng)
+        from gui_gym.train.checkpoint import check_progress
+
+        check_progress(
+            folder / "trainer_state.json",
+            state,
+            epoch=self.config.epochs,
+            batch_in_epoch=len(self._batches(0)),
+        )
         self.epoch = int(state["epoch"])
         self.batch_in_epoch = int(state["batch_in_epoch"])
         self.global_step = int(state["global_step"])

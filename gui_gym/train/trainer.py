@@ -59,13 +59,15 @@ class TrainingDiverged(RuntimeError):
     the last good checkpoint)."""
 
 
-def diverged(where: str, bad: Sequence[str], checkpoint: Path) -> TrainingDiverged:
-    """The one-line :class:`TrainingDiverged` of every trainer (RL, SFT): ``where`` (the
-    iteration, or epoch and batch), what went non-finite, and the checkpoint kept."""
+def diverged(where: str, bad: Sequence[str], checkpoint: Path | None) -> TrainingDiverged:
+    """The one-line :class:`TrainingDiverged` of every trainer (RL, SFT, PRM, progress model):
+    ``where`` (the iteration, or epoch and batch), what went non-finite, and the checkpoint
+    kept (None: a run without an output folder)."""
+    kept = checkpoint if checkpoint is not None and checkpoint.is_dir() else "none yet"
     return TrainingDiverged(
         f"{where}: {', '.join(bad)} went non-finite (NaN or infinite); training stopped and "
-        f"kept the last good checkpoint ({checkpoint if checkpoint.is_dir() else 'none yet'}): "
-        "lower learning_rate or max_grad_norm and rerun to resume"
+        f"kept the last good checkpoint ({kept}): lower learning_rate or max_grad_norm and "
+        "rerun to resume"
     )
 
 
