@@ -259,7 +259,10 @@ class VisionPRM:
             }
         settings.update(overrides)
         with errors_naming(folder):
-            processor = transformers.AutoProcessor.from_pretrained(folder)
+            from gui_gym.models.vision_inputs import load_processor
+
+            # AutoProcessor, or Qwen2-VL's image-only processor where torchvision is missing
+            processor = load_processor(folder)
             model = transformers.AutoModelForImageTextToText.from_pretrained(
                 folder, use_safetensors=True
             )
