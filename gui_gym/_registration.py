@@ -40,12 +40,19 @@ REPLAY_ENV_IDS: dict[str, str] = {
 make envs with no arguments); ``tests/test_replay_env.py`` checks them on the bundled sample."""
 
 
+ALFWORLD_ENV_IDS: dict[str, str] = {
+    "GuiGym/ALFWorld-v0": "gui_gym.envs.alfworld:ALFWorldEnv",
+}
+"""ALFWorld on its own engine (the ``alfworld`` extra; resets run the PDDL planner, ~1 s), kept
+out of ``ENV_IDS`` so every-id tests stay quick; ``tests/test_alfworld.py`` covers it."""
+
+
 def register_envs() -> None:
     """Register every id (idempotent)."""
     for env_id, entry_point in ENV_IDS.items():
         if env_id not in registry:
             register(id=env_id, entry_point=entry_point, disable_env_checker=False)
-    for env_id, entry_point in REPLAY_ENV_IDS.items():
+    for env_id, entry_point in {**REPLAY_ENV_IDS, **ALFWORLD_ENV_IDS}.items():
         if env_id not in registry:
             register(id=env_id, entry_point=entry_point, disable_env_checker=False)
     for env_id, kwargs in MINIWOB_ENV_IDS.items():
