@@ -9,6 +9,7 @@ seed)`` with no global state, so any game can be built lazily on first use.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from dataclasses import dataclass
@@ -33,10 +34,38 @@ NEEDS = {
     "pick_heat_then_place_in_recep": ("Microwave", "Heatable"),
     "pick_cool_then_place_in_recep": ("Fridge", "Coolable"),
 }
-SPLIT_SCENES = {"train": (1, 25), "valid_seen": (1, 25), "valid_unseen": (26, 31)}
-"""Scene numbers within each room group (kitchens 1-30, living rooms 201-230, bedrooms
-301-330, bathrooms 401-430): unseen scenes are held out of the train split, as ALFWorld's
-valid-unseen split uses rooms training never saw."""
+SPLITS = ("train", "valid_seen", "valid_unseen")
+"""ALFWorld's splits: train and valid-seen games use ALFRED's training floor plans
+(``constants.TRAIN_SCENE_NUMBERS``: scenes 7-30 of each room group), valid-unseen games its
+held-out ones (``TEST_SCENE_NUMBERS``: scenes 1-6), rooms training never sees."""
+COUNTS = {"train": 3553, "valid_seen": 140, "valid_unseen": 134}
+"""ALFWorld's game counts per split (games are built lazily, so these are the defaults)."""
+
+HOST_WEIGHT = {
+    "CounterTop": 4.0, "DiningTable": 4.0, "TableTop": 4.0, "CoffeeTable": 3.0,
+    "SideTable": 3.0, "Desk": 3.0, "Dresser": 3.0, "Bed": 3.0, "Sofa": 3.0, "Shelf": 2.0,
+    "ArmChair": 2.0, "TVStand": 2.0, "Toilet": 1.5, "SinkBasin": 1.0, "BathtubBasin": 1.0,
+    "Cabinet": 1.0, "Drawer": 1.0, "Fridge": 1.0, "StoveBurner": 1.0, "Microwave": 0.5,
+    "GarbageCan": 0.5, "Safe": 0.5, "Ottoman": 1.0, "Cart": 1.0,
+}  # fmt: skip
+"""Relative chance that an object starts on a receptacle of each type (other types 1.0):
+open surfaces hold most things, containers and appliances fewer, as in ALFRED's scenes."""
+FOOD = ("Apple", "Bread", "Egg", "Lettuce", "Potato", "Tomato")
+FOOD_IN_FRIDGE = 4.0
+"""Food starts in the fridge four times as often as the fridge's base weight."""
+CAPACITY = {
+    "CounterTop": 8, "DiningTable": 8, "TableTop": 6, "CoffeeTable": 5, "SideTable": 4,
+    "Desk": 5, "Dresser": 5, "Bed": 4, "Sofa": 3, "ArmChair": 2, "Shelf": 3, "TVStand": 3,
+    "Cabinet": 3, "Drawer": 2, "Fridge": 5, "Microwave": 1, "StoveBurner": 1, "Toaster": 1,
+    "CoffeeMachine": 1, "SinkBasin": 2, "BathtubBasin": 2, "GarbageCan": 2, "Toilet": 2,
+    "Safe": 2, "HandTowelHolder": 1, "TowelHolder": 1, "ToiletPaperHanger": 1,
+}  # fmt: skip
+"""How many objects a receptacle of each type holds at the start (other types 3)."""
+SCENERY = {
+    "HousePlant": ("CounterTop", "DiningTable", "CoffeeTable", "SideTable", "Shelf", "Dresser"),
+    "Television": ("TVStand", "Dresser", "Shelf"),
+}
+"""Non-pickupable scenery shown on receptacles (besides lamps) where the scene has it."""
 
 
 def _alfworld_root() -> Path:
@@ -59,17 +88,20 @@ def _rtype(rid: str) -> str:
 
 def scenes(split: str) -> list[int]:
     """The floor plans of a split that have layout files."""
-    if split not in SPLIT_SCENES:
-        raise ValueError(f"split must be one of {sorted(SPLIT_SCENES)}, got {split!r}")
-    lo, hi = SPLIT_SCENES[split]
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {list(SPLITS)}, got {split!r}")
+    return list(_scenes(split))
+
+
+@functools.cache
+def _scenes(split: str) -> tuple[int, ...]:
+    from alfworld.gen import constants
+
+    numbers = (
+        constants.TEST_SCENE_NUMBERS if split == "valid_unseen" else constants.TRAIN_SCENE_NUMBERS
+    )
     layouts = _alfworld_root() / "gen" / "layouts"
-    out = []
-    for group in (0, 200, 300, 400):
-        for n in range(lo, hi + 1):
-            scene = group + n
-            if (layouts / f"FloorPlan{scene}-openable.json").exists():
-                out.append(scene)
-    return out
+    return tuple(n for n in numbers if (layouts / f"FloorPlan{n}-openable.json").exists())
 
 
 @dataclass(frozen=True)
@@ -89,6 +121,7 @@ class Game:
         }
 
 
+@functools.lru_cache(maxsize=256)
 def _layout(scene: int) -> tuple[list[str], dict[str, list[float]]]:
     root = _alfworld_root() / "gen" / "layouts"
     objects = json.loads((root / f"FloorPlan{scene}-objects.json").read_text())
@@ -96,8 +129,31 @@ def _layout(scene: int) -> tuple[list[str], dict[str, list[float]]]:
     return objects, receptacles
 
 
-def make_game(split: str, index: int, seed: int = 0, max_tries: int = 200) -> Game:
-    """Build game ``index`` of ``split`` deterministically from ``seed``."""
+@functools.lru_cache(maxsize=256)
+def _scene_summary(scene: int) -> tuple[list[str], dict[str, Any], list[str], list[str]]:
+    """A scene's object types, receptacles (id -> navigation point), receptacle types and
+    the object types that some receptacle of the scene can hold."""
+    from alfworld.gen import constants
+
+    recep_objects = constants.VAL_RECEPTACLE_OBJECTS
+    objects, layout = _layout(scene)
+    receps = {rid: loc for rid, loc in layout.items() if _rtype(rid) in recep_objects}
+    rtypes = sorted({_rtype(rid) for rid in receps})
+    pickup = sorted(
+        {o for o in objects if any(o in recep_objects[r] for r in rtypes)} - set(rtypes)
+    )
+    return objects, receps, rtypes, pickup
+
+
+def make_game(
+    split: str, index: int, seed: int = 0, max_tries: int = 200, params_only: bool = False
+) -> Game:
+    """Build game ``index`` of ``split`` deterministically from ``seed``.
+
+    ``params_only`` stops once the scene and goal are drawn (``pddl_problem`` is then empty):
+    the task text needs only those, so a suite of ALFWorld's 3,827 games loads quickly. Every
+    retry happens before that point, so the full game has the same scene and goal.
+    """
     from alfworld.gen import constants
 
     rng = random.Random(f"{seed}:{split}:{index}")
@@ -107,12 +163,7 @@ def make_game(split: str, index: int, seed: int = 0, max_tries: int = 200) -> Ga
     actions = constants.VAL_ACTION_OBJECTS
     for _ in range(max_tries):
         scene = rng.choice(pool)
-        objects, layout = _layout(scene)
-        receps = {rid: loc for rid, loc in layout.items() if _rtype(rid) in recep_objects}
-        rtypes = sorted({_rtype(rid) for rid in receps})
-        pickup = sorted(
-            {o for o in objects if any(o in recep_objects[r] for r in rtypes)} - set(rtypes)
-        )
+        objects, receps, rtypes, pickup = _scene_summary(scene)
         need_recep, need_action = NEEDS.get(task_type, (None, None))
         if need_recep and need_recep not in rtypes:
             continue
@@ -135,39 +186,71 @@ def make_game(split: str, index: int, seed: int = 0, max_tries: int = 200) -> Ga
         if task_type != "look_at_obj_in_light" and not goal_receps:
             continue
         parent = "" if task_type == "look_at_obj_in_light" else rng.choice(goal_receps)
-        # Where things start: each pickupable object type gets 1-3 instances on receptacles
-        # that can hold it, the target never on a receptacle of the goal type (no step-0 win).
-        placements: list[tuple[str, str]] = []
-        for otype in pickup:
-            hosts_for = [r for r in receps if otype in recep_objects[_rtype(r)]]
-            if otype == obj:
-                hosts_for = [r for r in hosts_for if _rtype(r) != parent]
-            if not hosts_for:
-                continue
-            want = 2 if task_type == "pick_two_obj_and_place" and otype == obj else 1
-            count = max(
-                want, rng.choice((1, 1, 1, 2, 3)) if otype == obj else rng.choice((0, 1, 1, 2))
-            )
-            for _ in range(count):
-                placements.append((otype, rng.choice(hosts_for)))
-        if sum(1 for t, _ in placements if t == obj) < (
-            2 if task_type == "pick_two_obj_and_place" else 1
-        ):
+        need = 2 if task_type == "pick_two_obj_and_place" else 1
+        target_hosts = [
+            r for r in receps if obj in recep_objects[_rtype(r)] and _rtype(r) != parent
+        ]
+        if sum(CAPACITY.get(_rtype(r), 3) for r in target_hosts) < need:
             continue
-        toggle = ""
-        if task_type == "look_at_obj_in_light":
-            toggle = lamp
-            placements.append((lamp, rng.choice(hosts)))
         params = {
             "object_target": obj,
             "parent_target": parent,
-            "toggle_target": toggle,
+            "toggle_target": lamp if task_type == "look_at_obj_in_light" else "",
             "mrecep_target": "",
             "object_sliced": False,
         }
+        if params_only:
+            return Game(task_type, scene, params, "")
+        # Where things start: every pickupable type of the scene gets 0-3 instances (the
+        # target 1-4, at least 2 for pick-two; ALFRED's MAX_NUM_OF_OBJ_INSTANCES and
+        # PICKUP_REPEAT_MAX), each on a receptacle that can hold it, drawn by HOST_WEIGHT
+        # among those with room left (CAPACITY); the target never on a receptacle of the goal
+        # type (no game is won at step 0).
+        load: dict[str, int] = {}
+        placements: list[tuple[str, str]] = []
+        for otype in [obj] + [o for o in pickup if o != obj]:
+            hosts_for = [r for r in receps if otype in recep_objects[_rtype(r)]]
+            if otype == obj:
+                hosts_for = [r for r in hosts_for if _rtype(r) != parent]
+                count = max(need, rng.randint(1, constants.PICKUP_REPEAT_MAX))
+            else:
+                count = rng.choice((0, 1, 1, 1, 2, 3))
+            for _ in range(count):
+                host = _pick_host(rng, otype, hosts_for, load)
+                if host is not None:
+                    placements.append((otype, host))
+        assert sum(1 for t, _ in placements if t == obj) >= need  # room checked above
+        lamp_hosts = [r for r in receps if _rtype(r) in LAMP_HOSTS]
+        for lamp_type in ("DeskLamp", "FloorLamp"):  # scenery: lamps cannot be picked up
+            if lamp_type in objects and lamp_hosts:
+                placements.append((lamp_type, rng.choice(lamp_hosts)))
+        for thing, thing_hosts in SCENERY.items():
+            where = [r for r in receps if _rtype(r) in thing_hosts]
+            if thing in objects and where:
+                host = _pick_host(rng, thing, where, load)
+                if host is not None:
+                    placements.append((thing, host))
         problem = _problem(task_type, params, receps, placements, rtypes, objects, rng)
         return Game(task_type, scene, params, problem)
     raise RuntimeError(f"could not build {split} game {index} (seed {seed}) in {max_tries} tries")
+
+
+def _pick_host(
+    rng: random.Random, otype: str, hosts: list[str], load: dict[str, int]
+) -> str | None:
+    """A receptacle for one ``otype`` instance, by :data:`HOST_WEIGHT` among those with room."""
+    free = [r for r in hosts if load.get(r, 0) < CAPACITY.get(_rtype(r), 3)]
+    if not free:
+        return None
+    weights = []
+    for r in free:
+        w = HOST_WEIGHT.get(_rtype(r), 1.0)
+        if otype in FOOD and _rtype(r) == "Fridge":
+            w *= FOOD_IN_FRIDGE
+        weights.append(w)
+    host = rng.choices(free, weights=weights)[0]
+    load[host] = load.get(host, 0) + 1
+    return host
 
 
 def _loc(xzrh: list[float]) -> str:
@@ -210,7 +293,7 @@ def _problem(task_type, params, receps, placements, rtypes, scene_objects, rng) 
             f"(inReceptacle {oid} {_escape(host)})",
             f"(objectAtLocation {oid} {locations[host]})",
         ]
-        if otype not in ("DeskLamp", "FloorLamp"):
+        if otype not in ("DeskLamp", "FloorLamp") and otype not in SCENERY:
             init.append(f"(pickupable {oid})")
         for flag, key in (
             ("cleanable", "Cleanable"),
