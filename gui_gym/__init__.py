@@ -9,9 +9,22 @@ torch, transformers, selenium or ray), so ``import gui_gym`` stays fast::
     env = gym.make("GuiGym/WikiHow-v0", split="test")
 """
 
-from gui_gym._registration import ENV_IDS, MINIWOB_ENV_IDS, REPLAY_ENV_IDS, register_envs
+from gui_gym._registration import (
+    ALFWORLD_ENV_IDS,
+    ENV_IDS,
+    MINIWOB_ENV_IDS,
+    REPLAY_ENV_IDS,
+    register_envs,
+)
 
 __version__ = "0.1.0"
-__all__ = ["ENV_IDS", "MINIWOB_ENV_IDS", "REPLAY_ENV_IDS", "__version__", "register_envs"]
+__all__ = [
+    "ALFWORLD_ENV_IDS",
+    "ENV_IDS",
+    "MINIWOB_ENV_IDS",
+    "REPLAY_ENV_IDS",
+    "__version__",
+    "register_envs",
+]
 
 register_envs()

@@ -1,64 +1,300 @@
-"""GuiGym/ALFWorld-v0 on alfworld's engine: the planner oracle wins one game of each task
-type, and observations/rewards equal raw alfworld's (TextWorld PddlEnv) on the same actions."""
+"""GuiGym/ALFWorld-v0 on alfworld's engine: the planner oracle wins a sample of games over the
+six task types, observations and rewards equal raw alfworld's (TextWorld's PddlEnv) on the
+same game and actions, the reward contract, fork, and the Gymnasium contract."""
 
 from __future__ import annotations
 
+import os
+import pickle
+import subprocess
+import sys
+import warnings
+
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from tests.conftest import require
 
 require("alfworld", "alfworld")
 
-from gui_gym.envs.alfworld.env import ALFWorldEnv  # noqa: E402
-from gui_gym.envs.alfworld.generate import TASK_TYPES  # noqa: E402
+from gui_gym.envs.alfworld.env import MILESTONES, ALFWorldEnv, load_suite  # noqa: E402
+from gui_gym.envs.alfworld.generate import COUNTS, TASK_TYPES, make_game, scenes  # noqa: E402
+
+FULL = os.environ.get("GUI_GYM_DOCS_FULL", "") == "1"
+SMALL = {"train": 12, "valid_seen": 2, "valid_unseen": 6}
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def cache(tmp_path_factory):
     mp = pytest.MonkeyPatch()
-    mp.setenv("GUI_GYM_CACHE", str(tmp_path_factory.mktemp("cache")))
-    e = ALFWorldEnv(num_games={"train": 6, "test": 0})
-    yield e
+    path = tmp_path_factory.mktemp("alfworld-cache")
+    mp.setenv("GUI_GYM_CACHE", str(path))
+    yield path
     mp.undo()
 
 
-@pytest.mark.timeout(600)
-def test_oracle_wins_one_game_of_each_type(env):
+@pytest.fixture(scope="module")
+def env(cache):
+    e = ALFWorldEnv(num_games=SMALL)
+    yield e
+    e.close()
+
+
+def play_oracle(env, task_id):
+    obs, info = env.reset(seed=0, options={"task": task_id})
+    assert info["success"] is False and "Your task is to:" in obs["screen"]
+    reward, done, steps = 0.0, False, 0
+    while not done:
+        obs, reward, term, trunc, info = env.step(env.oracle_action())
+        done, steps = term or trunc, steps + 1
+    return reward, term, steps, info
+
+
+def test_splits_have_alfworlds_counts_and_scenes():
+    assert COUNTS == {"train": 3553, "valid_seen": 140, "valid_unseen": 134}
+    suite = load_suite()
+    ids = suite.task_ids if hasattr(suite, "task_ids") else [t.task_id for t in suite]
+    assert len(ids) == 3827
+    by_split = {s: [t for t in suite if t.params["alfworld_split"] == s] for s in COUNTS}
+    assert {s: len(ts) for s, ts in by_split.items()} == COUNTS
+    # valid-unseen games use ALFRED's held-out floor plans (scenes 1-6 of each room group)
+    assert {t.params["scene"] % 100 for t in by_split["valid_unseen"]} <= set(range(1, 7))
+    assert all(t.params["scene"] % 100 >= 7 for t in by_split["train"])
+    assert not set(scenes("valid_unseen")) & set(scenes("train"))
+    for split, tasks in by_split.items():
+        assert {t.category for t in tasks} == set(TASK_TYPES), split
+    # the same seed gives the same games; another seed other games
+    assert make_game("train", 5).pddl_problem == make_game("train", 5).pddl_problem
+    assert make_game("train", 5, seed=1).pddl_problem != make_game("train", 5).pddl_problem
+    env = ALFWorldEnv(split="valid_unseen")
+    assert {t.params["alfworld_split"] for t in env._pool} == {"valid_unseen"}
+    assert len(env._pool) == 134 and len(ALFWorldEnv(split="test")._pool) == 274
+    with pytest.raises(ValueError, match="split must be one of"):
+        ALFWorldEnv(split="valid")
+    with pytest.raises(ValueError, match="num_games keys"):
+        ALFWorldEnv(num_games={"test": 3})
+
+
+def test_realistic_placement():
+    from alfworld.gen import constants
+
+    counts: dict[str, int] = {}
+    fridge = food = 0
+    for i in range(120):
+        game = make_game("train", i)
+        lines = game.pddl_problem.splitlines()
+        hosts = [line.split()[2].rstrip(")") for line in lines if "(inReceptacle " in line]
+        for host in hosts:
+            counts[host] = counts.get(host, 0) + 1
+        assert max(hosts.count(h) for h in set(hosts)) <= 8  # capacities
+        assert "(pickupable HousePlant" not in game.pddl_problem
+        assert "(pickupable DeskLamp" not in game.pddl_problem
+        assert "(pickupable FloorLamp" not in game.pddl_problem
+        for line in lines:
+            if "(inReceptacle " in line and line.split()[1].startswith(("Apple_", "Tomato_")):
+                food += 1
+                fridge += "Fridge" in line
+        # the target never starts in a receptacle of the goal type
+        parent = game.pddl_params["parent_target"]
+        target = game.pddl_params["object_target"]
+        if parent:
+            for line in lines:
+                if "(inReceptacle " in line and line.split()[1].startswith(target + "_bar_"):
+                    assert not line.split()[2].startswith(parent + "_bar_"), (i, line)
+    assert constants.PICKUP_REPEAT_MAX == 4
+    # food is drawn to fridges more often than a uniform choice over hosts would
+    assert food and fridge / food > 0.2
+
+
+@pytest.mark.timeout(1800)
+def test_oracle_wins_a_sample_of_every_type(env, cache):
+    """12 games here (6 train, 6 valid-unseen), 60 under `make check-docs`."""
+    if FULL:
+        big = ALFWorldEnv(num_games={"train": 48, "valid_seen": 6, "valid_unseen": 6})
+        ids = [t.task_id for t in big.suite]
+    else:
+        big = env
+        ids = [f"train/{i:04d}" for i in range(6)] + [f"valid_unseen/{i:04d}" for i in range(6)]
     seen = set()
-    for i in range(6):
-        obs, info = env.reset(seed=0, options={"task": f"train/{i:04d}"})
-        assert info["success"] is False and "Your task is to:" in obs["screen"]
-        seen.add(env.task.category)
-        reward, done, steps = 0.0, False, 0
-        while not done:
-            obs, reward, term, trunc, info = env.step(env.oracle_action())
-            done, steps = term or trunc, steps + 1
-        assert reward == 1.0 and term, (env.task.task_id, steps)
-        assert "object_taken" in info["milestones"]
+    for task_id in ids:
+        reward, term, steps, info = play_oracle(big, task_id)
+        category = big.task.category
+        seen.add(category)
+        assert reward == 1.0 and term and info["success"], (task_id, steps)
+        assert info["milestones"] and set(info["milestones"]) == set(MILESTONES[category])
     assert seen == set(TASK_TYPES)
 
 
-@pytest.mark.timeout(300)
-def test_matches_raw_alfworld_and_look_forever_scores_zero(env):
+@pytest.mark.timeout(600)
+def test_matches_raw_alfworld_on_the_same_game_and_actions(env):
     import textworld
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
     from textworld.envs.pddl import PddlEnv
 
-    def flat(text):
-        return " ".join(text.split())
-
-    obs, _ = env.reset(seed=0, options={"task": "train/0000"})
+    task_id = "train/0002"
+    _, _, _, _ = play_oracle(env, task_id)
+    winning = []
+    obs, _ = env.reset(seed=0, options={"task": task_id})
+    rng = np.random.default_rng(0)
     raw = AlfredDemangler(PddlEnv(textworld.EnvInfos(won=True, admissible_commands=True)))
     raw.load(str(env.game_path(env.task)))
     state = raw.reset()
-    assert flat(state.feedback) in flat(obs["screen"])
-    for _ in range(5):  # "look" by name, as raw alfworld takes it: never wins
-        obs, reward, term, trunc, info = env.step("look")
-        state, raw_reward, _ = raw.step("look")
-        assert info["action_valid"] and flat(state.feedback) in flat(obs["screen"])
-        assert reward == 0.0 == float(state["won"]) and not term
-    assert env.step("fly to the moon")[4]["action_valid"] is False
+
+    def same(obs, state):
+        lines = obs["screen"]
+        assert state.feedback.strip() in lines
+        for command in state["admissible_commands"]:
+            assert f'"{command}"' in lines or command in lines
+        return True
+
+    assert same(obs, state)
+    # random commands, then the oracle to the win: text, commands and reward agree
+    for step in range(24):
+        if step < 8:
+            commands = state["admissible_commands"]
+            command = commands[int(rng.integers(len(commands)))]
+        else:
+            action = env.oracle_action()
+            command = state["admissible_commands"][action.index - 1]
+        assert env._state["admissible_commands"] == state["admissible_commands"]
+        obs, reward, term, trunc, info = env.step(command)
+        state, raw_score, raw_done = raw.step(command)
+        winning.append(command)
+        assert same(obs, state)
+        assert reward == float(raw_score) and term == bool(raw_done)
+        if term:
+            break
+    assert reward == 1.0 and info["success"]
+
+
+@pytest.mark.timeout(600)
+def test_reward_contract_do_nothing_look_and_random_score_zero(env):
+    for task_id in ("train/0000", "train/0005", "valid_unseen/0001"):
+        env.reset(seed=0, options={"task": task_id})
+        rewards = []
+        done = False
+        while not done:  # doing nothing
+            _, r, term, trunc, info = env.step("WAIT()")
+            rewards.append(r)
+            done = term or trunc
+        assert sum(rewards) == 0.0 and trunc and info["action_valid"]
+        env.reset(seed=0, options={"task": task_id})
+        done = False
+        while not done:  # `look` forever
+            _, r, term, trunc, info = env.step("look")
+            assert info["action_valid"] and r == 0.0
+            done = term or trunc
+        assert trunc and not info["success"]
+        _, info = env.reset(seed=0, options={"task": task_id})
+        rng = np.random.default_rng(1)
+        total, done = 0.0, False
+        while not done:  # a random agent over the admissible commands
+            candidates = env.candidate_actions()
+            _, r, term, trunc, info = env.step(candidates[int(rng.integers(len(candidates)))])
+            total += r
+            done = term or trunc
+        assert total == 0.0
+        env.reset(seed=0, options={"task": task_id})
+        obs, r, term, trunc, info = env.step("DONE()")
+        assert term and r == 0.0 and not info["success"]
+
+
+def test_invalid_actions_are_refused_with_a_reason(env):
+    env.reset(seed=0, options={"task": "train/0001"})
+    n = len(env.candidate_actions())
+    assert n == len(env._state["admissible_commands"]) and n > 3
+    _, r, _, _, info = env.step("fly to the moon")
+    assert info["action_valid"] is False and r == 0.0
+    _, _, _, _, info = env.step(f"CLICK({n + 1})")
+    assert info["action_valid"] is False and f"no element {n + 1}" in info["action_error"]
+    _, _, _, _, info = env.step("GOBACK()")
+    assert info["action_valid"] is False and "not an ALFWorld action" in info["action_error"]
+    assert info["step"] == 3
+
+
+@pytest.mark.timeout(600)
+def test_fork_is_equal_and_independent(env):
+    env.reset(seed=0, options={"task": "train/0004"})
+    for _ in range(3):
+        env.step(env.oracle_action())
+    clone = env.fork()
+    assert clone.ui_tree == env.ui_tree and clone.milestones == env.milestones
+    assert clone.steps_taken == env.steps_taken
+    a = str(env.candidate_actions()[0])
+    assert pickle.dumps(clone.step(a)) == pickle.dumps(env.step(a))
+    before = env.ui_tree
+    clone.step("look")
+    clone.step(str(clone.candidate_actions()[-1]))
+    assert env.ui_tree == before
+    # the original still wins by the oracle, and so does a fresh fork
+    second = env.fork()
+    for e in (env, second):
+        done = False
+        while not done:
+            _, r, term, trunc, info = e.step(e.oracle_action())
+            done = term or trunc
+        assert r == 1.0
+
+
+@pytest.mark.timeout(600)
+def test_gymnasium_contract(cache):
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make("GuiGym/ALFWorld-v0", num_games=SMALL, task="train/0001")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    env.close()
+
+    def rollout(seed):
+        e = gym.make(
+            "GuiGym/ALFWorld-v0", num_games={"train": 3, "valid_seen": 0, "valid_unseen": 0}
+        )
+        obs, info = e.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        out = [(obs, info["task_id"])]
+        for _ in range(6):
+            candidates = e.unwrapped.candidate_actions()
+            action = str(candidates[int(rng.integers(len(candidates)))])
+            obs, reward, term, trunc, info = e.step(action)
+            out.append((action, obs, reward, term, trunc, info["milestones"]))
+        return out, e
+
+    first, e = rollout(7)
+    assert pickle.dumps(first) == pickle.dumps(rollout(7)[0])
+    # picklable mid-episode: the copy replays the commands and continues identically
+    clone = pickle.loads(pickle.dumps(e.unwrapped))
+    assert clone.ui_tree == e.unwrapped.ui_tree and clone.task.task_id == e.unwrapped.task.task_id
+    a = str(clone.candidate_actions()[0])
+    assert pickle.dumps(clone.step(a)) == pickle.dumps(e.unwrapped.step(a))
+    again = gym.make(e.spec)
+    assert again.unwrapped._num_games == e.unwrapped._num_games
+
+
+@pytest.mark.timeout(600)
+def test_async_vector_env(cache):
+    kwargs = {"num_games": {"train": 3, "valid_seen": 0, "valid_unseen": 0}}
+    envs = gym.make_vec("GuiGym/ALFWorld-v0", num_envs=2, vectorization_mode="async", **kwargs)
+    try:
+        obs, info = envs.reset(seed=0)
+        assert all("Your task is to:" in s for s in obs["screen"])
+        obs, reward, term, trunc, info = envs.step(["look", "junk"])
+        assert reward.shape == (2,) and list(info["action_valid"]) == [True, False]
+    finally:
+        envs.close()
+
+
+def test_listed_by_the_cli():
+    out = subprocess.run(
+        [sys.executable, "-m", "gui_gym.cli", "list"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    assert out.returncode == 0, out.stderr
+    assert "GuiGym/ALFWorld-v0" in out.stdout
 
 
 def test_registered():

@@ -161,7 +161,12 @@ def check_split(split: str) -> str:
 def _registered_ids() -> list[str]:
     import gui_gym
 
-    return [*gui_gym.ENV_IDS, *gui_gym.REPLAY_ENV_IDS, *gui_gym.MINIWOB_ENV_IDS]
+    return [
+        *gui_gym.ENV_IDS,
+        *gui_gym.ALFWORLD_ENV_IDS,
+        *gui_gym.REPLAY_ENV_IDS,
+        *gui_gym.MINIWOB_ENV_IDS,
+    ]
 
 
 def check_env_id(env_id: str, allowed: Sequence[str] | None = None) -> str:
@@ -175,6 +180,7 @@ def check_env_id(env_id: str, allowed: Sequence[str] | None = None) -> str:
         per_task = len(gui_gym.MINIWOB_ENV_IDS) - 1
         shown = [
             *gui_gym.ENV_IDS,
+            *gui_gym.ALFWORLD_ENV_IDS,
             *gui_gym.REPLAY_ENV_IDS,
             "GuiGym/MiniWoB-v0",
             f"GuiGym/MiniWoB-<task>-v0 ({per_task} tasks)",

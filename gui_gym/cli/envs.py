@@ -47,7 +47,7 @@ def list_envs(
     table.add_column("id", no_wrap=True)
     for column in ("tasks", "train", "test", "categories"):
         table.add_column(column)
-    for listed_id in gui_gym.ENV_IDS:
+    for listed_id in [*gui_gym.ENV_IDS, *gui_gym.ALFWORLD_ENV_IDS]:
         if env_id is not None and listed_id != env_id:
             continue
         try:

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
+
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.env import GuiEnv
 from gui_gym.core.files import atomic_write_text
@@ -50,6 +52,7 @@ MILESTONES: dict[str, tuple[str, ...]] = {
 """Each task type's milestones, in the order its plans reach them; all come from the goal's
 PDDL conditions over the engine's facts (see :func:`_conditions`)."""
 
+_NO_OPS = frozenset({ActionType.WAIT, ActionType.DO_NOTHING, ActionType.DONE, ActionType.ANSWER})
 _ORDER = {"valid_seen": 0, "valid_unseen": 1}
 _TASK_SPLIT = {"train": "train", "valid_seen": "test", "valid_unseen": "test"}
 
@@ -219,6 +222,14 @@ class ALFWorldEnv(GuiEnv):
         seed_games: int = 0,
         num_games: dict[str, int] | None = None,
     ):
+        try:
+            import alfworld  # noqa: F401
+            import textworld.envs.pddl  # noqa: F401
+        except ImportError as err:
+            raise gym.error.DependencyNotInstalled(
+                f"GuiGym/ALFWorld-v0 needs alfworld and textworld[pddl] ({err}): "
+                "pip install 'gui-gym[alfworld]'"
+            ) from err
         if not isinstance(seed_games, int) or isinstance(seed_games, bool):
             raise TypeError(f"seed_games must be an int, got {seed_games!r}")
         allowed = ("train", "test", "all", "valid_seen", "valid_unseen")
@@ -291,6 +302,8 @@ class ALFWorldEnv(GuiEnv):
         return UITree(tuple(elements), name="alfworld")
 
     def _execute(self, action: Action, screen: UITree) -> str | None:
+        if action.type in _NO_OPS:
+            return None  # waiting, or ending the episode (scored by ``won``), changes nothing
         if action.type is not ActionType.CLICK or action.index is None:
             return (
                 f"{action.type.value} is not an ALFWorld action; send a listed command or CLICK(i)"
@@ -300,6 +313,11 @@ class ALFWorldEnv(GuiEnv):
             return f"no command {action.index}; there are {len(commands)} (CLICK(1)..CLICK({len(commands)}))"
         self._step_engine(commands[action.index - 1])
         return None
+
+    def screen_candidate_actions(self) -> list[Action]:
+        """One ``CLICK(i)`` per admissible command (ALFWorld's whole action set here)."""
+        screen = self._current_screen_after_reset()
+        return [Action(ActionType.CLICK, index=e.index) for e in screen.elements if e.clickable]
 
     def _step_engine(self, command: str) -> None:
         self._state, _, _ = self._engine.step(command)
