@@ -19,7 +19,14 @@ from tests.conftest import require
 require("alfworld", "alfworld")
 
 from gui_gym.envs.alfworld.env import MILESTONES, ALFWorldEnv, load_suite  # noqa: E402
-from gui_gym.envs.alfworld.generate import COUNTS, TASK_TYPES, make_game, scenes  # noqa: E402
+from gui_gym.envs.alfworld.generate import (  # noqa: E402
+    CAPACITY,
+    COUNTS,
+    TASK_TYPES,
+    _rtype,
+    make_game,
+    scenes,
+)
 
 FULL = os.environ.get("GUI_GYM_DOCS_FULL", "") == "1"
 SMALL = {"train": 12, "valid_seen": 2, "valid_unseen": 6}
@@ -87,7 +94,8 @@ def test_realistic_placement():
         hosts = [line.split()[2].rstrip(")") for line in lines if "(inReceptacle " in line]
         for host in hosts:
             counts[host] = counts.get(host, 0) + 1
-        assert max(hosts.count(h) for h in set(hosts)) <= 8  # capacities
+        for h in set(hosts):  # capacities
+            assert hosts.count(h) <= CAPACITY.get(_rtype(h.replace("_bar_", "|")), 3), (i, h)
         assert "(pickupable HousePlant" not in game.pddl_problem
         assert "(pickupable DeskLamp" not in game.pddl_problem
         assert "(pickupable FloorLamp" not in game.pddl_problem
@@ -109,13 +117,14 @@ def test_realistic_placement():
 
 @pytest.mark.timeout(1800)
 def test_oracle_wins_a_sample_of_every_type(env, cache):
-    """12 games here (6 train, 6 valid-unseen), 60 under `make check-docs`."""
+    """6 games here (one per type; building a game runs the translator and the planner,
+    about a minute a kitchen on the loaded 2-core box), 60 under `make check-docs`."""
     if FULL:
         big = ALFWorldEnv(num_games={"train": 48, "valid_seen": 6, "valid_unseen": 6})
         ids = [t.task_id for t in big.suite]
     else:
         big = env
-        ids = [f"train/{i:04d}" for i in range(6)] + [f"valid_unseen/{i:04d}" for i in range(6)]
+        ids = [f"train/{i:04d}" for i in range(6)]
     seen = set()
     for task_id in ids:
         reward, term, steps, info = play_oracle(big, task_id)
@@ -142,10 +151,12 @@ def test_matches_raw_alfworld_on_the_same_game_and_actions(env):
     state = raw.reset()
 
     def same(obs, state):
-        lines = obs["screen"]
-        assert state.feedback.strip() in lines
-        for command in state["admissible_commands"]:
-            assert f'"{command}"' in lines or command in lines
+        # the engine's text and commands exactly; the screen shows them (whitespace folded)
+        assert env._feedback == state.feedback.strip()
+        assert env._state["admissible_commands"] == state["admissible_commands"]
+        screen = " ".join(obs["screen"].split())
+        assert " ".join(state.feedback.split()) in screen
+        assert all(f">{command}</button>" in screen for command in state["admissible_commands"])
         return True
 
     assert same(obs, state)
@@ -170,7 +181,7 @@ def test_matches_raw_alfworld_on_the_same_game_and_actions(env):
 
 @pytest.mark.timeout(600)
 def test_reward_contract_do_nothing_look_and_random_score_zero(env):
-    for task_id in ("train/0000", "train/0005", "valid_unseen/0001"):
+    for task_id in ("train/0000", "train/0001", "train/0005"):
         env.reset(seed=0, options={"task": task_id})
         rewards = []
         done = False

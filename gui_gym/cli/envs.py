@@ -235,14 +235,22 @@ def bench(
             "--webshop", help="WebShop: 100k catalog+index build, search p50, index memory"
         ),
     ] = False,
+    alfworld: Annotated[
+        bool,
+        typer.Option("--alfworld", help="ALFWorld against raw alfworld on the same games"),
+    ] = False,
+    games: Annotated[
+        int, typer.Option(help="--alfworld: games (one per task type first)", min=1)
+    ] = 6,
 ) -> None:
     """Measure steps/s and resets/s of every id beside CartPole-v1; write JSON. With
     ``--miniwob``: gui-gym's MiniWoB++ env against raw miniwob on the same tasks. With
-    ``--webshop``: WebShop's build, search and env speed, and its baselines' scores."""
+    ``--webshop``: WebShop's build, search and env speed, and its baselines' scores. With
+    ``--alfworld``: GuiGym/ALFWorld-v0 against raw alfworld on the same games and commands."""
     import gui_gym
 
-    if miniwob and webshop:
-        raise UsageError("--miniwob and --webshop are separate benchmarks: give one")
+    if miniwob + webshop + alfworld > 1:
+        raise UsageError("--miniwob, --webshop and --alfworld are separate benchmarks: give one")
     for env_id in ids or []:
         check_env_id(env_id, allowed=list(gui_gym.ENV_IDS))
     output_file(out)
@@ -253,6 +261,15 @@ def bench(
             out = Path("benchmarks/results/bench_webshop.json")
         report = bench_webshop.run(out, env_steps=steps)
         typer.echo(bench_webshop.format_report(report))
+        typer.echo(f"written to {out}")
+        return
+    if alfworld:
+        from gui_gym.cli.bench import alfworld as bench_alfworld
+
+        if out == Path("benchmarks/results/bench_envs.json"):
+            out = Path("benchmarks/results/bench_alfworld.json")
+        report = bench_alfworld.run(out, games=games, steps=min(steps, 200))
+        typer.echo(bench_alfworld.format_report(report))
         typer.echo(f"written to {out}")
         return
     if miniwob:

@@ -72,12 +72,28 @@ def _webshop(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _alfworld(report: dict[str, Any]) -> dict[str, Any]:
+    s = report["summary"]
+    return {
+        key: s[key]
+        for key in (
+            "ours_steps_per_s",
+            "raw_steps_per_s",
+            "ratio",
+            "ours_reset_median_s",
+            "raw_reset_median_s",
+            "observations_agree",
+        )
+    }
+
+
 # The benchmarks whose headline figures the summary knows; any other report in the folder
 # is listed with its own "summary" or "headline" entry when it has one.
 HEADLINES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "envs": _envs,
     "miniwob": _miniwob,
     "webshop": _webshop,
+    "alfworld": _alfworld,
 }
 
 

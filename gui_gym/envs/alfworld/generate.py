@@ -208,6 +208,10 @@ def make_game(
         # type (no game is won at step 0).
         load: dict[str, int] = {}
         placements: list[tuple[str, str]] = []
+        lamp_hosts = [r for r in receps if _rtype(r) in LAMP_HOSTS]
+        for lamp_type in ("DeskLamp", "FloorLamp"):  # scenery: lamps cannot be picked up
+            if lamp_type in objects and lamp_hosts:  # placed first: every host has room
+                placements.append((lamp_type, _pick_host(rng, lamp_type, lamp_hosts, load)))
         for otype in [obj] + [o for o in pickup if o != obj]:
             hosts_for = [r for r in receps if otype in recep_objects[_rtype(r)]]
             if otype == obj:
@@ -220,10 +224,6 @@ def make_game(
                 if host is not None:
                     placements.append((otype, host))
         assert sum(1 for t, _ in placements if t == obj) >= need  # room checked above
-        lamp_hosts = [r for r in receps if _rtype(r) in LAMP_HOSTS]
-        for lamp_type in ("DeskLamp", "FloorLamp"):  # scenery: lamps cannot be picked up
-            if lamp_type in objects and lamp_hosts:
-                placements.append((lamp_type, rng.choice(lamp_hosts)))
         for thing, thing_hosts in SCENERY.items():
             where = [r for r in receps if _rtype(r) in thing_hosts]
             if thing in objects and where:
