@@ -37,9 +37,11 @@ test: setup browser
 	CI=$${CI:-} $(PY) -m pytest -q
 
 # Every README and docs command, the minutes-long ones included (tests/test_docs_commands.py),
-# and every paper comparison's arms once (benchmarks/paper_comparisons.py --quick, minutes).
+# and every paper comparison's arms once (benchmarks/paper_comparisons.py --quick, minutes),
+# and the oracle on 60 ALFWorld games (tests/test_alfworld.py).
 check-docs: setup browser
-	GUI_GYM_DOCS_FULL=1 CI=$${CI:-} $(PY) -m pytest -q tests/test_readme.py tests/test_docs_commands.py
+	GUI_GYM_DOCS_FULL=1 CI=$${CI:-} $(PY) -m pytest -q tests/test_readme.py tests/test_docs_commands.py \
+		tests/test_alfworld.py
 	$(PY) benchmarks/paper_comparisons.py --quick --out benchmarks/results/quick
 
 lint: setup
@@ -56,6 +58,7 @@ bench: setup
 	$(PY) benchmarks/bench_envs.py --out benchmarks/results/bench_envs.json
 	$(PY) benchmarks/bench_miniwob.py --out benchmarks/results/bench_miniwob.json
 	$(PY) benchmarks/bench_webshop.py --out benchmarks/results/bench_webshop.json
+	$(PY) benchmarks/bench_alfworld.py --out benchmarks/results/bench_alfworld.json
 	$(PY) benchmarks/bench_summary.py --results benchmarks/results
 
 # The reward wrappers' speed and quality (tens of minutes on 2 CPU cores; see docs/*.md).

@@ -4,6 +4,7 @@ same game and actions, the reward contract, fork, and the Gymnasium contract."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import subprocess
@@ -310,3 +311,25 @@ def test_listed_by_the_cli():
 
 def test_registered():
     assert "GuiGym/ALFWorld-v0" in gym.registry
+
+
+@pytest.mark.timeout(900)
+def test_bench_against_raw_and_its_summary(tmp_path, cache):
+    from typer.testing import CliRunner
+
+    from gui_gym.cli import app
+    from gui_gym.cli.bench.summary import write_summary
+
+    out = tmp_path / "bench_alfworld.json"
+    result = CliRunner().invoke(
+        app, ["bench", "--alfworld", "--games", "1", "--steps", "4", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    s = report["summary"]
+    assert s["games"] == 1 and s["observations_agree"] is True
+    assert s["ours_steps_per_s"] > 0 and s["raw_steps_per_s"] > 0 and s["ratio"] > 0
+    row = report["games"][0]
+    assert row["ours"]["steps"] == row["raw"]["steps"] == 4
+    headline = json.loads(write_summary(tmp_path).read_text())["benchmarks"]
+    assert headline["bench_alfworld"]["headline"]["ratio"] == s["ratio"]

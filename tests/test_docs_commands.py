@@ -111,6 +111,7 @@ EXCLUDED: dict[tuple[str, str], str] = {
 # tests named run the same calls.
 FULL_ONLY: dict[tuple[str, str], str] = {
     ("admire.md", "python examples/admire_grpo.py "): "tests/test_admire_example.py",
+    ("alfworld.md", "gui-gym bench --alfworld"): "tests/test_alfworld.py (1 game, 4 steps)",
     ("distributed.md", "RayVectorEnv("): "starts Ray; tests/test_distributed.py",
     ("prm.md", "gui-gym train-prm --out runs/prm "): "tests/test_prm_models.py (train-prm)",
     ("progrm.md", "gui-gym train-progress"): "tests/test_readme.py runs the same line",
