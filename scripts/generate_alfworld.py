@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from gui_gym.envs.alfworld.env import build_game, cache_dir
+from gui_gym.envs.alfworld.env import build_game, game_dir
 from gui_gym.envs.alfworld.generate import COUNTS, SPLITS
 
 
@@ -24,7 +24,7 @@ def prepare(split: str, index: int, seed: int) -> dict[str, Any]:
     """Build (or find) one game folder; its path, build time and task type."""
     import json
 
-    folder = cache_dir() / f"seed{seed}" / split / f"{index:04d}"
+    folder = game_dir(split, index, seed)
     t0 = time.perf_counter()
     built = not (folder / "game.tw-pddl").exists()
     if built:
@@ -58,7 +58,7 @@ def main() -> None:
             row = future.result()
             state = "built" if row["built"] else "cached"
             print(f"{row['game']} {row['type']:<31} {state} {row['seconds']:.1f} s", flush=True)
-    print(f"games in {cache_dir() / f'seed{args.seed}' / args.split}")
+    print(f"games in {game_dir(args.split, 0, args.seed).parent}")
 
 
 if __name__ == "__main__":

@@ -16,9 +16,24 @@ from gui_gym.core.files import atomic_write_text
 from gui_gym.core.predicates import PredicateContext, compile_predicate
 from gui_gym.core.task import Milestone, Task, TaskSuite
 from gui_gym.core.ui import UIElement, UITree
-from gui_gym.envs.alfworld.generate import COUNTS, SPLITS, TASK_TYPES, game_folder, make_game
+from gui_gym.envs.alfworld.generate import (
+    COUNTS,
+    GENERATOR_VERSION,
+    SPLITS,
+    TASK_TYPES,
+    game_folder,
+    make_game,
+)
 
-__all__ = ["MILESTONES", "ALFWorldEnv", "AlfredTask", "build_game", "cache_dir", "load_suite"]
+__all__ = [
+    "MILESTONES",
+    "ALFWorldEnv",
+    "AlfredTask",
+    "build_game",
+    "cache_dir",
+    "game_dir",
+    "load_suite",
+]
 
 MILESTONES: dict[str, tuple[str, ...]] = {
     "pick_and_place_simple": ("object_found", "object_taken", "object_placed"),
@@ -61,6 +76,11 @@ def cache_dir() -> Path:
     """Where generated game folders are cached (``GUI_GYM_CACHE`` or ``~/.cache/gui-gym``)."""
     base = os.environ.get("GUI_GYM_CACHE") or os.path.join(Path.home(), ".cache", "gui-gym")
     return Path(base) / "alfworld"
+
+
+def game_dir(split: str, index: int, seed: int) -> Path:
+    """The cache folder of game ``index`` of ``split`` (generator version and seed in the path)."""
+    return cache_dir() / f"v{GENERATOR_VERSION}" / f"seed{seed}" / split / f"{index:04d}"
 
 
 class AlfredTask(Task):
@@ -106,7 +126,7 @@ def load_suite(seed: int = 0, num_games: dict[str, int] | None = None) -> TaskSu
             tasks.append(
                 AlfredTask(
                     task_id=f"{split}/{i:04d}",
-                    instruction=_instruction(game.task_type, game.pddl_params),
+                    instruction=game.task_text,
                     category=game.task_type,
                     split=_TASK_SPLIT[split],
                     params={
@@ -121,18 +141,6 @@ def load_suite(seed: int = 0, num_games: dict[str, int] | None = None) -> TaskSu
                 )
             )
     return TaskSuite(tasks, name="alfworld")
-
-
-def _instruction(task_type: str, p: dict[str, Any]) -> str:
-    from alfworld.gen import goal_library
-
-    template = goal_library.gdict[task_type]["templates"][0]
-    return template.format(
-        obj=p["object_target"].lower(),
-        recep=p["parent_target"].lower(),
-        toggle=p["toggle_target"].lower(),
-        mrecep="",
-    )
 
 
 def _conditions(task_type: str, params: dict[str, Any], facts: list[Any]) -> list[str]:
@@ -271,7 +279,7 @@ class ALFWorldEnv(GuiEnv):
         """The task's game file, generated (and its PDDL translated, and checked solvable)
         on first use."""
         p = task.params
-        folder = cache_dir() / f"seed{p['seed']}" / p["alfworld_split"] / f"{p['index']:04d}"
+        folder = game_dir(p["alfworld_split"], p["index"], p["seed"])
         if not (folder / "game.tw-pddl").exists():
             build_game(p["alfworld_split"], p["index"], p["seed"], folder)
         return folder / "game.tw-pddl"

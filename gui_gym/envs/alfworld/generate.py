@@ -38,6 +38,9 @@ SPLITS = ("train", "valid_seen", "valid_unseen")
 """ALFWorld's splits: train and valid-seen games use ALFRED's training floor plans
 (``constants.TRAIN_SCENE_NUMBERS``: scenes 7-30 of each room group), valid-unseen games its
 held-out ones (``TEST_SCENE_NUMBERS``: scenes 1-6), rooms training never sees."""
+GENERATOR_VERSION = 2
+"""Bumped whenever a game built from the same ``(split, index, seed)`` would change: cached
+game folders live under ``v{GENERATOR_VERSION}``, so an old cache is never served."""
 COUNTS = {"train": 3553, "valid_seen": 140, "valid_unseen": 134}
 """ALFWorld's game counts per split (games are built lazily, so these are the defaults)."""
 
@@ -112,6 +115,8 @@ class Game:
     scene: int
     pddl_params: dict[str, Any]
     pddl_problem: str
+    task_text: str = ""
+    """The task line (``Your task is to: ...``), one of ALFWorld's templates for the type."""
 
     def traj_data(self) -> dict[str, Any]:
         return {
@@ -119,6 +124,22 @@ class Game:
             "scene": {"floor_plan": f"FloorPlan{self.scene}"},
             "pddl_params": self.pddl_params,
         }
+
+
+def _task_text(split: str, index: int, seed: int, task_type: str, p: dict[str, Any]) -> str:
+    """ALFWorld's templated task text (``misc.get_templated_task_desc``), with the template
+    drawn from the game's own seed: upstream draws it from the global ``random`` even when
+    given an ``rng``, which would make a rebuilt game's text differ."""
+    from alfworld.gen import goal_library
+
+    templates = goal_library.gdict[task_type]["templates"]
+    template = random.Random(f"{seed}:{split}:{index}:text").choice(templates)
+    return template.format(
+        obj=p["object_target"].lower(),
+        recep=p["parent_target"].lower(),
+        toggle=p["toggle_target"].lower(),
+        mrecep=p["mrecep_target"].lower(),
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -200,7 +221,9 @@ def make_game(
             "object_sliced": False,
         }
         if params_only:
-            return Game(task_type, scene, params, "")
+            return Game(
+                task_type, scene, params, "", _task_text(split, index, seed, task_type, params)
+            )
         # Where things start: every pickupable type of the scene gets 0-3 instances (the
         # target 1-4, at least 2 for pick-two; ALFRED's MAX_NUM_OF_OBJ_INSTANCES and
         # PICKUP_REPEAT_MAX), each on a receptacle that can hold it, drawn by HOST_WEIGHT
@@ -231,7 +254,9 @@ def make_game(
                 if host is not None:
                     placements.append((thing, host))
         problem = _problem(task_type, params, receps, placements, rtypes, objects, rng)
-        return Game(task_type, scene, params, problem)
+        return Game(
+            task_type, scene, params, problem, _task_text(split, index, seed, task_type, params)
+        )
     raise RuntimeError(f"could not build {split} game {index} (seed {seed}) in {max_tries} tries")
 
 
@@ -330,16 +355,15 @@ def _problem(task_type, params, receps, placements, rtypes, scene_objects, rng) 
 
 def game_folder(game: Game, root: Path) -> Path:
     """Write ``game`` as an ALFWorld game folder under ``root`` (game.tw-pddl, traj_data.json)."""
-    from alfworld.agents.utils.misc import add_task_to_grammar
-
     from gui_gym.core.files import atomic_write_text
 
     alf = _alfworld_root() / "data"
     traj = game.traj_data()
-    rng = random.Random(game.pddl_problem)
+    # what alfworld.agents.utils.misc.add_task_to_grammar does, with the game's own text
+    grammar = (alf / "alfred.twl2").read_text().replace("UNKNOWN GOAL", game.task_text)
     data = {
         "pddl_domain": (alf / "alfred.pddl").read_text(),
-        "grammar": add_task_to_grammar((alf / "alfred.twl2").read_text(), traj, rng=rng),
+        "grammar": grammar,
         "pddl_problem": game.pddl_problem,
         "solvable": True,
     }
