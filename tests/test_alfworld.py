@@ -307,14 +307,14 @@ def test_async_vector_env(cache):
 
 def test_listed_by_the_cli():
     out = subprocess.run(
-        [sys.executable, "-m", "gui_gym.cli", "list"],
+        [sys.executable, "-m", "gui_gym.cli", "list", "GuiGym/ALFWorld-v0"],
         capture_output=True,
         text=True,
         timeout=300,
         env={**os.environ, "PYTHONPATH": os.getcwd()},
     )
     assert out.returncode == 0, out.stderr
-    assert "GuiGym/ALFWorld-v0" in out.stdout
+    assert "GuiGym/ALFWorld-v0" in out.stdout and "3827" in out.stdout
 
 
 def test_registered():
