@@ -14,6 +14,8 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import require
 
@@ -341,3 +343,59 @@ def test_bench_against_raw_and_its_summary(tmp_path, cache):
     assert row["ours"]["steps"] == row["raw"]["steps"] == 4
     headline = json.loads(write_summary(tmp_path).read_text())["benchmarks"]
     assert headline["bench_alfworld"]["headline"]["ratio"] == s["ratio"]
+
+
+def test_progrm_env_progress_follows_the_milestones(env):
+    """ProgRM-Env's rule-based progress (milestones reached / the type's count) as a shaped
+    reward: it rises along an oracle episode and reaches 1 at the win."""
+    from gui_gym.models.progress_model import MilestoneProgress
+    from gui_gym.wrappers.progress import ProgressRewardWrapper
+
+    model = MilestoneProgress.from_suite(env.suite)
+    wrapped = ProgressRewardWrapper(env, model)
+    wrapped.reset(seed=0, options={"task": "train/0004"})
+    progress, done = [], False
+    while not done:
+        _, reward, term, trunc, info = wrapped.step(env.oracle_action())
+        assert info["progress"]["value"] == len(info["milestones"]) / len(env.task.milestones)
+        progress.append(info["progress"]["value"])
+        done = term or trunc
+    assert progress == sorted(progress) and progress[-1] == 1.0 and reward > 1.0
+    assert len(set(progress)) >= 3  # it rises in steps, not only at the end
+
+
+FUZZ_SEEDS = (
+    "CLICK(3)",
+    "CLICK(999)",
+    "go to countertop 1",
+    "take apple 1 from countertop 1",
+    "look",
+    'INPUT(0, "apple")',
+    "GOBACK()",
+    'ANSWER("3")',
+    '{"action_type": "click", "index": 2}',
+    "<action>CLICK(1)</action>",
+    "CLICK_XY(10, 20)",
+    "DONE()",
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.one_of(st.text(max_size=60), st.sampled_from(FUZZ_SEEDS)), data=st.data())
+def test_no_string_makes_step_raise(env, text, data):
+    """The contract suite's fuzz test, on an ALFWorld game: any string is a step, never an
+    exception; an invalid one says why and pays nothing."""
+    if data.draw(st.booleans()):  # a typo'd command
+        chars = list(text)
+        for pos, ch in data.draw(
+            st.lists(st.tuples(st.integers(0, 60), st.characters()), max_size=3)
+        ):
+            chars.insert(pos % (len(chars) + 1), ch)
+        text = "".join(chars)
+    if env.task is None or env._done or data.draw(st.booleans()):
+        env.reset(seed=0, options={"task": "train/0002"})
+    obs, reward, term, trunc, info = env.step(text)
+    assert isinstance(obs["screen"], str) and isinstance(info["action_valid"], bool)
+    if not info["action_valid"]:
+        assert isinstance(info["action_error"], str) and info["action_error"]
+        assert reward == 0.0
