@@ -172,7 +172,7 @@ def _pddl2sas(domain: str, problem: str, optimize: bool) -> tuple[Any, str]:
 
 
 def _translate(domain: str, problem: str, sas_file: str | None = None) -> tuple[Any, str, str]:
-    """``(task, sas, sas_replan)`` for a problem: from memory, else from ``sas_file`` (a JSON
+    """``(task, sas, sas_replan)`` for a problem: from memory (the last 16 problems), else from ``sas_file`` (a JSON
     text cache next to the game, keyed by a hash of domain and problem), else translated."""
     import hashlib
 
@@ -203,7 +203,7 @@ def _translate(domain: str, problem: str, sas_file: str | None = None) -> tuple[
             payload = {"key": digest, "sas": sas, "sas_replan": sas_replan}
             atomic_write_text(sas_file, json.dumps(payload))
     _TRANSLATIONS[key] = hit
-    if len(_TRANSLATIONS) > 64:
+    if len(_TRANSLATIONS) > 16:
         _TRANSLATIONS.popitem(last=False)
     return hit
 
