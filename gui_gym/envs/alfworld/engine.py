@@ -172,8 +172,9 @@ def _pddl2sas(domain: str, problem: str, optimize: bool) -> tuple[Any, str]:
 
 
 def _translate(domain: str, problem: str, sas_file: str | None = None) -> tuple[Any, str, str]:
-    """``(task, sas, sas_replan)`` for a problem: from memory (the last 16 problems), else from ``sas_file`` (a JSON
-    text cache next to the game, keyed by a hash of domain and problem), else translated."""
+    """``(task, sas, sas_replan)`` for a problem: from memory (the last 16 problems), else
+    from ``sas_file`` (a JSON text cache next to the game, keyed by a hash of the
+    fast_downward install, the domain and the problem), else translated."""
     import hashlib
 
     from gui_gym.core.files import atomic_write_text
