@@ -392,8 +392,10 @@ def test_no_string_makes_step_raise(env, text, data):
         ):
             chars.insert(pos % (len(chars) + 1), ch)
         text = "".join(chars)
-    if env.task is None or env._done or data.draw(st.booleans()):
-        env.reset(seed=0, options={"task": "train/0002"})
+    env.reset(seed=0, options={"task": "train/0002"})
+    for _ in range(data.draw(st.integers(0, 3))):  # wander off the start first
+        candidates = env.candidate_actions()
+        env.step(candidates[data.draw(st.integers(0, len(candidates) - 1))])
     obs, reward, term, trunc, info = env.step(text)
     assert isinstance(obs["screen"], str) and isinstance(info["action_valid"], bool)
     if not info["action_valid"]:
