@@ -387,6 +387,13 @@ class TransformersLLM:
         batch_size: Prompts per forward pass.
         use_chat_template: True requires a chat template, False never uses one, None uses it
             when the tokenizer has one.
+        generation: How text-only batches are generated (:mod:`gui_gym.models.fast_generate`):
+            ``"auto"`` (default: the static KV cache with a ``torch.compile``'d decode step on
+            CUDA, the same loop without compile on CPU), ``"compiled"``, ``"static"``, or
+            ``"hf"`` (Hugging Face ``generate``). All give the same tokens at temperature 0
+            and the sampled ids' log-probs; a model or generation config the static loop
+            cannot reproduce exactly (repetition penalty, forced tokens, encoder-decoder, a
+            model without static-cache support) and vision-language batches use ``generate``.
 
     Raises:
         gymnasium.error.DependencyNotInstalled: without torch/transformers (``gui-gym[llm]``).
@@ -408,7 +415,14 @@ class TransformersLLM:
         batch_size: int = 8,
         use_chat_template: bool | None = None,
         processor: Any | None = None,
+        generation: str = "auto",
     ):
+        from gui_gym.models.fast_generate import GENERATION_MODES
+
+        if generation not in GENERATION_MODES:
+            raise ValueError(
+                f"generation must be one of {', '.join(GENERATION_MODES)}, got {generation!r}"
+            )
         try:
             import torch
             import transformers
@@ -468,6 +482,21 @@ class TransformersLLM:
                 raise ValueError("the tokenizer has neither a pad token nor an eos token")
             tokenizer.pad_token = tokenizer.eos_token
         self._torch = torch
+        self.generation = generation
+        self._static: Any = None  # the StaticGenerator, built on first use
+
+    def generation_path(self) -> str:
+        """The path text-only batches take now: ``"compiled"``, ``"static"`` or ``"hf"``
+        (``generation="auto"`` resolved; ``"hf"`` where the static loop does not apply)."""
+        from gui_gym.models.fast_generate import unsupported_reason
+
+        if self.generation == "hf" or self.processor is not None:
+            return "hf"
+        if unsupported_reason(self.model) is not None:
+            return "hf"
+        if self.generation == "auto":
+            return "compiled" if str(self.device).startswith("cuda") else "static"
+        return self.generation
 
     def format_prompt(self, prompt: Prompt) -> str:
         """The exact text fed to the model for ``prompt``: the chat template's rendering, or
@@ -681,6 +710,22 @@ class TransformersLLM:
         torch = self._torch
         tok = self.tokenizer
         sample = temperature > 0.0
+        path = self.generation_path()
+        if path != "hf":
+            if self._static is None or self._static.compile != (path == "compiled"):
+                from gui_gym.models.fast_generate import StaticGenerator
+
+                self._static = StaticGenerator(self.model, compile=path == "compiled")
+            new_tokens, logprobs = self._static.generate(
+                enc["input_ids"],
+                enc["attention_mask"],
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                n=n,
+                pad_token_id=tok.pad_token_id,
+                end_ids=self._end_ids(),
+            )
+            return self._generations(enc, prompts, new_tokens, logprobs, sample, n)
         recorder = _SampledLogprobs(torch, temperature if sample else 1.0)
         kwargs: dict[str, Any] = {
             "max_new_tokens": max_new_tokens,
@@ -703,6 +748,20 @@ class TransformersLLM:
         width = enc["input_ids"].shape[1]
         new_tokens = generated[:, width:]
         logprobs = recorder.finish(new_tokens)
+        return self._generations(enc, prompts, new_tokens, logprobs, sample, n)
+
+    def _generations(
+        self,
+        enc: dict[str, Any],
+        prompts: int,
+        new_tokens: Any,
+        logprobs: Any,
+        sample: bool,
+        n: int,
+    ) -> list[list[Generation]]:
+        """One row of :class:`Generation` per prompt from the sampled ids (cut after the first
+        end token) and their log-probs."""
+        tok = self.tokenizer
         end_ids = self._end_ids()
         per_prompt = n if sample else 1
         mask = enc["attention_mask"].bool()
