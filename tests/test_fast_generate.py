@@ -204,3 +204,27 @@ def test_a_lora_policy_generates_on_the_static_path(parts) -> None:
 def test_an_unknown_generation_mode_is_a_clear_error(parts) -> None:
     with pytest.raises(ValueError, match="generation must be one of auto, compiled, static, hf"):
         _llm(parts, "vllm")
+
+
+def test_generation_benchmark_reports_every_path_and_batch(tmp_path) -> None:
+    """The benchmark's report (figures are not asserted: only its shape and the greedy check)."""
+    import json
+
+    require("transformers", "llm")
+    from gui_gym.cli.bench.generation import format_report, run
+
+    out = tmp_path / "gen.json"
+    report = run(out, batches=(1, 3), new_tokens=4, repeats=1)
+    assert json.loads(out.read_text()) == report
+    assert report["greedy_equal"] is True
+    assert [(r["path"], r["batch"]) for r in report["results"]] == [
+        ("hf", 1),
+        ("static", 1),
+        ("hf", 3),
+        ("static", 3),
+    ]
+    assert all(0 < r["tokens"] <= 3 * 4 and r["tokens_per_s"] > 0 for r in report["results"])
+    assert set(report["speedup_vs_hf"]) == {"static@1", "static@3"}
+    assert "static" in format_report(report)
+    with pytest.raises(ValueError, match="paths are hf, static, compiled"):
+        run(None, paths=("vllm",))

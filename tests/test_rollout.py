@@ -96,9 +96,7 @@ def test_engine_keeps_the_sampled_ids_where_decode_then_encode_would_change_them
     tok = _piece_tokenizer()
     # the spy below sits on model.generate: the Hugging Face path (tests/test_fast_generate.py
     # holds the static-cache path to the same ids)
-    llm = TransformersLLM(
-        tiny_gpt2(len(tok), n_positions=2048), tok, device="cpu", generation="hf"
-    )
+    llm = TransformersLLM(tiny_gpt2(len(tok), n_positions=2048), tok, device="cpu", generation="hf")
     sampled: list[list[int]] = []
     generate = llm.model.generate
 

@@ -242,18 +242,38 @@ def bench(
     games: Annotated[
         int, typer.Option(help="--alfworld: games (one per task type first)", min=1)
     ] = 6,
+    generation: Annotated[
+        bool,
+        typer.Option(
+            "--generation",
+            help="TransformersLLM tokens/s: generate() vs the static-cache loop, batch 1/8/64",
+        ),
+    ] = False,
 ) -> None:
     """Measure steps/s and resets/s of every id beside CartPole-v1; write JSON. With
     ``--miniwob``: gui-gym's MiniWoB++ env against raw miniwob on the same tasks. With
     ``--webshop``: WebShop's build, search and env speed, and its baselines' scores. With
-    ``--alfworld``: GuiGym/ALFWorld-v0 against raw alfworld on the same games and commands."""
+    ``--alfworld``: GuiGym/ALFWorld-v0 against raw alfworld on the same games and commands.
+    With ``--generation``: tokens/s of TransformersLLM's generation paths on a small model on
+    CPU (``benchmarks/bench_generation.py`` has the GPU options)."""
     import gui_gym
 
-    if miniwob + webshop + alfworld > 1:
-        raise UsageError("--miniwob, --webshop and --alfworld are separate benchmarks: give one")
+    if miniwob + webshop + alfworld + generation > 1:
+        raise UsageError(
+            "--miniwob, --webshop, --alfworld and --generation are separate benchmarks: give one"
+        )
     for env_id in ids or []:
         check_env_id(env_id, allowed=list(gui_gym.ENV_IDS))
     output_file(out)
+    if generation:
+        from gui_gym.cli.bench import generation as bench_generation
+
+        if out == Path("benchmarks/results/bench_envs.json"):
+            out = Path("benchmarks/results/bench_generation.json")
+        report = bench_generation.run(out)
+        typer.echo(bench_generation.format_report(report))
+        typer.echo(f"written to {out}")
+        return
     if webshop:
         from gui_gym.cli.bench import webshop as bench_webshop
 

@@ -9,9 +9,10 @@ The model is built from a config with random weights (nothing is downloaded): ``
 words of ragged lengths (left padding, as in training); generation samples at temperature 1
 (what the trainers do) for ``--new-tokens`` tokens, and tokens/s counts the completion tokens
 returned (rows that sample the end token stop early, on every path alike). Each path and
-batch size is run once untimed first (the compile happens there: its time is reported as
-``warmup_s``), then ``repeats`` timed calls. The report also says whether every path gave the
-same tokens at temperature 0 (``greedy_equal``).
+batch size is run once untimed first, greedy (the compile happens there: its time is reported
+as ``warmup_s``), then ``repeats`` timed sampling calls. The report says whether every path gave
+the same tokens in the greedy call (``greedy_equal``). ``threads`` sets torch's CPU threads
+(1 by default on CPU, so a loaded machine measures work rather than contention).
 """
 
 from __future__ import annotations
@@ -104,9 +105,15 @@ def run(
     device: str = "cpu",
     dtype: str = "float32",
     seed: int = 0,
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """Measure every path at every batch size; write the JSON report to ``out`` (if given)."""
     import torch
+
+    if threads is None and device == "cpu":
+        threads = 1
+    if threads is not None:
+        torch.set_num_threads(threads)
 
     from gui_gym.models.llm import TransformersLLM
 
@@ -127,20 +134,23 @@ def run(
         prompts = _prompts(batch, vocab_size, seed + batch)
         greedy: dict[str, list[list[int]]] = {}
         for path, llm in llms.items():
-            rows = llm.generate_with_tokens(prompts[:8], max_new_tokens=8, temperature=0.0)
-            greedy[path] = [r[0].completion_ids for r in rows]
+            # the untimed first call (greedy, same shapes as the timed ones: any compile
+            # happens here) also checks that every path gives the same tokens
             t0 = time.perf_counter()
-            llm.generate_with_tokens(prompts, max_new_tokens=new_tokens, temperature=1.0)
+            rows = llm.generate_with_tokens(prompts, max_new_tokens=new_tokens, temperature=0.0)
             _sync(torch, device)
             warmup = time.perf_counter() - t0
+            greedy[path] = [r[0].completion_ids for r in rows]
             tokens = 0
             t0 = time.perf_counter()
+            c0 = time.process_time()
             for r in range(repeats):
                 torch.manual_seed(seed + r)
                 rows = llm.generate_with_tokens(prompts, new_tokens, temperature=1.0)
                 tokens += sum(len(g.completion_ids) for row in rows for g in row)
             _sync(torch, device)
             seconds = time.perf_counter() - t0
+            cpu = time.process_time() - c0
             results.append(
                 {
                     "path": path,
@@ -149,6 +159,7 @@ def run(
                     "seconds": round(seconds, 4),
                     "tokens_per_s": round(tokens / seconds, 1),
                     "ms_per_step": round(1000 * seconds / (repeats * new_tokens), 2),
+                    "cpu_s": round(cpu, 4),
                     "warmup_s": round(warmup, 2),
                 }
             )
@@ -180,6 +191,7 @@ def run(
         "repeats": repeats,
         "temperature": 1.0,
         "seed": seed,
+        "threads": torch.get_num_threads(),
         "greedy_equal": greedy_equal,
         "compile_fallbacks": fallbacks,
         "results": results,
