@@ -166,8 +166,9 @@ def test_a_generation_config_the_loop_cannot_reproduce_uses_generate(parts) -> N
     from gui_gym.models.fast_generate import unsupported_reason
 
     model, _ = parts
-    fast = _llm(parts, "auto")
-    assert fast.generation_path() == "static"  # auto on CPU
+    assert _llm(parts, "auto").generation_path() == "hf"  # auto on CPU: generate
+    fast = _llm(parts, "static")
+    assert fast.generation_path() == "static"
     model.generation_config.repetition_penalty = 1.3
     try:
         assert "repetition_penalty=1.3" in unsupported_reason(model)

@@ -35,8 +35,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["GENERATION_MODES", "StaticGenerator", "unsupported_reason"]
 
-#: ``TransformersLLM(generation=...)``: ``"auto"`` (compiled static cache on CUDA, the eager
-#: static-cache loop on CPU, ``generate`` where neither applies), ``"compiled"``,
+#: ``TransformersLLM(generation=...)``: ``"auto"`` (compiled static cache on CUDA, ``generate``
+#: on CPU and where the loop does not apply), ``"compiled"``,
 #: ``"static"`` (no compile), ``"hf"`` (Hugging Face ``generate``, the reference path).
 GENERATION_MODES = ("auto", "compiled", "static", "hf")
 

@@ -389,7 +389,7 @@ class TransformersLLM:
             when the tokenizer has one.
         generation: How text-only batches are generated (:mod:`gui_gym.models.fast_generate`):
             ``"auto"`` (default: the static KV cache with a ``torch.compile``'d decode step on
-            CUDA, the same loop without compile on CPU), ``"compiled"``, ``"static"``, or
+            CUDA, ``generate`` on CPU), ``"compiled"``, ``"static"``, or
             ``"hf"`` (Hugging Face ``generate``). All give the same tokens at temperature 0
             and the sampled ids' log-probs; a model or generation config the static loop
             cannot reproduce exactly (repetition penalty, forced tokens, encoder-decoder, a
@@ -495,7 +495,8 @@ class TransformersLLM:
         if unsupported_reason(self.model) is not None:
             return "hf"
         if self.generation == "auto":
-            return "compiled" if str(self.device).startswith("cuda") else "static"
+            # on CPU the eager static loop measured no steady gain over generate (docs/generation.md)
+            return "compiled" if str(self.device).startswith("cuda") else "hf"
         return self.generation
 
     def format_prompt(self, prompt: Prompt) -> str:
