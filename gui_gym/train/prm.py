@@ -330,6 +330,11 @@ def train_prm(
         recover_folder(checkpoint)
     if checkpoint is not None and resume and (checkpoint / "trainer_state.json").exists():
         state, best = _load_checkpoint(prm, optimizer, checkpoint)
+        if state.get("n_train") != len(train) or state.get("per_epoch") != per_epoch:
+            raise ValueError(
+                f"checkpoint {checkpoint} was made with {state.get('n_train')} training steps, "
+                f"this run has {len(train)}; resume with the same data or pass resume=False"
+            )
         from gui_gym.train.checkpoint import check_progress
 
         check_progress(
@@ -339,11 +344,6 @@ def train_prm(
             batch=per_epoch,
             updates=config.epochs * per_epoch,
         )
-        if state.get("n_train") != len(train) or state.get("per_epoch") != per_epoch:
-            raise ValueError(
-                f"checkpoint {checkpoint} was made with {state.get('n_train')} training steps, "
-                f"this run has {len(train)}; resume with the same data or pass resume=False"
-            )
     keep_best = config.keep_best is not None and (select is not None or bool(eval_steps))
     selection = (
         None if not keep_best else ("select" if select is not None else f"eval_{config.keep_best}")
