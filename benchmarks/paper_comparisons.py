@@ -158,6 +158,8 @@ class Args:
     quick: bool = False
     out: str = "benchmarks/results"
     work: str | None = None
+    # keep the runs of ``<out>/paper_comparisons.json`` (same settings) and run only the rest
+    resume: bool = False
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.comparisons if c not in COMPARISONS]
@@ -169,6 +171,46 @@ class Args:
             self.iterations, self.group_size, self.tasks_per_iteration = 1, 2, 2
             self.sft_epochs, self.bootstrap = 2, 200
             self.generalisation_tasks = min(self.generalisation_tasks, 4)
+
+
+RESUME_FREE = ("comparisons", "seeds", "workers", "out", "work", "resume", "bootstrap")
+"""Settings a resumed run may change: which runs to add, where, and how they are summarised.
+Every other setting changes what a run measures, so a resume must match it."""
+
+
+def previous_runs(args: Args) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The runs and starts ``<out>/paper_comparisons.json`` holds, for ``--resume``.
+
+    Raises:
+        SystemExit: one line when the file was written with other settings or is unreadable.
+    """
+    path = Path(args.out) / "paper_comparisons.json"
+    if not path.exists():
+        return [], {}
+    try:
+        old = json.loads(path.read_text())
+        runs, settings = list(old["runs"]), dict(old["args"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise SystemExit(
+            f"cannot resume from {path}: not a paper_comparisons result ({err})"
+        ) from None
+    mine = asdict(args)
+    differ = [
+        f"{key}={settings.get(key)!r} (now {value!r})"
+        for key, value in mine.items()
+        if key not in RESUME_FREE and settings.get(key) != value
+    ]
+    if differ:
+        raise SystemExit(
+            f"cannot resume from {path}: it was run with {', '.join(differ)}; "
+            "use the same settings or another --out"
+        )
+    starts = {
+        (name if name == "generalisation" else comparison["env"]): comparison["start"]
+        for name, comparison in old.get("comparisons", {}).items()
+        if comparison.get("start")
+    }
+    return runs, starts
 
 
 # ------------------------------------------------------------------------------ statistics
@@ -497,7 +539,8 @@ def summarise(
 ) -> dict[str, Any]:
     metrics = ("train", "held_out")
     out: dict[str, Any] = {}
-    for name in args.comparisons:
+    present = {r["comparison"] for r in runs}
+    for name in [c for c in COMPARISONS if c in args.comparisons or c in present]:
         comparison = COMPARISONS[name]
         mine = [r for r in runs if r["comparison"] == name]
         keys = (*metrics, "sop_train", "sop_held_out") if comparison.sop else metrics
@@ -583,13 +626,28 @@ def main(args: Args) -> dict[str, Any]:
     started = time.perf_counter()
     work = Path(args.work or tempfile.mkdtemp())
     args.work = str(work)
-    starts: dict[str, Any] = {}
+    runs: list[dict[str, Any]] = []
+    earlier: dict[str, Any] = {}
+    if args.resume:
+        runs, earlier = previous_runs(args)
+        print(f"resuming: {len(runs)} runs kept from {Path(args.out) / 'paper_comparisons.json'}")
+    done = {(r["comparison"], r["arm"], r["seed"]) for r in runs}
+    starts: dict[str, Any] = dict(earlier)
+    prepared: set[str] = set()
     for name in args.comparisons:
         comparison = COMPARISONS[name]
         key = name if name == "generalisation" else comparison.env
-        if key not in starts:
+        if key not in prepared:
+            prepared.add(key)
             folder = work / key.replace("/", "_")
-            starts[key] = prepare_start(comparison.env, folder, args, wide=name == "generalisation")
+            start = prepare_start(comparison.env, folder, args, wide=name == "generalisation")
+            kept = earlier.get(key)
+            if kept and (kept.get("tasks"), kept.get("sft")) != (start["tasks"], start["sft"]):
+                raise SystemExit(
+                    f"cannot resume: {key}'s SFT start in {folder} is not the one the kept runs "
+                    "trained from (another --work?); resume with the same --work or another --out"
+                )
+            starts[key] = start
             print(f"{key}: start {starts[key]['sft']} (before SFT {starts[key]['before_sft']})")
         if any("orm" in arm.split(":")[1:2] for arm in comparison.arms.values()):
             starts[key]["orm"] = train_orm(
@@ -600,8 +658,8 @@ def main(args: Args) -> dict[str, Any]:
         for seed in args.seeds  # seed-major: an interrupted run has every arm at its first seeds
         for name in args.comparisons
         for label in COMPARISONS[name].arms
+        if (name, label, seed) not in done
     ]
-    runs: list[dict[str, Any]] = []
     result: dict[str, Any] = {}
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=args.workers, mp_context=context) as pool:

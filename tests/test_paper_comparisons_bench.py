@@ -75,3 +75,25 @@ def test_full_runs_hold_32_episodes_per_update_and_five_seeds() -> None:
     assert len(quick.seeds) == 1 and quick.iterations == 1
     with pytest.raises(SystemExit, match="unknown comparison"):
         bench.Args(comparisons=["progrm"])
+
+
+def test_resume_keeps_runs_of_the_same_settings_and_refuses_others(tmp_path: Path) -> None:
+    args = bench.Args(out=str(tmp_path), comparisons=["progrm_table1"], seeds=[0, 1])
+    assert bench.previous_runs(args) == ([], {})  # nothing yet: a fresh run
+    run = {"comparison": "progrm_table1", "arm": "orm", "seed": 0, "train": 0.5}
+    start = {"tasks": {"train": ["a"]}, "sft": {"train": 0.5}}
+    written = bench.asdict(args) | {"comparisons": ["ui_s1"], "workers": 1, "resume": False}
+    body = {
+        "args": written,
+        "runs": [run],
+        "comparisons": {"progrm_table1": {"env": "GuiGym/WikiHow-v0", "start": start}},
+    }
+    (tmp_path / "paper_comparisons.json").write_text(bench.json.dumps(body))
+    runs, starts = bench.previous_runs(args)  # which runs and workers may differ
+    assert runs == [run] and starts == {"GuiGym/WikiHow-v0": start}
+    changed = bench.Args(out=str(tmp_path), iterations=7)
+    with pytest.raises(SystemExit, match=r"iterations=5 \(now 7\)"):
+        bench.previous_runs(changed)
+    (tmp_path / "paper_comparisons.json").write_text("{not json")
+    with pytest.raises(SystemExit, match="not a paper_comparisons result"):
+        bench.previous_runs(args)
