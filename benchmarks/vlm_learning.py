@@ -113,70 +113,13 @@ class BoxEnv(gym.Env):
 
 
 def vlm_folder(path: Path, seed: int) -> Path:
-    import torch
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
-    from transformers import (
-        CLIPImageProcessor,
-        CLIPVisionConfig,
-        LlamaConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-        PreTrainedTokenizerFast,
-    )
+    """A tiny LLaVA whose tokenizer has one token per line (an action is one token)."""
+    from gui_gym.models.tiny import save_tiny_llava, word_tokenizer
 
-    specials = ["<pad>", "<eos>", "<unk>", "<image>"]
-    words = [PROMPT.completion(None, a) for a in ACTIONS] + [INSTRUCTION]
-    vocab = {w: i for i, w in enumerate(specials + words)}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Split(Regex("\n"), behavior="removed")
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core,
-        pad_token="<pad>",
-        eos_token="<eos>",
-        unk_token="<unk>",
-        extra_special_tokens={"image_token": "<image>"},
+    tokenizer = word_tokenizer(
+        [PROMPT.completion(None, a) for a in ACTIONS] + [INSTRUCTION], split="line"
     )
-    processor = LlavaProcessor(
-        image_processor=CLIPImageProcessor(
-            size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
-        ),
-        tokenizer=tokenizer,
-        patch_size=8,
-        vision_feature_select_strategy="default",
-        chat_template=TEMPLATE,
-        num_additional_image_tokens=1,
-    )
-    torch.manual_seed(seed)
-    config = LlavaConfig(
-        vision_config=CLIPVisionConfig(
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            image_size=32,
-            patch_size=8,
-            projection_dim=32,
-        ),
-        text_config=LlamaConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            num_key_value_heads=2,
-            max_position_embeddings=256,
-            pad_token_id=0,
-            eos_token_id=1,
-            bos_token_id=1,
-        ),
-        image_token_id=vocab["<image>"],
-        vision_feature_select_strategy="default",
-        vision_feature_layer=-1,
-    )
-    LlavaForConditionalGeneration(config).save_pretrained(path)
-    processor.save_pretrained(path)
-    return path
+    return save_tiny_llava(path, tokenizer, chat_template=TEMPLATE, seed=seed)
 
 
 def oracle_dataset(root: Path, per_task: int, seed: int) -> list[Any]:

@@ -22,17 +22,10 @@ CHAT_TEMPLATE = (
 
 def tiny_tokenizer(chat_template: bool = False) -> Any:
     """A whitespace word-level fast tokenizer over :data:`WORDS` plus special tokens."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+    from gui_gym.models.tiny import word_tokenizer
 
-    specials = ["<pad>", "<eos>", "<unk>", "<|user|>", "<|assistant|>", "<|system|>"]
-    vocab = {w: i for i, w in enumerate(specials + WORDS)}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    core.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>"
-    )
+    specials = ("<pad>", "<eos>", "<unk>", "<|user|>", "<|assistant|>", "<|system|>")
+    tokenizer = word_tokenizer(WORDS, specials=specials)
     if chat_template:
         tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
@@ -101,77 +94,18 @@ def small_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 1024) -> Any:
 def tiny_llava(folder: Any) -> None:
     """Save a tiny LLaVA (CLIP vision tower, 2-layer Llama) and its processor to ``folder``:
     32x32 images in 8x8 patches, 16 image tokens each; loads with ``AutoProcessor`` and
-    ``AutoModelForImageTextToText``."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import (
-        CLIPImageProcessor,
-        CLIPVisionConfig,
-        LlamaConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-        PreTrainedTokenizerFast,
-    )
+    ``AutoModelForImageTextToText`` (:func:`gui_gym.models.tiny.save_tiny_llava`)."""
+    from gui_gym.models.tiny import save_tiny_llava, word_tokenizer
 
-    specials = ["<pad>", "<eos>", "<unk>", "<image>", "<|user|>", "<|assistant|>", "<|system|>"]
-    vocab = {w: i for i, w in enumerate(specials + WORDS)}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    core.decoder = decoders.WordPiece(prefix="##")
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core,
-        pad_token="<pad>",
-        eos_token="<eos>",
-        unk_token="<unk>",
-        extra_special_tokens={"image_token": "<image>"},
-    )
     template = (
         "{% for m in messages %}<|{{ m['role'] }}|> {% if m['content'] is string %}"
         "{{ m['content'] }}{% else %}{% for p in m['content'] %}{% if p['type'] == 'image' %}"
         "<image> {% else %}{{ p['text'] }} {% endif %}{% endfor %}{% endif %} {% endfor %}"
         "{% if add_generation_prompt %}<|assistant|> {% endif %}"
     )
-    images = CLIPImageProcessor(
-        size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}, do_center_crop=True
-    )
-    processor = LlavaProcessor(
-        image_processor=images,
-        tokenizer=tokenizer,
-        patch_size=8,
-        vision_feature_select_strategy="default",
-        chat_template=template,
-        num_additional_image_tokens=1,
-    )
-    torch.manual_seed(0)
-    config = LlavaConfig(
-        vision_config=CLIPVisionConfig(
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            image_size=32,
-            patch_size=8,
-            projection_dim=32,
-        ),
-        text_config=LlamaConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            num_key_value_heads=2,
-            max_position_embeddings=2048,
-            pad_token_id=0,
-            eos_token_id=1,
-            bos_token_id=1,
-        ),
-        image_token_id=vocab["<image>"],
-        vision_feature_select_strategy="default",
-        vision_feature_layer=-1,
-    )
-    LlavaForConditionalGeneration(config).save_pretrained(folder)
-    processor.save_pretrained(folder)
+    specials = ("<pad>", "<eos>", "<unk>", "<image>", "<|user|>", "<|assistant|>", "<|system|>")
+    tokenizer = word_tokenizer(WORDS, specials=specials)
+    save_tiny_llava(folder, tokenizer, chat_template=template, max_positions=2048)
 
 
 def tiny_qwen2_vl(
@@ -194,13 +128,13 @@ def tiny_qwen2_vl(
     ``lines=True`` makes each line one token (an action string is one token) and
     ``chat_template`` replaces the default template."""
     import torch
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast, Qwen2VLConfig, Qwen2VLForConditionalGeneration
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
+    from gui_gym.models.tiny import word_tokenizer
     from gui_gym.models.vision_inputs import image_only_processor
 
-    specials = [
+    specials = (
         "<pad>",
         "<eos>",
         "<unk>",
@@ -211,19 +145,11 @@ def tiny_qwen2_vl(
         "<|user|>",
         "<|assistant|>",
         "<|system|>",
-    ]
-    vocab = {w: i for i, w in enumerate(specials + (WORDS if words is None else words))}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    if lines:
-        core.pre_tokenizer = pre_tokenizers.Split(Regex("\n"), behavior="removed")
-    else:
-        core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-        core.decoder = decoders.WordPiece(prefix="##")
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core,
-        pad_token="<pad>",
-        eos_token="<eos>",
-        unk_token="<unk>",
+    )
+    tokenizer = word_tokenizer(
+        WORDS if words is None else words,
+        specials=specials,
+        split="line" if lines else "whitespace",
         extra_special_tokens={"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},
     )
     template = chat_template or (
@@ -271,10 +197,10 @@ def tiny_qwen2_vl(
             "temporal_patch_size": 2,
             "in_channels": 3,
         },
-        image_token_id=vocab["<|image_pad|>"],
-        video_token_id=vocab["<|video_pad|>"],
-        vision_start_token_id=vocab["<|vision_start|>"],
-        vision_end_token_id=vocab["<|vision_end|>"],
+        image_token_id=tokenizer.convert_tokens_to_ids("<|image_pad|>"),
+        video_token_id=tokenizer.convert_tokens_to_ids("<|video_pad|>"),
+        vision_start_token_id=tokenizer.convert_tokens_to_ids("<|vision_start|>"),
+        vision_end_token_id=tokenizer.convert_tokens_to_ids("<|vision_end|>"),
     )
     Qwen2VLForConditionalGeneration(config).save_pretrained(folder)
     processor.save_pretrained(folder)
