@@ -133,27 +133,10 @@ def outcome_arm(arm: str) -> str:
 
 
 def short_tasks(split: str, max_oracle_steps: int, count: int) -> list[str]:
-    """The first ``count`` tasks of ``split`` (sorted ids) the oracle solves within
-    ``max_oracle_steps`` steps."""
-    import gymnasium as gym
+    """The first ``count`` tasks of ``split`` the oracle solves within ``max_oracle_steps``."""
+    from gui_gym.runs.probe import oracle_short_tasks
 
-    import gui_gym  # noqa: F401
-
-    env = gym.make(ENV_ID, split=split, max_steps=max_oracle_steps)
-    chosen = []
-    for task in sorted(env.unwrapped.task_ids):
-        env.reset(seed=0, options={"task": task})
-        info: dict[str, Any] = {}
-        done = False
-        while not done:
-            _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
-            done = terminated or truncated
-        if info.get("success"):
-            chosen.append(task)
-        if len(chosen) == count:
-            break
-    env.close()
-    return chosen
+    return oracle_short_tasks(ENV_ID, split, max_oracle_steps, count)
 
 
 def longest_completion(dataset: Path, model: Path) -> int:
@@ -179,21 +162,9 @@ def longest_completion(dataset: Path, model: Path) -> int:
 
 def success_rate(llm: Any, tasks: list[str], max_steps: int, max_new_tokens: int) -> float:
     """Greedy success of ``llm`` (the default agent prompt) on each task, seed 0."""
-    import gymnasium as gym
+    from gui_gym.runs.probe import greedy_success
 
-    from gui_gym.agents.llm import LLMAgent
-    from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
-
-    agent = LLMAgent(llm, temperature=0.0, max_new_tokens=max_new_tokens)
-    engine = RolloutEngine(
-        lambda: gym.make(ENV_ID, split="all", max_steps=max_steps), agent, num_envs=len(tasks)
-    )
-    try:
-        episodes = engine.run([EpisodeSpec(task, 0) for task in tasks])
-    finally:
-        engine.close()
-    clean = [t for t in episodes if t.infra_error is None]
-    return sum(t.success for t in clean) / max(1, len(clean))
+    return greedy_success(llm, ENV_ID, tasks, max_steps=max_steps, max_new_tokens=max_new_tokens)
 
 
 def run_arm(

@@ -254,56 +254,21 @@ def mean_interval(values: list[float], resamples: int, seed: int = 0) -> dict[st
 # ---------------------------------------------------------------------------- environments
 
 
-def short_tasks(
-    env_id: str, split: str, max_oracle_steps: int, count: int, exclude: Any = ()
-) -> list[str]:
-    """The first ``count`` tasks of ``split`` (sorted ids, none of ``exclude``) the oracle
-    solves within ``max_oracle_steps`` steps. AndroidWorld's splits hold the same 116 task
-    templates, so its held-out tasks are templates the train tasks do not include."""
-    import gymnasium as gym
-
-    import gui_gym  # noqa: F401
-
-    env = gym.make(env_id, split=split, max_steps=max_oracle_steps)
-    chosen = []
-    for task in sorted(set(env.unwrapped.task_ids) - set(exclude)):
-        env.reset(seed=0, options={"task": task})
-        info: dict[str, Any] = {}
-        done = False
-        while not done:
-            _, _, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
-            done = terminated or truncated
-        if info.get("success"):
-            chosen.append(task)
-        if len(chosen) == count:
-            break
-    env.close()
-    return chosen
-
-
 def max_steps(env_id: str, args: Args) -> int:
     return args.max_steps + LONGER.get(env_id, 0)
 
 
 def success_rate(llm: Any, env_id: str, tasks: list[str], args: Args) -> float:
     """Greedy success of ``llm`` (the default prompt) on each task, seed 0."""
-    import gymnasium as gym
+    from gui_gym.runs.probe import greedy_success
 
-    from gui_gym.agents.llm import LLMAgent
-    from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
-
-    agent = LLMAgent(llm, temperature=0.0, max_new_tokens=args.max_new_tokens)
-    engine = RolloutEngine(
-        lambda: gym.make(env_id, split="all", max_steps=max_steps(env_id, args)),
-        agent,
-        num_envs=len(tasks),
+    return greedy_success(
+        llm,
+        env_id,
+        tasks,
+        max_steps=max_steps(env_id, args),
+        max_new_tokens=args.max_new_tokens,
     )
-    try:
-        episodes = engine.run([EpisodeSpec(task, 0) for task in tasks])
-    finally:
-        engine.close()
-    clean = [t for t in episodes if t.infra_error is None]
-    return sum(t.success for t in clean) / max(1, len(clean))
 
 
 def sop_score(llm: Any, dataset: Path, args: Args) -> float:
@@ -336,6 +301,7 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
     import torch
 
     from gui_gym.models.llm import TransformersLLM
+    from gui_gym.runs.probe import oracle_short_tasks
     from gui_gym.runs.record import record_dataset
     from gui_gym.train.runner import build_tiny_policy, env_texts
     from gui_gym.train.sft import SFTConfig, train_sft
@@ -344,10 +310,10 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
     work.mkdir(parents=True, exist_ok=True)
     count = args.generalisation_tasks if wide else args.train_tasks
     steps = args.max_oracle_steps + LONGER.get(env_id, 0)
-    train = short_tasks(env_id, "train", 12 if wide else steps, count)
+    train = oracle_short_tasks(env_id, "train", 12 if wide else steps, count)
     tasks = {
         "train": train,
-        "held_out": short_tasks(env_id, "test", steps, args.held_out_tasks, exclude=train),
+        "held_out": oracle_short_tasks(env_id, "test", steps, args.held_out_tasks, exclude=train),
     }
     if not tasks["train"] or not tasks["held_out"]:
         raise SystemExit(f"{env_id}: no short tasks for {tasks}; raise --max-oracle-steps")

@@ -8,6 +8,8 @@
 * :mod:`gui_gym.runs.evaluate`: ``gui-gym eval`` (resumable, per-category summaries).
 * :mod:`gui_gym.runs.record`: ``gui-gym record`` (expert datasets from a live env).
 * :mod:`gui_gym.runs.sop`: UI-S1's Semi-Online Performance and the offline step metrics.
+* :mod:`gui_gym.runs.probe`: oracle-solvable short task sets and greedy success (what the
+  learning benchmarks measure).
 
 Layer: above ``agents`` and below ``train``/``distributed``/``integrations``; modules here
 import ``core``, ``rewards``, ``models``, ``envs``, ``wrappers``, ``agents`` and each other,
