@@ -115,14 +115,14 @@ class BestOfTrialsAgent:
         policy = self.make_policy(fork, index)
         policy.reset(observation, info)
         recorder = PolicyTraceRecorder()
-        recorder.start(fork, observation.get("instruction", ""))
+        recorder.start(fork, observation.get("instruction", ""), observation.get("screenshot"))
         trial = Trial()
         obs, step_info = observation, info
         while True:
             action = policy.act(obs, step_info)
             trial.actions.append(action)
             obs, _reward, terminated, truncated, step_info = fork.step(action)
-            recorder.record(fork, step_info, terminated)
+            recorder.record(fork, step_info, terminated, obs.get("screenshot"))
             if terminated or truncated:
                 break
         assert recorder.trace is not None
