@@ -75,6 +75,8 @@ class MilestoneEpisode:
         pointer: Index of the next milestone not yet reached.
         well_formed: Per step, whether the action escapes the format penalty
             (``R_format(t) = -1`` where False).
+        screenshot: The screenshot of ``screen`` when the generator reads screenshots
+            (each step of the trajectory then holds its screen's array in ``screenshot``).
     """
 
     task_key: str
@@ -85,6 +87,7 @@ class MilestoneEpisode:
     version: int
     pointer: int = 0
     well_formed: list[bool] = field(default_factory=list)
+    screenshot: Any = None  # the next action's screen, kept for a generator that reads them
 
 
 def _parses(action: Any) -> bool:
@@ -230,8 +233,16 @@ class MilestoneTracker:
             milestones=[],
             version=0,
         )
+        episode.screenshot = self._kept_screenshot(observation)
         self._load_milestones(episode)
         return episode, self._step_info(episode, similarity=None, hit=False, r_mil=0.0)
+
+    def _kept_screenshot(self, observation: dict[str, Any]) -> Any:
+        """The observation's screenshot when the generator may read screenshots (an LLM
+        generator not built with ``screenshots=False``), else None."""
+        if getattr(self.generator, "screenshots", False) is False:
+            return None
+        return observation.get("screenshot")
 
     def observe(
         self,
@@ -252,6 +263,7 @@ class MilestoneTracker:
             terminated,
             truncated,
             info,
+            screenshot=episode.screenshot,  # in memory only: never written to a file
         )
         episode.well_formed.append(
             step.action_valid if self.format_penalty == "rejected" else _parses(action)
@@ -296,6 +308,7 @@ class MilestoneTracker:
             episode rewards are set).
         """
         episode.screen = str(observation.get("screen", ""))
+        episode.screenshot = self._kept_screenshot(observation)
         episode.trajectory.steps.append(step)
         r_mil = 0.0
         before = episode.pointer

@@ -98,8 +98,8 @@ def check_screenshot_backend(
     if env_screenshots and not reads_images(llm):
         raise ValueError(
             f"the env makes screenshots but {owner}'s {_backend_name(llm)} reads text only: "
-            f"use an image-text model, or pass {owner}(..., screenshots=False) to judge from "
-            "the UI text alone"
+            f"use an image-text model, or pass {owner}(..., screenshots=False) to read the UI "
+            "text alone"
         )
     if screenshots is True and env_screenshots is False:
         raise ValueError(

@@ -46,7 +46,6 @@ from gui_gym.models.llm import LLM, Prompt, ask_until_parsed
 from gui_gym.models.vision_prompts import (
     check_screenshot_backend,
     check_screenshots_option,
-    evenly_spaced,
     screenshot_prompt,
     use_screenshots,
     with_note,
