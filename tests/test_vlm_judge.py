@@ -423,3 +423,93 @@ def test_tiny_vlm_judge_and_generator_feed_image_tokens_and_pixels(vlm: Any) -> 
     text_only = TransformersLLM(tiny_gpt2(len(tokenizer)), tokenizer, device="cpu")
     with pytest.raises(ValueError, match="TransformersLLM reads text only"):
         LLMEvaluator(text_only, screenshots=True)
+
+
+# --------------------------------------------------------------------- the benchmark's CLI
+
+
+def _bench() -> Any:
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "judge_accuracy.py"
+    spec = importlib.util.spec_from_file_location("judge_accuracy_bench_vlm", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_judge_accuracy_with_screenshot_shows_the_llm_arms_the_screens() -> None:
+    import json
+
+    def claims(text: str) -> str:
+        key = "policy_claims" if "Trace of the policy agent" in text else "evaluator_claims"
+        return json.dumps({key: [{"steps": [0], "reasoning": "r", "claim": "it is there"}]})
+
+    scripted = ScriptedLLM(
+        [
+            (r"Answer: YES \(the instruction", "Answer: YES"),
+            (r"one decision per claim", '{"decisions": [{"claim": 0, "keep": true}]}'),
+            (r"turn a GUI agent's trace into short", claims),
+            (r"write ONE short goal|Improve the goal", "Analysis: saved.\nGoal: Find it."),
+            (r"You are an evaluator agent", '<action>ANSWER("ok")</action>'),
+        ],
+        default="Analysis: fine.\nStatus: success",
+    )
+    shown: dict[str, int] = {}
+
+    class VisionScripted:
+        reads_images = True
+
+        def generate(self, prompts, max_new_tokens=256, temperature=0.0, n=1):
+            for p in prompts:
+                text = prompt_text(p)
+                kind = next(
+                    (
+                        k
+                        for k in ("You are an evaluator agent", "trace into short", "You decide")
+                        if k in text
+                    ),
+                    "other",
+                )
+                shown[kind] = shown.get(kind, 0) + len(prompt_images(p))
+            return scripted.generate(prompts, max_new_tokens, temperature, n)
+
+    result = _bench().judge_accuracy(
+        1, 1, ["ContactsAddContact"], llm=VisionScripted(), llm_every=3, screenshot=True
+    )
+    assert result["llm"]["episodes"] == 2
+    # the evaluator, the claim extractor and the chain-of-claims judge all saw screens
+    assert shown["You are an evaluator agent"] > 0 and shown["trace into short"] > 0
+    assert shown["You decide"] > 0
+    assert all(m["invalid"] == 0 for m in result["llm"]["judges"].values())
+
+
+def test_judge_accuracy_cli_refuses_mismatched_screenshot_and_model(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    text_model, vision_model = tmp_path / "text", tmp_path / "vision"
+    text_model.mkdir()
+    vision_model.mkdir()
+    (text_model / "config.json").write_text("{}")
+    (vision_model / "config.json").write_text("{}")
+    (vision_model / "preprocessor_config.json").write_text("{}")
+    script = str(root / "benchmarks" / "judge_accuracy.py")
+    for args, message in (
+        (["--screenshot", "--llm-model", str(text_model)], "--screenshot needs a vision-language"),
+        (["--llm-model", str(vision_model)], "is a vision-language model: add --screenshot"),
+        (["--screenshot"], "--screenshot is for the LLM arms"),
+    ):
+        run = subprocess.run(
+            [sys.executable, script, "--out", str(tmp_path / "x.json"), *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 2, run.stderr
+        last = run.stderr.strip().splitlines()[-1]
+        assert message in last, run.stderr
+    assert not (tmp_path / "x.json").exists()
