@@ -513,3 +513,30 @@ def test_judge_accuracy_cli_refuses_mismatched_screenshot_and_model(tmp_path: Pa
         last = run.stderr.strip().splitlines()[-1]
         assert message in last, run.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_admire_example_screenshot_switch_builds_a_screenshot_reading_llm_generator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+    import sys
+
+    require("tyro", "examples")
+    require("openai", "llm")
+    path = Path(__file__).resolve().parent.parent / "examples" / "admire_grpo.py"
+    spec = importlib.util.spec_from_file_location("admire_grpo", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "admire_grpo", example)  # dataclasses look it up
+    spec.loader.exec_module(example)
+    store = str(tmp_path / "m.json")
+    assert "--screenshot is for --generator llm" in example.refuse(
+        example.Args(screenshot=True, store=store)
+    )
+    args = example.Args(screenshot=True, generator="llm", store=store, embedder="hashing")
+    assert example.refuse(args) is None
+    from gui_gym.models.embed import default_embedder
+
+    env = example.make_env(args, default_embedder("hashing"))
+    assert "screenshot" in env.observation_space.spaces
+    assert env.tracker.generator.screenshots is True
