@@ -97,6 +97,13 @@ def test_traces_keep_one_screenshot_per_screen_from_the_env() -> None:
     plain.reset(seed=0)
     assert not ProbeSession(plain.unwrapped.fork(), "look", 1).trace.has_screenshots
     assert "screenshots" not in trace.to_dict()
+    assert not ProbeSession(env.unwrapped.fork(), "look", 1, screenshots=False).trace.screenshots
+    # the scripted components read UI trees: a wrapper of only those keeps no screenshots
+    from gui_gym.wrappers import ProbingJudgeWrapper
+
+    wrapped = ProbingJudgeWrapper(gym.make("GuiGym/WikiHow-v0", screenshot=True))
+    wrapped.reset(seed=0)
+    assert not wrapped.pipeline.reads_screenshots and not wrapped._recorder.trace.screenshots
 
 
 def test_text_only_backend_with_screenshots_is_a_one_line_error() -> None:

@@ -172,10 +172,15 @@ class ProbingJudgeWrapper(
         self._recorder = PolicyTraceRecorder()
         self.last_report = None
 
+    def _shot(self, observation: dict[str, Any]) -> Any:
+        """The observation's screenshot when a component may show it (else None: the trace
+        keeps UI trees only)."""
+        return observation.get("screenshot") if self.pipeline.reads_screenshots else None
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         observation, info = self.env.reset(seed=seed, options=options)
         self._recorder.start(
-            self.env.unwrapped, observation.get("instruction", ""), observation.get("screenshot")
+            self.env.unwrapped, observation.get("instruction", ""), self._shot(observation)
         )
         self.last_report = None
         return observation, info
@@ -185,7 +190,7 @@ class ProbingJudgeWrapper(
         if self._recorder.trace is None:
             return observation, reward, terminated, truncated, info
         base = self.env.unwrapped
-        self._recorder.record(base, info, terminated, observation.get("screenshot"))
+        self._recorder.record(base, info, terminated, self._shot(observation))
         if terminated or truncated:
             report = self.pipeline.judge_episode(base, self._recorder.trace)
             self.last_report = report

@@ -67,6 +67,7 @@ __all__ = [
     "LLMTrajectoryJudge",
     "TextGenerator",
     "check_component_screenshots",
+    "components_read_screenshots",
     "llm_components",
 ]
 
@@ -144,6 +145,12 @@ class _LLMComponent:
         self.screenshots = check_screenshots_option(screenshots)
         self.max_images = _check_max_images(max_images)
         check_screenshot_backend(llm, self.screenshots, type(self).__name__)
+
+    @property
+    def reads_screenshots(self) -> bool:
+        """Whether this component may show screenshots (``screenshots`` is not False): the
+        traces it reads should keep them."""
+        return self.screenshots is not False
 
     def check_env(self, env_screenshots: bool) -> None:
         """Check ``screenshots`` against an env that does (or does not) make screenshots.
@@ -965,3 +972,9 @@ def check_component_screenshots(components: Sequence[object], env_screenshots: b
     for component in components:
         if isinstance(component, _LLMComponent):
             component.check_env(env_screenshots)
+
+
+def components_read_screenshots(components: Sequence[object]) -> bool:
+    """Whether any of ``components`` is an LLM component that may show screenshots (so the
+    traces it reads must keep them; rule-based components read UI trees only)."""
+    return any(getattr(c, "reads_screenshots", False) is True for c in components)

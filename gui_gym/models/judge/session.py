@@ -118,19 +118,25 @@ class ProbeSession:
         env: A fork (``env.unwrapped.fork()``) of the policy's env at its final state.
         goal: The probing goal this session serves.
         max_steps: Step budget of the probe.
+        screenshots: Keep each screen's screenshot in the trace when the env makes them
+            (``env.current_screenshot()`` after every action); False keeps UI trees only.
     """
 
-    def __init__(self, env: GuiEnv, goal: str, max_steps: int):
+    def __init__(self, env: GuiEnv, goal: str, max_steps: int, screenshots: bool = True):
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps!r}")
         self._env = env
         self.max_steps = int(max_steps)
+        self.screenshots = bool(screenshots)
         self.trace = Trace(role="evaluator", goal=goal)
-        self.trace.add_screen(self._read_screen(), env_screenshot(env))
+        self.trace.add_screen(self._read_screen(), self._read_screenshot())
         self.finished = False
 
     def _read_screen(self) -> UITree:
         return self._env.ui_tree  # apply_action refreshes it after every applied action
+
+    def _read_screenshot(self) -> Any:
+        return env_screenshot(self._env) if self.screenshots else None
 
     @property
     def goal(self) -> str:
@@ -178,7 +184,7 @@ class ProbeSession:
         record = TraceStep(text, description, error is None, error, _target_label(parsed, screen))
         self.trace.steps.append(record)
         if error is None:
-            self.trace.add_screen(self._read_screen(), env_screenshot(env))
+            self.trace.add_screen(self._read_screen(), self._read_screenshot())
         else:  # refused: nothing changed, the screen (and its screenshot) stay
             shot = self.trace.screenshots[-1] if self.trace.has_screenshots else None
             self.trace.add_screen(screen, shot)
