@@ -547,3 +547,36 @@ def test_admire_example_screenshot_switch_builds_a_screenshot_reading_llm_genera
     env = example.make_env(args, default_embedder("hashing"))
     assert "screenshot" in env.observation_space.spaces
     assert env.tracker.generator.screenshots is True
+
+
+def test_milestone_vector_wrapper_hands_each_env_its_own_screenshots(tmp_path: Path) -> None:
+    from gymnasium.vector import SyncVectorEnv
+
+    from gui_gym.models.embed import default_embedder
+    from gui_gym.models.milestones import CosineMatcher
+    from gui_gym.wrappers import MilestoneVectorWrapper
+
+    task = "clean_oil_paint_brushes-bookmark"
+    envs = SyncVectorEnv(
+        [lambda: gym.make("GuiGym/WikiHow-v0", task=task, screenshot=True) for _ in range(2)]
+    )
+    backend = PixelBackend(reply=lambda _: '["Search <Text>"]')
+    vector = MilestoneVectorWrapper(
+        envs,
+        tmp_path / "store.json",
+        generator=LLMMilestoneGenerator(backend),
+        matcher=CosineMatcher(default_embedder("hashing")),
+    )
+    obs, _ = vector.reset(seed=0)
+    seen = [obs["screenshot"][0].copy()]
+    for _ in range(10):  # env 0 follows the oracle, env 1 scrolls
+        actions = [envs.envs[0].unwrapped.oracle_action().to_string(), "SCROLL(down)"]
+        obs, _, terminated, truncated, info = vector.step(actions)
+        if terminated[0] or truncated[0]:
+            break
+        seen.append(obs["screenshot"][0].copy())
+    assert terminated[0] and len(backend.prompts) == 1
+    shown = prompt_images(backend.prompts[0])
+    assert len(shown) == len(seen)
+    for image, expected in zip(shown, seen):
+        assert np.array_equal(image, expected)

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import Step, Trajectory
 from gui_gym.models.llm import LLMError, ModelUnavailable
@@ -242,7 +244,9 @@ class MilestoneTracker:
         generator not built with ``screenshots=False``), else None."""
         if getattr(self.generator, "screenshots", False) is False:
             return None
-        return observation.get("screenshot")
+        shot = observation.get("screenshot")
+        # a copy: a vector env's slice is a view into a batch buffer it may reuse
+        return None if shot is None else np.array(shot, dtype=np.uint8, copy=True)
 
     def observe(
         self,

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from gui_gym.models.judge import (
     AGGREGATIONS,
@@ -175,7 +176,8 @@ class ProbingJudgeWrapper(
     def _shot(self, observation: dict[str, Any]) -> Any:
         """The observation's screenshot when a component may show it (else None: the trace
         keeps UI trees only)."""
-        return observation.get("screenshot") if self.pipeline.reads_screenshots else None
+        shot = observation.get("screenshot") if self.pipeline.reads_screenshots else None
+        return None if shot is None else np.array(shot, dtype=np.uint8, copy=True)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         observation, info = self.env.reset(seed=seed, options=options)
