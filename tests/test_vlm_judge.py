@@ -580,3 +580,47 @@ def test_milestone_vector_wrapper_hands_each_env_its_own_screenshots(tmp_path: P
     assert len(shown) == len(seen)
     for image, expected in zip(shown, seen):
         assert np.array_equal(image, expected)
+
+
+def test_probing_wrapper_runs_the_llm_evaluator_and_judge_on_a_tiny_vlm(vlm: Any) -> None:
+    from gui_gym.models.judge import (
+        ComponentError,
+        LLMClaimFilter,
+        RuleClaimExtractor,
+        ScriptedReasoner,
+    )
+    from gui_gym.wrappers import ProbingJudgeWrapper
+
+    budget = {"max_new_tokens": 3, "retries": 0}
+    env = ProbingJudgeWrapper(
+        gym.make("GuiGym/WikiHow-v0", screenshot=True),
+        reasoner=ScriptedReasoner(),
+        evaluator=LLMEvaluator(vlm, **budget),
+        claim_extractor=RuleClaimExtractor(),
+        claim_filter=LLMClaimFilter(vlm, **budget),
+        judge=LLMJudge(vlm, **budget),
+        n_probes=1,
+    )
+    spy = _Spy(vlm)
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
+        done = terminated or truncated
+    # a random model's replies parse as nothing: the probe fails, the verdict is invalid and
+    # says why; both the evaluator and the judge were shown a screen
+    assert info["judge"]["verdict"] == "invalid" and reward == 0.0
+    assert any("probe" in note for note in info["judge"]["notes"])
+    assert len(spy.calls) == 2
+    from gui_gym.models.vision_inputs import expected_image_tokens
+
+    assert all("pixel_values" in call for call in spy.calls)
+    # the judge's call: the final screen, with the image tokens the processor makes for it
+    need = expected_image_tokens(vlm.processor, [obs["screenshot"]])
+    assert _image_tokens(vlm, spy.calls[-1]["input_ids"]) == need
+    # the reasoner plans from the task and the actions: text only, no pixels
+    spy.calls.clear()
+    trace, _ = _played_trace(1)
+    with pytest.raises(ComponentError):
+        LLMReasoner(vlm, **budget).schedule(trace.goal, trace, 1)
+    assert spy.calls and all("pixel_values" not in call for call in spy.calls)
