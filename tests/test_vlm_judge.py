@@ -624,3 +624,19 @@ def test_probing_wrapper_runs_the_llm_evaluator_and_judge_on_a_tiny_vlm(vlm: Any
     with pytest.raises(ComponentError):
         LLMReasoner(vlm, **budget).schedule(trace.goal, trace, 1)
     assert spy.calls and all("pixel_values" not in call for call in spy.calls)
+
+
+def test_best_of_trials_shows_a_screenshot_reading_judge_each_trial_final_screen() -> None:
+    from gui_gym.agents import BestOfTrialsAgent, OracleAgent
+
+    env = gym.make("GuiGym/WikiHow-v0", screenshot=True)
+    backend = PixelBackend()  # every final screen is white-ish, not red: failure
+    judge = LLMTrajectoryJudge(backend, "digirl", 1)
+    agent = BestOfTrialsAgent(env, lambda fork, i: OracleAgent(fork), judge, n_trials=2)
+    obs, info = env.reset(seed=0)
+    agent.reset(obs, info)
+    assert [t.verdict for t in agent.trials] == ["failure", "failure"]
+    assert len(backend.prompts) == 2
+    for prompt in backend.prompts:
+        [image] = prompt_images(prompt)
+        assert image.shape == obs["screenshot"].shape
