@@ -26,12 +26,17 @@ With ``--llm-model PATH`` (a local transformers model, ``--device cuda``) or ``-
 --llm-name NAME`` (an OpenAI-compatible server) the LLM arms run too, on every
 ``--llm-every``-th episode (``LLM_JUDGES``: trajectory-only and ProRe-1 with the LLM
 components, Table 4's raw-observation ablations, and Table 2's DigiRL/WebRL-style
-trajectory judges), summarised beside the scripted arms on the same episodes.
+trajectory judges), summarised beside the scripted arms on the same episodes. With
+``--screenshot`` the envs make screenshots and the LLM arms show them (the evaluator the
+current screen, the claim extractor and filter the trace's screens, the judge the final
+screen; an OpenAI-compatible server gets them as PNG ``image_url`` parts): ``--llm-model``
+must then be a vision-language folder (one with a processor), and a vision-language folder
+without ``--screenshot`` is refused too (its judge would see no screen).
 
 Usage: python benchmarks/judge_accuracy.py [--out benchmarks/results/judge_accuracy.json]
        [--plot benchmarks/results/judge_accuracy.png] [--aw-seeds 3] [--wikihow-tasks 150]
        [--tts-n 5] [--quick] [--llm-model PATH --device cuda | --llm-url URL --llm-name M]
-       [--llm-every 10]
+       [--llm-every 10] [--screenshot]
 """
 
 from __future__ import annotations
@@ -155,16 +160,17 @@ def make_judge(name: str) -> Any:
 
 
 def play(env: gym.Env, agent: Any, seed: int, task: str | None = None) -> tuple[Trace, bool]:
-    """One episode; the policy trace and its true outcome."""
+    """One episode; the policy trace (with screenshots when the env makes them) and its
+    true outcome."""
     options = {"task": task} if task else None
     obs, info = env.reset(seed=seed, options=options)
     base = env.unwrapped
     recorder = PolicyTraceRecorder()
-    recorder.start(base, obs["instruction"])
+    recorder.start(base, obs["instruction"], obs.get("screenshot"))
     agent.reset(obs, info)
     while True:
         obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-        recorder.record(base, info, terminated)
+        recorder.record(base, info, terminated, obs.get("screenshot"))
         if terminated or truncated:
             assert recorder.trace is not None
             return recorder.trace, bool(info["success"])
@@ -184,10 +190,10 @@ def episodes(
     return [("GuiGym/WikiHow-v0", t, 0) for t in tasks]
 
 
-def env_for(env_id: str, task: str | None) -> gym.Env:
+def env_for(env_id: str, task: str | None, screenshot: bool = False) -> gym.Env:
     if env_id == "GuiGym/AndroidWorld-v0":
-        return gym.make(env_id, task=task, split="test")
-    return gym.make(env_id, split="test")
+        return gym.make(env_id, task=task, split="test", screenshot=screenshot)
+    return gym.make(env_id, split="test", screenshot=screenshot)
 
 
 # ----------------------------------------------------------------------- judge accuracy
@@ -199,6 +205,7 @@ def judge_accuracy(
     aw_tasks: list[str] | None = None,
     llm: Any = None,
     llm_every: int = 10,
+    screenshot: bool = False,
 ) -> dict[str, Any]:
     judges = {name: make_judge(name) for name in ALL_JUDGES}
     with_llm = llm_judges(llm) if llm is not None else {}
@@ -208,7 +215,7 @@ def judge_accuracy(
     k = 0
     for benchmark in ("androidworld", "wikihow"):
         for env_id, task, seed in episodes(benchmark, aw_seeds, wikihow_tasks, aw_tasks):
-            env = env_for(env_id, task)
+            env = env_for(env_id, task, screenshot)
             for policy_name, make_policy in POLICIES.items():
                 k += 1  # each episode's agent gets its own seed: no shared slip pattern
                 agent = make_policy(env, k)
@@ -493,7 +500,28 @@ def main() -> None:
     parser.add_argument("--llm-url", help="OpenAI-compatible server (with --llm-name)")
     parser.add_argument("--llm-name", help="model name on --llm-url")
     parser.add_argument("--llm-every", type=int, default=10, help="LLM arms on every N-th episode")
+    parser.add_argument(
+        "--screenshot",
+        action="store_true",
+        help="envs make screenshots and the LLM arms see them (a vision-language judge)",
+    )
     args = parser.parse_args()
+    if args.screenshot and not (args.llm_model or args.llm_url):
+        parser.error("--screenshot is for the LLM arms: give --llm-model or --llm-url")
+    if args.llm_model:  # checked before the model loads
+        from gui_gym.models.prm.vision_prm import has_processor
+
+        vision = has_processor(args.llm_model)
+        if args.screenshot and not vision:
+            parser.error(
+                f"--screenshot needs a vision-language --llm-model (a folder with a processor); "
+                f"{args.llm_model} is a text-only model"
+            )
+        if vision and not args.screenshot:
+            parser.error(
+                f"--llm-model {args.llm_model} is a vision-language model: add --screenshot so "
+                "its judge sees the screens (the envs are text-only without it)"
+            )
     if args.quick:
         args.aw_seeds, args.wikihow_tasks = 1, 6
         args.tts_aw_seeds, args.tts_wikihow_tasks, args.tts_n = 1, 3, 3
@@ -512,7 +540,12 @@ def main() -> None:
     if args.llm_every < 1:
         parser.error("--llm-every must be >= 1")
     accuracy = judge_accuracy(
-        args.aw_seeds, args.wikihow_tasks, args.aw_tasks, llm=llm, llm_every=args.llm_every
+        args.aw_seeds,
+        args.wikihow_tasks,
+        args.aw_tasks,
+        llm=llm,
+        llm_every=args.llm_every,
+        screenshot=args.screenshot,
     )
     t_accuracy = time.perf_counter() - start
     tts = test_time_scaling(args.tts_aw_seeds, args.tts_wikihow_tasks, args.tts_n, args.aw_tasks)

@@ -122,6 +122,9 @@ class Args:
     """OpenAI-compatible server for --generator llm"""
     llm_model: str = "gpt-4o"
     """model name on that server"""
+    screenshot: bool = False
+    """envs make screenshots and --generator llm reads each success's screenshots with its
+    actions (sent as PNG image_url parts: the server must serve a vision-language model)"""
     embedder: Literal["minilm", "hashing"] = "minilm"
     """sentence embedder for matching (MiniLM as in the paper; hashing is not semantic)"""
     seed_with_oracle: bool = True
@@ -274,10 +277,16 @@ def category_of(args: Args) -> str | None:
 
 def make_env(args: Args, embedder, adaptive: bool = True) -> MilestoneWrapper:
     env = gym.make(
-        args.env_id, split=args.split, category=category_of(args), max_steps=args.max_steps
+        args.env_id,
+        split=args.split,
+        category=category_of(args),
+        max_steps=args.max_steps,
+        screenshot=args.screenshot,
     )
     if args.generator == "llm":
-        generator = LLMMilestoneGenerator(OpenAICompatLLM(args.llm_model, args.llm_base_url))
+        generator = LLMMilestoneGenerator(
+            OpenAICompatLLM(args.llm_model, args.llm_base_url), screenshots=args.screenshot
+        )
     else:
         generator = TrajectoryMilestoneGenerator(embedder)
     return MilestoneWrapper(
@@ -371,6 +380,8 @@ def refuse(args: Args) -> str | None:
         ).close()
     except (ValueError, KeyError, gym.error.DependencyNotInstalled) as err:
         return f"{args.env_id}: {err}"
+    if args.screenshot and args.generator != "llm":
+        return "--screenshot is for --generator llm (the LLM milestone generator reads them)"
     if not args.seed_with_oracle and not Path(args.store).is_file():
         return (
             "without --seed-with-oracle and an existing --store no task has milestones, and a "

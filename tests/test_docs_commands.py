@@ -63,6 +63,7 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("vlm.md", "--model runs/xy"): "the sft line's output; tests/test_screenshot_only.py",
     ("vlm.md", "--model VLM_DIR --env-id"): "a user's VLM; tests/test_vlm_prm.py (tiny LLaVA)",
     ("vlm.md", "--prm-model runs/vlm-prm"): "the lines above' outputs; tests/test_vlm_prm.py",
+    ("vlm.md", 'TransformersLLM("VLM_DIR")'): "a user's VLM; tests/test_vlm_judge.py (tiny VLMs)",
     ("prm.md", "--env-id GuiGym/AndroidWorld-v0"): "the first line on two envs; test_prm_models",
     ("prm.md", "--model path/to/causal-lm"): "a user's causal LM; tests/test_prm_models.py",
     ("prm.md", "--data steps.jsonl"): "the user's own labelled steps; tests/test_prm_models.py",

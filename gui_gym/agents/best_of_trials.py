@@ -115,14 +115,20 @@ class BestOfTrialsAgent:
         policy = self.make_policy(fork, index)
         policy.reset(observation, info)
         recorder = PolicyTraceRecorder()
-        recorder.start(fork, observation.get("instruction", ""))
+        # screenshots only for a judge that may show them (an LLM one on an image-text model)
+        keep = getattr(self.judge, "reads_screenshots", False) is True
+        recorder.start(
+            fork,
+            observation.get("instruction", ""),
+            observation.get("screenshot") if keep else None,
+        )
         trial = Trial()
         obs, step_info = observation, info
         while True:
             action = policy.act(obs, step_info)
             trial.actions.append(action)
             obs, _reward, terminated, truncated, step_info = fork.step(action)
-            recorder.record(fork, step_info, terminated)
+            recorder.record(fork, step_info, terminated, obs.get("screenshot") if keep else None)
             if terminated or truncated:
                 break
         assert recorder.trace is not None

@@ -349,6 +349,17 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
             raise gym.error.ResetNeeded("call reset() first")
         return self._current_screen()
 
+    def current_screenshot(self) -> np.ndarray:
+        """The current screen's screenshot, as ``screenshot=True`` observes it (HxWx3 uint8):
+        what tools that look at a :meth:`fork` (ProRe's probing evaluators) read.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset.
+        """
+        if self.task is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        return self._screenshot(self._current_screen())
+
     @property
     def steps_taken(self) -> int:
         return self._steps

@@ -63,7 +63,9 @@ class Step:
         milestones: Milestones reached so far, after the step.
         thought: The agent's reasoning, when it gave one.
         tree: The UI tree the action was chosen on (``UITree.to_dict()``), when recorded.
-        screenshot: Path of a saved screenshot, relative to the trajectory file, if any.
+        screenshot: Path of a saved screenshot, relative to the trajectory file, if any (in
+            memory only, a live episode's HxWx3 array when an LLM milestone generator reads
+            screenshots; such trajectories are not written).
         info: Other JSON-safe facts: :meth:`from_transition` keeps the ``info`` entries named
             in :data:`RECORDED_INFO_KEYS` (each wrapper's reward components, the action's
             error), so a recorded run shows what every reward term paid.

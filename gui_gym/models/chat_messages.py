@@ -9,8 +9,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
 __all__ = [
+    "MAX_IMAGE_BYTES",
+    "MAX_IMAGE_PIXELS",
     "ChatMessage",
     "Prompt",
+    "bounded_image",
     "content_text",
     "openai_messages",
     "prompt_images",
@@ -114,24 +117,71 @@ def prompt_text(prompt: Prompt) -> str:
     return "\n".join(f"{m['role']}: {content_text(m['content'])}" for m in to_messages(prompt))
 
 
-def _image_data_url(image: Any) -> str:
-    """An image (HxWx3 uint8 array or PIL image) as a ``data:image/png;base64,...`` URL."""
-    import base64
-    import io
+MAX_IMAGE_PIXELS = 12_845_056
+"""Largest image (width x height) sent to a server: Qwen2.5-VL's processor default
+``max_pixels`` (16384 patches of 28x28). A larger screenshot is downscaled to fit, aspect kept
+(:func:`bounded_image`), so a request never carries more pixels than such a model reads."""
+
+MAX_IMAGE_BYTES = 16 * 1024 * 1024
+"""Largest PNG sent for one image; an image still over it after downscaling is an error."""
+
+
+def bounded_image(image: Any, max_pixels: int = MAX_IMAGE_PIXELS) -> Any:
+    """``image`` (HxWx3 uint8 array or PIL image) as a PIL RGB image of at most
+    ``max_pixels`` pixels: unchanged when it fits, else downscaled (Lanczos) with its aspect
+    ratio kept.
+
+    Raises:
+        ValueError: for an array that is not HxWx3 uint8, or ``max_pixels`` below 1.
+    """
+    import math
 
     import numpy as np
     from PIL import Image
 
+    if max_pixels < 1:
+        raise ValueError(f"max_pixels must be >= 1, got {max_pixels}")
     if not isinstance(image, Image.Image):
-        image = Image.fromarray(np.asarray(image, dtype=np.uint8))
+        array = np.asarray(image)
+        if array.dtype != np.uint8 or array.ndim != 3 or array.shape[2] != 3:
+            raise ValueError(
+                f"an image part must be an HxWx3 uint8 array or a PIL image, got "
+                f"{array.dtype} {array.shape}"
+            )
+        image = Image.fromarray(array)
+    image = image.convert("RGB")
+    width, height = image.size
+    if width * height > max_pixels:
+        scale = math.sqrt(max_pixels / (width * height))
+        size = (max(1, math.floor(width * scale)), max(1, math.floor(height * scale)))
+        image = image.resize(size, Image.Resampling.LANCZOS)
+    return image
+
+
+def _image_data_url(image: Any) -> str:
+    """An image (HxWx3 uint8 array or PIL image) as a ``data:image/png;base64,...`` URL, at
+    most :data:`MAX_IMAGE_PIXELS` pixels (downscaled when larger).
+
+    Raises:
+        ValueError: when the PNG is still over :data:`MAX_IMAGE_BYTES`.
+    """
+    import base64
+    import io
+
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
+    bounded_image(image).save(buffer, format="PNG")
+    if buffer.tell() > MAX_IMAGE_BYTES:
+        raise ValueError(
+            f"an image part is {buffer.tell()} bytes as PNG, over the {MAX_IMAGE_BYTES}-byte "
+            "limit of one image in a request"
+        )
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Chat messages in the OpenAI wire format: image parts become ``image_url`` parts with
-    base64 PNG data URLs (what vLLM and OpenAI accept for vision models)."""
+    base64 PNG data URLs (what vLLM and OpenAI accept for vision models), each at most
+    :data:`MAX_IMAGE_PIXELS` pixels (a larger one is downscaled, aspect kept)."""
     out: list[dict[str, Any]] = []
     for m in messages:
         content = m["content"]

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import Step, Trajectory
 from gui_gym.models.llm import LLMError, ModelUnavailable
@@ -75,6 +77,8 @@ class MilestoneEpisode:
         pointer: Index of the next milestone not yet reached.
         well_formed: Per step, whether the action escapes the format penalty
             (``R_format(t) = -1`` where False).
+        screenshot: The screenshot of ``screen`` when the generator reads screenshots
+            (each step of the trajectory then holds its screen's array in ``screenshot``).
     """
 
     task_key: str
@@ -85,6 +89,7 @@ class MilestoneEpisode:
     version: int
     pointer: int = 0
     well_formed: list[bool] = field(default_factory=list)
+    screenshot: Any = None  # the next action's screen, kept for a generator that reads them
 
 
 def _parses(action: Any) -> bool:
@@ -230,8 +235,18 @@ class MilestoneTracker:
             milestones=[],
             version=0,
         )
+        episode.screenshot = self._kept_screenshot(observation)
         self._load_milestones(episode)
         return episode, self._step_info(episode, similarity=None, hit=False, r_mil=0.0)
+
+    def _kept_screenshot(self, observation: dict[str, Any]) -> Any:
+        """The observation's screenshot when the generator may read screenshots (an LLM
+        generator not built with ``screenshots=False``), else None."""
+        if getattr(self.generator, "screenshots", False) is False:
+            return None
+        shot = observation.get("screenshot")
+        # a copy: a vector env's slice is a view into a batch buffer it may reuse
+        return None if shot is None else np.array(shot, dtype=np.uint8, copy=True)
 
     def observe(
         self,
@@ -252,6 +267,7 @@ class MilestoneTracker:
             terminated,
             truncated,
             info,
+            screenshot=episode.screenshot,  # in memory only: never written to a file
         )
         episode.well_formed.append(
             step.action_valid if self.format_penalty == "rejected" else _parses(action)
@@ -296,6 +312,7 @@ class MilestoneTracker:
             episode rewards are set).
         """
         episode.screen = str(observation.get("screen", ""))
+        episode.screenshot = self._kept_screenshot(observation)
         episode.trajectory.steps.append(step)
         r_mil = 0.0
         before = episode.pointer

@@ -30,7 +30,8 @@ import json
 import logging
 import re
 from collections.abc import Collection, Sequence
-from typing import Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -39,7 +40,14 @@ from gui_gym.core.trajectory import Trajectory
 from gui_gym.core.untrusted_text import load_json, strip_code_fence
 from gui_gym.models.cache import BatchLRUCache
 from gui_gym.models.embed import Embedder, cosine_matrix, default_embedder
-from gui_gym.models.llm import LLM, ask_until_parsed
+from gui_gym.models.llm import LLM, Prompt, ask_until_parsed
+from gui_gym.models.vision_prompts import (
+    check_screenshot_backend,
+    check_screenshots_option,
+    evenly_spaced,
+    screenshot_prompt,
+    use_screenshots,
+)
 from gui_gym.rewards.milestones import (
     DEFAULT_SKIP_TYPES,
     PlaceholderPattern,
@@ -60,6 +68,7 @@ __all__ = [
     "TrajectoryMilestoneGenerator",
     "parse_milestone_list",
     "score_pairs",
+    "trajectory_screenshots",
 ]
 
 logger = logging.getLogger(__name__)
@@ -194,6 +203,42 @@ def _action_list(trajectory: Trajectory) -> str:
     return "\n".join(lines) if lines else "(no valid actions)"
 
 
+def trajectory_screenshots(
+    trajectory: Trajectory, image_root: str | Path | None = None
+) -> list[tuple[int, Any]]:
+    """``(step index, HxWx3 uint8 screenshot)`` of each step of ``trajectory`` that has one,
+    in order: a recorded step's ``screenshot`` path (``gui-gym record --screenshots``;
+    relative paths are read from ``image_root``, the dataset folder) or an in-memory array.
+
+    Raises:
+        ValueError: for a relative path without ``image_root``, or a file that is not a
+            readable image.
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    out: list[tuple[int, Any]] = []
+    for step in trajectory.steps:
+        shot: Any = step.screenshot
+        if shot is None:
+            continue
+        if isinstance(shot, str | Path):
+            path = Path(shot)
+            if not path.is_absolute():
+                if image_root is None:
+                    raise ValueError(
+                        f"step {step.index} of {trajectory.task_id!r} has the relative "
+                        f"screenshot path {str(shot)!r}: give image_root (the dataset folder)"
+                    )
+                path = Path(image_root) / path
+            try:
+                with Image.open(path) as image:
+                    shot = np.asarray(image.convert("RGB"), dtype=np.uint8)
+            except (OSError, UnidentifiedImageError, ValueError) as err:
+                raise ValueError(f"screenshot {path} is not a readable image: {err}") from None
+        out.append((step.index, np.asarray(shot, dtype=np.uint8)))
+    return out
+
+
 # ------------------------------------------------------------------------- LLM generator
 
 INIT_PROMPT = """You are an expert at operating mobile and web apps. Below is a task that an \
@@ -248,8 +293,10 @@ class LLMMilestoneGenerator:
     """Milestones written by an LLM from a successful trajectory (ADMIRE Eq. 6 and 7).
 
     The prompts follow the appendix's initialisation and refinement prompts (Figures 14 and
-    15), text only: the trajectory is given as its action descriptions. The answer is parsed
-    by :func:`parse_milestone_list`.
+    15): the trajectory is given as its action descriptions and, when its steps have
+    screenshots (:func:`trajectory_screenshots`) and the backend reads images, with the
+    screenshots the actions were taken on, each labelled with its action's number, before the
+    prompt. The answer is parsed by :func:`parse_milestone_list`.
 
     Args:
         llm: Any :class:`~gui_gym.models.llm.LLM`.
@@ -259,6 +306,18 @@ class LLMMilestoneGenerator:
         max_length: Longest milestone accepted, in characters.
         init_prompt, refine_prompt: Templates with ``{task}``, ``{instruction}``,
             ``{actions}`` (and ``{milestones}`` for refinement) to override the defaults.
+        screenshots: None (automatic: show the trajectory's screenshots when it has them; a
+            text-only backend then is an error, never a silent drop), True (always; a
+            trajectory without screenshots is an error) or False (action descriptions only).
+            See :mod:`gui_gym.models.vision_prompts`.
+        max_images: Most screenshots one prompt shows: evenly spread over the steps, the
+            first and last always among them.
+        image_root: Folder that relative screenshot paths are read from (a recorded
+            dataset's folder).
+
+    Raises:
+        TypeError: when ``llm`` has no ``generate`` method.
+        ValueError: for bad limits, or ``screenshots=True`` with a text-only backend.
     """
 
     name = "llm"
@@ -273,6 +332,9 @@ class LLMMilestoneGenerator:
         max_length: int = 200,
         init_prompt: str = INIT_PROMPT,
         refine_prompt: str = REFINE_PROMPT,
+        screenshots: bool | None = None,
+        max_images: int = 8,
+        image_root: str | Path | None = None,
     ):
         if not callable(getattr(llm, "generate", None)):
             raise TypeError(f"llm must have generate(prompts, ...), got {type(llm).__name__}")
@@ -280,6 +342,12 @@ class LLMMilestoneGenerator:
             raise ValueError(
                 f"max_milestones and max_length must be >= 1, got {max_milestones}, {max_length}"
             )
+        if isinstance(max_images, bool) or not isinstance(max_images, int) or max_images < 1:
+            raise ValueError(f"max_images must be an int >= 1, got {max_images!r}")
+        self.screenshots = check_screenshots_option(screenshots)
+        check_screenshot_backend(llm, self.screenshots, type(self).__name__)
+        self.max_images = max_images
+        self.image_root = image_root
         self.llm = llm
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
@@ -288,7 +356,31 @@ class LLMMilestoneGenerator:
         self.init_prompt = init_prompt
         self.refine_prompt = refine_prompt
 
-    def _ask(self, prompt: str) -> list[str]:
+    def check_env(self, env_screenshots: bool) -> None:
+        """Check ``screenshots`` against an env that does (or does not) make screenshots.
+
+        Raises:
+            ValueError: (one line) for a text-only backend on an env with screenshots left
+                on automatic, or ``screenshots=True`` on an env without them.
+        """
+        check_screenshot_backend(
+            self.llm, self.screenshots, type(self).__name__, env_screenshots=env_screenshots
+        )
+
+    def _with_screenshots(self, prompt: str, trajectory: Trajectory) -> Prompt:
+        """``prompt`` after the trajectory's screenshots, when it shows them."""
+        if self.screenshots is False:
+            return prompt
+        shots = trajectory_screenshots(trajectory, self.image_root)
+        owner = type(self).__name__
+        if not use_screenshots(self.llm, self.screenshots, bool(shots), owner, "trajectory"):
+            return prompt
+        picked = [shots[i] for i in evenly_spaced(len(shots), self.max_images)]
+        return screenshot_prompt(
+            prompt, [(f"Screen before action {index + 1}:", image) for index, image in picked]
+        )
+
+    def _ask(self, prompt: Prompt) -> list[str]:
         """The milestones of the one reply to ``prompt`` (no retry: ADMIRE asks once).
 
         Raises:
@@ -312,7 +404,7 @@ class LLMMilestoneGenerator:
             instruction=trajectory.instruction,
             actions=_action_list(trajectory),
         )
-        return self._ask(prompt)
+        return self._ask(self._with_screenshots(prompt, trajectory))
 
     def refine(self, trajectory: Trajectory, milestones: Sequence[str]) -> list[str]:
         """``milestones`` refined with ``trajectory`` (Eq. 7, refinement prompt)."""
@@ -322,7 +414,7 @@ class LLMMilestoneGenerator:
             milestones=json.dumps(list(milestones), ensure_ascii=False),
             actions=_action_list(trajectory),
         )
-        return self._ask(prompt)
+        return self._ask(self._with_screenshots(prompt, trajectory))
 
 
 # ------------------------------------------------------------------ trajectory generator

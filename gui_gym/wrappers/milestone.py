@@ -56,6 +56,12 @@ class _MilestoneReward(gym.utils.RecordConstructorArgs):
             self, _disable_deepcopy=True, **{**settings, "store": str(path)}
         )
         self._wrap(env)
+        # an LLM generator checks its screenshots setting against the env (one line at
+        # construction: a text-only model handed screenshots, or screenshots the env lacks)
+        check = getattr(self.tracker.generator, "check_env", None)
+        if callable(check):
+            spaces = getattr(env, "single_observation_space", None) or env.observation_space
+            check("screenshot" in (getattr(spaces, "spaces", None) or {}))
 
     def _wrap(self, env: Any) -> None:
         raise NotImplementedError  # each wrapper wraps its kind of env

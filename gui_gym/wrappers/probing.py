@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from gui_gym.models.judge import (
     AGGREGATIONS,
@@ -23,6 +24,7 @@ from gui_gym.models.judge import (
     RuleJudge,
     ScriptedEvaluator,
     ScriptedReasoner,
+    check_component_screenshots,
 )
 from gui_gym.rewards.probing import VERDICTS, VOTE_RULES, verdict_reward
 
@@ -60,6 +62,13 @@ class ProbingJudgeWrapper(
     Put it directly around the base env (inside shaping wrappers): it replaces the final
     step's reward with the verdict's reward.
 
+    Screenshots: on an env made with ``screenshot=True`` the policy's trace and every probe
+    keep each screen's screenshot, and the LLM components built on an image-text model show
+    them (the evaluator the current screen, the claim extractor and filter the trace's
+    screens, the judge the final screen; :mod:`gui_gym.models.vision_prompts`). A text-only
+    LLM component on such an env is refused here unless built with ``screenshots=False``,
+    and one built with ``screenshots=True`` is refused on an env without screenshots.
+
     Args:
         env: A gui-gym env whose ``unwrapped`` supports ``fork()`` and ``ui_tree``.
         judge: The chain-of-claims judge (default: :class:`~gui_gym.models.judge.RuleJudge`).
@@ -85,6 +94,8 @@ class ProbingJudgeWrapper(
     Raises:
         ValueError: for an unknown mode, vote rule or verdict key, or a negative ``n_probes``.
         TypeError: when the env cannot be forked or read as UI trees.
+        ValueError: also for an LLM component whose backend cannot read the env's
+            screenshots (or that asks for screenshots the env does not make).
     """
 
     def __init__(
@@ -153,13 +164,26 @@ class ProbingJudgeWrapper(
             filter_policy_claims=filter_policy_claims,
             raw_judge=raw_judge,
         )
+        spaces = getattr(env.observation_space, "spaces", None) or {}
+        check_component_screenshots(
+            [reasoner, evaluator, claim_extractor, claim_filter, judge, raw_judge],
+            env_screenshots="screenshot" in spaces,
+        )
         self.reward_map = dict(reward_map) if reward_map is not None else None
         self._recorder = PolicyTraceRecorder()
         self.last_report = None
 
+    def _shot(self, observation: dict[str, Any]) -> Any:
+        """The observation's screenshot when a component may show it (else None: the trace
+        keeps UI trees only)."""
+        shot = observation.get("screenshot") if self.pipeline.reads_screenshots else None
+        return None if shot is None else np.array(shot, dtype=np.uint8, copy=True)
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         observation, info = self.env.reset(seed=seed, options=options)
-        self._recorder.start(self.env.unwrapped, observation.get("instruction", ""))
+        self._recorder.start(
+            self.env.unwrapped, observation.get("instruction", ""), self._shot(observation)
+        )
         self.last_report = None
         return observation, info
 
@@ -168,7 +192,7 @@ class ProbingJudgeWrapper(
         if self._recorder.trace is None:
             return observation, reward, terminated, truncated, info
         base = self.env.unwrapped
-        self._recorder.record(base, info, terminated)
+        self._recorder.record(base, info, terminated, self._shot(observation))
         if terminated or truncated:
             report = self.pipeline.judge_episode(base, self._recorder.trace)
             self.last_report = report

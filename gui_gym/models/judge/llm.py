@@ -42,7 +42,14 @@ from gui_gym.models.judge.types import (
     Trace,
     Verdict,
 )
-from gui_gym.models.llm import LLM, ask_until_parsed
+from gui_gym.models.llm import LLM, Prompt, ask_until_parsed
+from gui_gym.models.vision_prompts import (
+    check_screenshot_backend,
+    check_screenshots_option,
+    screenshot_prompt,
+    use_screenshots,
+    with_note,
+)
 
 T = TypeVar("T")
 
@@ -59,6 +66,8 @@ __all__ = [
     "LLMReasoner",
     "LLMTrajectoryJudge",
     "TextGenerator",
+    "check_component_screenshots",
+    "components_read_screenshots",
     "llm_components",
 ]
 
@@ -86,12 +95,20 @@ def _check_retries(retries: int) -> int:
     return retries
 
 
-def _with_retry_note(prompt: Any, error: str) -> str:
-    """The prompt of a retry: the original with the parser's complaint appended."""
-    return (
-        f"{prompt}\n\nYour previous reply could not be used: "
-        f"{error}\nReply again, following the output format exactly."
+def _with_retry_note(prompt: Prompt, error: str) -> Prompt:
+    """The prompt of a retry: the original with the parser's complaint appended (to its
+    text; screenshots stay where they were)."""
+    return with_note(
+        prompt,
+        f"\n\nYour previous reply could not be used: "
+        f"{error}\nReply again, following the output format exactly.",
     )
+
+
+def _check_max_images(max_images: int) -> int:
+    if isinstance(max_images, bool) or not isinstance(max_images, int) or max_images < 1:
+        raise ValueError(f"max_images must be an int >= 1, got {max_images!r}")
+    return max_images
 
 
 class _Unparsed(ComponentError):
@@ -103,17 +120,72 @@ class _Unparsed(ComponentError):
 
 
 class _LLMComponent:
-    """An LLM with a completion budget and a retry count (the base of every component)."""
+    """An LLM with a completion budget and a retry count (the base of every component).
+
+    Components that look at screens also take ``screenshots`` (None: automatic, True,
+    False; see :mod:`gui_gym.models.vision_prompts`) and ``max_images`` (most screenshots
+    one prompt shows)."""
 
     temperature: float = 0.0
+    screenshots: bool | None = False  # components that never look at screens
+    max_images: int = 1
 
-    def __init__(self, llm: TextGenerator, max_new_tokens: int, retries: int):
+    def __init__(
+        self,
+        llm: TextGenerator,
+        max_new_tokens: int,
+        retries: int,
+        screenshots: bool | None = False,
+        max_images: int = 1,
+    ):
         _check_llm(llm)
         self.llm = llm
         self.max_new_tokens = int(max_new_tokens)
         self.retries = _check_retries(retries)
+        self.screenshots = check_screenshots_option(screenshots)
+        self.max_images = _check_max_images(max_images)
+        check_screenshot_backend(llm, self.screenshots, type(self).__name__)
 
-    def _ask(self, prompt: str, parse: Callable[[str], T], what: str) -> T:
+    @property
+    def reads_screenshots(self) -> bool:
+        """Whether this component may show screenshots (``screenshots`` is not False): the
+        traces it reads should keep them."""
+        return self.screenshots is not False
+
+    def check_env(self, env_screenshots: bool) -> None:
+        """Check ``screenshots`` against an env that does (or does not) make screenshots.
+
+        Raises:
+            ValueError: (one line) for a text-only backend on an env with screenshots left
+                on automatic, or ``screenshots=True`` on an env without them.
+        """
+        check_screenshot_backend(
+            self.llm, self.screenshots, type(self).__name__, env_screenshots=env_screenshots
+        )
+
+    def _shows(self, *traces: Trace) -> bool:
+        """Whether this prompt shows screenshots of ``traces`` (see
+        :func:`~gui_gym.models.vision_prompts.use_screenshots`)."""
+        available = bool(traces) and all(t.has_screenshots for t in traces)
+        return use_screenshots(self.llm, self.screenshots, available, type(self).__name__, "trace")
+
+    def _trace_shots(
+        self, trace: Trace, screens: list[int], prefix: str = ""
+    ) -> list[tuple[str, Any]]:
+        """``(label, screenshot)`` of the last ``max_images`` of ``screens`` of ``trace``."""
+        picked = screens[-self.max_images :]
+        return [(f"{prefix}Screen {i}:", trace.screenshots[i]) for i in picked]
+
+    def _with_screens(self, prompt: str, trace: Trace) -> Prompt:
+        """``prompt`` after the screenshots of the screens :meth:`Trace.render` shows (the
+        redundant ones left out when condensing), when this component shows screenshots."""
+        if not self._shows(trace):
+            return prompt
+        left_out = trace.redundant_screens() if getattr(self, "condense", False) else {}
+        kept = [i for i in range(len(trace.screens)) if i not in left_out]
+        return screenshot_prompt(prompt, self._trace_shots(trace, kept))
+
+    def _ask(self, prompt: Prompt, parse: Callable[[str], T], what: str) -> T:
         """``parse(reply)`` of the first reply that parses; after a reply that does not, ask
         again (up to ``retries`` more times) with the parser's complaint appended.
 
@@ -399,20 +471,32 @@ class LLMReasoner(_LLMComponent):
 class LLMEvaluator(_LLMComponent):
     """An LLM evaluator agent (ProRe Eq. 2): one action per step, read from the screen.
 
+    On an env that makes screenshots, an image-text backend sees the current screen's
+    screenshot before the prompt (ProRe's evaluator, an M3A-style agent, reads screens).
+
     Args:
         llm: Any object with the ``models.llm`` ``generate`` method.
         max_new_tokens: Completion budget per step.
         retries: Extra attempts per step when the reply holds no valid action.
         history: How many previous actions the prompt shows.
+        screenshots: None (automatic: show the screenshot when the probe has one; a
+            text-only backend then is an error), True (always; an error without one) or
+            False (UI text only). See :mod:`gui_gym.models.vision_prompts`.
 
     Raises:
         TypeError: when ``llm`` has no ``generate`` method.
+        ValueError: for ``screenshots=True`` with a text-only backend.
     """
 
     def __init__(
-        self, llm: TextGenerator, max_new_tokens: int = 96, retries: int = 2, history: int = 8
+        self,
+        llm: TextGenerator,
+        max_new_tokens: int = 96,
+        retries: int = 2,
+        history: int = 8,
+        screenshots: bool | None = None,
     ):
-        super().__init__(llm, max_new_tokens, retries)
+        super().__init__(llm, max_new_tokens, retries, screenshots, max_images=1)
         self.history = int(history)
 
     def probe(self, goal: str, session: ProbeSession) -> None:
@@ -423,12 +507,15 @@ class LLMEvaluator(_LLMComponent):
                 pipeline then fails this probe, and the vote goes on without it).
         """
         while session.steps_left > 0:
-            prompt = EVALUATOR_PROMPT.format(
+            text = EVALUATOR_PROMPT.format(
                 goal=goal,
                 history=_history(session.trace, self.history),
                 screen=session.screen.text,
             )
-            action = self._ask(prompt, parse_action, "action")
+            shots = []
+            if self._shows(session.trace):
+                shots = [("Current screen:", session.trace.screenshots[-1])]
+            action = self._ask(screenshot_prompt(text, shots), parse_action, "action")
             session.step(action)
             if session.finished:
                 return
@@ -447,9 +534,14 @@ class LLMClaimExtractor(_LLMComponent):
         condense: Leave home screens, unchanged screens and loops out of the prompt
             (ProRe Sec. 3.4; :meth:`~gui_gym.models.judge.Trace.render`). False shows every
             screen.
+        screenshots: None (automatic), True or False: whether the screenshots of the
+            screens shown go before the prompt, in order (ProRe App. E.2: "HTML +
+            screenshots are attached in order"). See :mod:`gui_gym.models.vision_prompts`.
+        max_images: Most screenshots shown: the last ones of the screens kept.
 
     Raises:
         TypeError: when ``llm`` has no ``generate`` method.
+        ValueError: for ``screenshots=True`` with a text-only backend.
     """
 
     def __init__(
@@ -460,8 +552,10 @@ class LLMClaimExtractor(_LLMComponent):
         min_claims: int = 1,
         max_screen_chars: int = 3000,
         condense: bool = True,  # ProRe Sec. 3.4, "Minimizing Overhead"
+        screenshots: bool | None = None,
+        max_images: int = 4,
     ):
-        super().__init__(llm, max_new_tokens, retries)
+        super().__init__(llm, max_new_tokens, retries, screenshots, max_images)
         self.min_claims = int(min_claims)
         self.max_screen_chars = int(max_screen_chars)
         self.condense = bool(condense)
@@ -486,7 +580,9 @@ class LLMClaimExtractor(_LLMComponent):
         )
         source = "policy" if policy else "probe"
         return self._ask(
-            prompt, lambda text: parse_claims(text, key, len(trace.screens), source), "claims"
+            self._with_screens(prompt, trace),
+            lambda text: parse_claims(text, key, len(trace.screens), source),
+            "claims",
         )
 
 
@@ -502,10 +598,14 @@ class LLMClaimFilter(_LLMComponent):
             ``grounded`` (ours: also drop claims the cited screens do not show); see
             :data:`FILTER_CRITERIA`.
         condense: Leave redundant screens out of the prompt (ProRe Sec. 3.4).
+        screenshots: None (automatic), True or False: the screenshots of the screens shown,
+            as the claim extractor shows them.
+        max_images: Most screenshots shown.
 
     Raises:
         TypeError: when ``llm`` has no ``generate`` method.
-        ValueError: for an unknown criterion.
+        ValueError: for an unknown criterion, or ``screenshots=True`` with a text-only
+            backend.
     """
 
     def __init__(
@@ -516,8 +616,10 @@ class LLMClaimFilter(_LLMComponent):
         max_screen_chars: int = 3000,
         criterion: str = "paper",  # ProRe App. E.3 Stage 1
         condense: bool = True,  # ProRe Sec. 3.4
+        screenshots: bool | None = None,
+        max_images: int = 4,
     ):
-        super().__init__(llm, max_new_tokens, retries)
+        super().__init__(llm, max_new_tokens, retries, screenshots, max_images)
         if criterion not in FILTER_CRITERIA:
             raise ValueError(f"criterion must be one of {FILTER_CRITERIA}, got {criterion!r}")
         self.max_screen_chars = int(max_screen_chars)
@@ -542,24 +644,39 @@ class LLMClaimFilter(_LLMComponent):
             claims=_claims_block(claims),
         )
         return self._ask(
-            prompt, lambda text: parse_decisions(text, len(claims)), "filter decisions"
+            self._with_screens(prompt, trace),
+            lambda text: parse_decisions(text, len(claims)),
+            "filter decisions",
         )
 
 
 class LLMJudge(_LLMComponent):
     """Chain-of-claims judgment with an LLM (ProRe Eq. 4; prompt after App. E.3 Stage 2).
 
+    On an env that makes screenshots, an image-text backend also sees the final screen the
+    policy left (its screenshot, before the claims), so a verdict can rest on what the
+    screen shows and no claim put into words.
+
     Args:
         llm: Any object with the ``models.llm`` ``generate`` method.
         max_new_tokens: Completion budget.
         retries: Extra attempts when a reply has no single valid ``Status:`` line.
+        screenshots: None (automatic), True or False (see
+            :mod:`gui_gym.models.vision_prompts`).
 
     Raises:
         TypeError: when ``llm`` has no ``generate`` method.
+        ValueError: for ``screenshots=True`` with a text-only backend.
     """
 
-    def __init__(self, llm: TextGenerator, max_new_tokens: int = 512, retries: int = 2):
-        super().__init__(llm, max_new_tokens, retries)
+    def __init__(
+        self,
+        llm: TextGenerator,
+        max_new_tokens: int = 512,
+        retries: int = 2,
+        screenshots: bool | None = None,
+    ):
+        super().__init__(llm, max_new_tokens, retries, screenshots, max_images=1)
 
     def judge(
         self,
@@ -579,11 +696,15 @@ class LLMJudge(_LLMComponent):
             policy_claims=_claims_block(policy_claims),
             evaluator_claims=_claims_block(evaluator_claims),
         )
-        return _verdict_or_invalid(self, prompt, parse_status)
+        shots = []
+        if self._shows(policy):
+            last = len(policy.screens) - 1
+            shots = [(f"Final screen the policy left (screen {last}):", policy.screenshots[-1])]
+        return _verdict_or_invalid(self, screenshot_prompt(prompt, shots), parse_status)
 
 
 def _verdict_or_invalid(
-    component: _LLMComponent, prompt: str, parse: Callable[[str], str]
+    component: _LLMComponent, prompt: Prompt, parse: Callable[[str], str]
 ) -> Verdict:
     """Ask until a reply parses to a verdict; ``invalid`` (saying why, with the last raw
     reply) when none does after the retries."""
@@ -633,9 +754,13 @@ class LLMRawJudge(_LLMComponent):
         max_new_tokens: Completion budget.
         retries: Extra attempts when a reply has no single valid ``Status:`` line.
         max_screen_chars: Longest screen text put in the prompt.
+        screenshots: None (automatic), True or False: the last screenshots of the policy's
+            trace and of each probe's, labelled, before the prompt.
+        max_images: Most screenshots shown per trace.
 
     Raises:
         TypeError: when ``llm`` has no ``generate`` method.
+        ValueError: for ``screenshots=True`` with a text-only backend.
     """
 
     def __init__(
@@ -644,8 +769,10 @@ class LLMRawJudge(_LLMComponent):
         max_new_tokens: int = 512,
         retries: int = 2,
         max_screen_chars: int = 2000,
+        screenshots: bool | None = None,
+        max_images: int = 2,
     ):
-        super().__init__(llm, max_new_tokens, retries)
+        super().__init__(llm, max_new_tokens, retries, screenshots, max_images)
         self.max_screen_chars = int(max_screen_chars)
 
     def judge_raw(
@@ -667,7 +794,14 @@ class LLMRawJudge(_LLMComponent):
             policy=policy.render(self.max_screen_chars),
             probes="\n\n".join(blocks) or "[no evaluator traces]",
         )
-        return _verdict_or_invalid(self, prompt, parse_status)
+        shots: list[tuple[str, Any]] = []
+        if self._shows(policy, *probes):
+            every = list(range(len(policy.screens)))
+            shots = self._trace_shots(policy, every, "Policy agent's trace, ")
+            for i, t in enumerate(probes):
+                every = list(range(len(t.screens)))
+                shots += self._trace_shots(t, every, f"Evaluator trace {i}, ")
+        return _verdict_or_invalid(self, screenshot_prompt(prompt, shots), parse_status)
 
 
 # ------------------------------------------------------ trajectory-only baselines (Table 2)
@@ -720,10 +854,14 @@ class LLMTrajectoryJudge(_LLMComponent):
         max_new_tokens: Completion budget.
         retries: Extra attempts when a reply does not parse.
         max_screen_chars: Longest screen text put in the prompt.
+        screenshots: None (automatic), True or False: the screenshots of the screens it
+            sees (DigiRL's and WebRL's evaluators read final screenshots), before the prompt.
+        max_images: Most screenshots shown (the last ones).
 
     Raises:
         TypeError: when ``llm`` has no ``generate`` method.
-        ValueError: for an unknown style or ``last_states`` below 1.
+        ValueError: for an unknown style, ``last_states`` below 1, or ``screenshots=True``
+            with a text-only backend.
     """
 
     def __init__(
@@ -734,8 +872,10 @@ class LLMTrajectoryJudge(_LLMComponent):
         max_new_tokens: int = 384,
         retries: int = 2,
         max_screen_chars: int = 2000,
+        screenshots: bool | None = None,
+        max_images: int = 4,
     ):
-        super().__init__(llm, max_new_tokens, retries)
+        super().__init__(llm, max_new_tokens, retries, screenshots, max_images)
         if style not in TRAJECTORY_STYLES:
             raise ValueError(f"style must be one of {TRAJECTORY_STYLES}, got {style!r}")
         if last_states is not None and (isinstance(last_states, bool) or last_states < 1):
@@ -744,8 +884,18 @@ class LLMTrajectoryJudge(_LLMComponent):
         self.last_states = last_states
         self.max_screen_chars = int(max_screen_chars)
 
+    def _first(self, trace: Trace) -> int:
+        return 0 if self.last_states is None else max(0, len(trace.screens) - self.last_states)
+
+    def _shots(self, trace: Trace) -> list[tuple[str, Any]]:
+        if not self._shows(trace):
+            return []
+        last = len(trace.screens) - 1
+        shots = self._trace_shots(trace, list(range(self._first(trace), last + 1)))
+        return [(label.replace(f"Screen {last}:", "Final screen:"), i) for label, i in shots]
+
     def _screens(self, trace: Trace) -> str:
-        first = 0 if self.last_states is None else max(0, len(trace.screens) - self.last_states)
+        first = self._first(trace)
         out = []
         for i in range(first, len(trace.screens)):
             text = trace.screens[i].text
@@ -761,7 +911,9 @@ class LLMTrajectoryJudge(_LLMComponent):
         """The verdict on ``policy`` (``env`` is not looked at: no probing)."""
         if self.style == "digirl":
             prompt = DIGIRL_PROMPT.format(task=policy.goal, screens=self._screens(policy))
-            final = _verdict_or_invalid(self, prompt, parse_status)
+            final = _verdict_or_invalid(
+                self, screenshot_prompt(prompt, self._shots(policy)), parse_status
+            )
         else:
             prompt = WEBRL_PROMPT.format(
                 completion_rule=COMPLETION_RULE if policy.completion_required else "",
@@ -769,30 +921,60 @@ class LLMTrajectoryJudge(_LLMComponent):
                 history=_history(policy),
                 screens=self._screens(policy),
             )
-            final = _verdict_or_invalid(self, prompt, parse_yes_no)
+            final = _verdict_or_invalid(
+                self, screenshot_prompt(prompt, self._shots(policy)), parse_yes_no
+            )
         report = JudgeReport(verdict=final.verdict, mode="trajectory", final=final)
         if final.verdict == "invalid":
             report.notes.append(final.reasoning)
         return report
 
 
-def llm_components(llm: TextGenerator, **overrides: Any) -> dict[str, object]:
+def llm_components(
+    llm: TextGenerator, screenshots: bool | None = None, **overrides: Any
+) -> dict[str, object]:
     """All five LLM components on one model, as keyword arguments of
     :class:`~gui_gym.models.judge.ProReJudge` (``ProReJudge(**llm_components(llm))``).
 
     Args:
         llm: Any object with the ``models.llm`` ``generate`` method.
+        screenshots: The evaluator's, extractor's, filter's and judge's ``screenshots``
+            (None: automatic; the reasoner plans from the task and the actions, text only).
         **overrides: Replace a component by name (e.g. ``evaluator=ScriptedEvaluator()``).
+
+    Raises:
+        ValueError: for ``screenshots=True`` with a text-only backend, or an unknown
+            component name.
     """
     components: dict[str, object] = {
         "reasoner": LLMReasoner(llm),
-        "evaluator": LLMEvaluator(llm),
-        "claim_extractor": LLMClaimExtractor(llm),
-        "claim_filter": LLMClaimFilter(llm),
-        "judge": LLMJudge(llm),
+        "evaluator": LLMEvaluator(llm, screenshots=screenshots),
+        "claim_extractor": LLMClaimExtractor(llm, screenshots=screenshots),
+        "claim_filter": LLMClaimFilter(llm, screenshots=screenshots),
+        "judge": LLMJudge(llm, screenshots=screenshots),
     }
     unknown = set(overrides) - set(components)
     if unknown:
         raise ValueError(f"unknown component(s) {sorted(unknown)}; known: {sorted(components)}")
     components.update(overrides)
     return components
+
+
+def check_component_screenshots(components: Sequence[object], env_screenshots: bool) -> None:
+    """Check every LLM component among ``components`` against an env that does (or does
+    not) make screenshots (rule-based and scripted components are skipped): what
+    :class:`~gui_gym.wrappers.ProbingJudgeWrapper` runs at construction.
+
+    Raises:
+        ValueError: (one line) for a text-only backend on an env with screenshots left on
+            automatic, or ``screenshots=True`` on an env without them.
+    """
+    for component in components:
+        if isinstance(component, _LLMComponent):
+            component.check_env(env_screenshots)
+
+
+def components_read_screenshots(components: Sequence[object]) -> bool:
+    """Whether any of ``components`` is an LLM component that may show screenshots (so the
+    traces it reads must keep them; rule-based components read UI trees only)."""
+    return any(getattr(c, "reads_screenshots", False) is True for c in components)

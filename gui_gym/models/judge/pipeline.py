@@ -22,6 +22,7 @@ import logging
 from collections.abc import Sequence
 
 from gui_gym.core.env import GuiEnv
+from gui_gym.models.judge.llm import components_read_screenshots
 from gui_gym.models.judge.protocols import (
     ClaimExtractor,
     ClaimFilter,
@@ -155,6 +156,11 @@ class ProReJudge:
         self.aggregation = aggregation
         self.filter_policy_claims = bool(filter_policy_claims)
         self.raw_judge = raw_judge
+        # traces keep screenshots only for a component that may show them (memory: a phone
+        # screenshot is megabytes; the scripted components read UI trees)
+        self.reads_screenshots = components_read_screenshots(
+            [reasoner, evaluator, claim_extractor, claim_filter, judge, raw_judge]
+        )
 
     @property
     def effective_aggregation(self) -> str:
@@ -180,7 +186,9 @@ class ProReJudge:
         )
         try:
             fork = env.fork()
-            session = ProbeSession(fork, plan.goal, self.probe_budget(policy))
+            session = ProbeSession(
+                fork, plan.goal, self.probe_budget(policy), screenshots=self.reads_screenshots
+            )
             record.trace = session.trace
             for sub_goal in plan.goals:
                 if len(plan.goals) > 1:

@@ -23,7 +23,7 @@ from gui_gym.core.env import GuiEnv
 from gui_gym.core.ui import UITree
 from gui_gym.models.judge.types import ProbeBudgetExhausted, Trace, TraceStep
 
-__all__ = ["PolicyTraceRecorder", "ProbeSession"]
+__all__ = ["PolicyTraceRecorder", "ProbeSession", "env_screenshot"]
 
 
 def _target_label(action: Action | None, screen: UITree | None) -> str:
@@ -35,26 +35,40 @@ def _target_label(action: Action | None, screen: UITree | None) -> str:
     return ""
 
 
+def env_screenshot(env: Any) -> Any:
+    """The screenshot of ``env``'s current screen when it makes screenshots
+    (``screenshot=True``), else None."""
+    if not getattr(env, "screenshot", False):
+        return None
+    return env.current_screenshot()
+
+
 class PolicyTraceRecorder:
     """Builds the policy's :class:`Trace` from an env's steps (used by the wrapper and by
     :class:`~gui_gym.agents.BestOfTrialsAgent`). It reads screens and the public info keys
-    only (``action``, ``action_description``, ``action_valid``, ``action_error``)."""
+    only (``action``, ``action_description``, ``action_valid``, ``action_error``), and each
+    screen's screenshot when the caller passes the observation's (an env made with
+    ``screenshot=True``)."""
 
     def __init__(self) -> None:
         self.trace: Trace | None = None
 
-    def start(self, env: GuiEnv, instruction: str) -> Trace:
-        """Begin a trace at the env's current (first) screen."""
+    def start(self, env: GuiEnv, instruction: str, screenshot: Any = None) -> Trace:
+        """Begin a trace at the env's current (first) screen (``screenshot``: the reset
+        observation's, if any)."""
         self.trace = Trace(
             role="policy",
             goal=instruction,
-            screens=[env.ui_tree],
             completion_required=not bool(getattr(env, "score_unfinished", True)),
         )
+        self.trace.add_screen(env.ui_tree, screenshot)
         return self.trace
 
-    def record(self, env: GuiEnv, info: dict[str, Any], terminated: bool) -> None:
-        """Append the step just taken (``info`` from ``env.step``)."""
+    def record(
+        self, env: GuiEnv, info: dict[str, Any], terminated: bool, screenshot: Any = None
+    ) -> None:
+        """Append the step just taken (``info`` from ``env.step``; ``screenshot``: the step's
+        observation's, if any)."""
         trace = self.trace
         if trace is None:
             raise RuntimeError("PolicyTraceRecorder.record() before start()")
@@ -75,7 +89,7 @@ class PolicyTraceRecorder:
             _target_label(parsed, trace.screens[-1]),
         )
         trace.steps.append(step)
-        trace.screens.append(env.ui_tree)
+        trace.add_screen(env.ui_tree, screenshot)
         if parsed is not None and parsed.type is ActionType.ANSWER:
             trace.answer = parsed.text or ""
         trace.declared_done = bool(terminated and parsed is not None and parsed.is_terminal)
@@ -104,18 +118,25 @@ class ProbeSession:
         env: A fork (``env.unwrapped.fork()``) of the policy's env at its final state.
         goal: The probing goal this session serves.
         max_steps: Step budget of the probe.
+        screenshots: Keep each screen's screenshot in the trace when the env makes them
+            (``env.current_screenshot()`` after every action); False keeps UI trees only.
     """
 
-    def __init__(self, env: GuiEnv, goal: str, max_steps: int):
+    def __init__(self, env: GuiEnv, goal: str, max_steps: int, screenshots: bool = True):
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps!r}")
         self._env = env
         self.max_steps = int(max_steps)
-        self.trace = Trace(role="evaluator", goal=goal, screens=[self._read_screen()])
+        self.screenshots = bool(screenshots)
+        self.trace = Trace(role="evaluator", goal=goal)
+        self.trace.add_screen(self._read_screen(), self._read_screenshot())
         self.finished = False
 
     def _read_screen(self) -> UITree:
         return self._env.ui_tree  # apply_action refreshes it after every applied action
+
+    def _read_screenshot(self) -> Any:
+        return env_screenshot(self._env) if self.screenshots else None
 
     @property
     def goal(self) -> str:
@@ -162,7 +183,11 @@ class ProbeSession:
             description = "invalid action"
         record = TraceStep(text, description, error is None, error, _target_label(parsed, screen))
         self.trace.steps.append(record)
-        self.trace.screens.append(self._read_screen() if error is None else screen)
+        if error is None:
+            self.trace.add_screen(self._read_screen(), self._read_screenshot())
+        else:  # refused: nothing changed, the screen (and its screenshot) stay
+            shot = self.trace.screenshots[-1] if self.trace.has_screenshots else None
+            self.trace.add_screen(screen, shot)
         if error is None and parsed is not None and parsed.is_terminal:
             self.finished = True
             self.trace.declared_done = True

@@ -129,6 +129,9 @@ class Trace:
             did not end itself as a failure (AndroidWorld's rule, ``score_unfinished=False``).
         segments: Evaluator traces of a probe with sequential sub-goals: ``(index of the
             first step, sub-goal)`` per sub-goal, in order (empty for a single goal).
+        screenshots: One HxWx3 uint8 screenshot per screen, in step with ``screens``, when
+            the env makes them (``screenshot=True``); empty otherwise. Vision-language LLM
+            components show them (:mod:`gui_gym.models.vision_prompts`); never serialised.
     """
 
     role: str
@@ -139,10 +142,26 @@ class Trace:
     declared_done: bool = False
     completion_required: bool = False
     segments: list[tuple[int, str]] = field(default_factory=list)
+    screenshots: list[Any] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.role not in ("policy", "evaluator"):
             raise ValueError(f"role must be 'policy' or 'evaluator', got {self.role!r}")
+
+    @property
+    def has_screenshots(self) -> bool:
+        """Whether every screen has its screenshot."""
+        return bool(self.screens) and len(self.screenshots) == len(self.screens)
+
+    def add_screen(self, screen: UITree, screenshot: Any = None) -> None:
+        """Append the next screen and, when the trace keeps screenshots, its screenshot
+        (a trace whose first screen had none keeps none)."""
+        keep = self.has_screenshots or not self.screens
+        self.screens.append(screen)
+        if keep and screenshot is not None:
+            self.screenshots.append(screenshot)
+        elif self.screenshots:
+            self.screenshots.clear()  # one screen without: the trace has none, not some
 
     @property
     def last_screen(self) -> UITree | None:
