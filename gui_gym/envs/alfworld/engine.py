@@ -12,7 +12,9 @@ step. :class:`FastPddlEnv` keeps the engine and its semantics and removes the re
 - one parse of ALFWorld's domain and grammar per process (a game's grammar differs from the
   wheel's only in its task line, which is swapped in);
 - one ``pddl2sas`` translation per problem (cached, the translation is a pure function);
-- no planner call per step: :meth:`FastPddlEnv.plan` runs it on demand.
+- no planner call per step: :meth:`FastPddlEnv.plan` runs it on demand, in a child process
+  with a CPU-time and memory bound (:mod:`gui_gym.envs.alfworld.planner`), replaying the
+  operators applied so far, so a planner run can never hang the env.
 
 Raw alfworld (``AlfredDemangler(PddlEnv(...))``) in the same process is not affected: nothing
 upstream is patched. ``tests/test_alfworld.py`` checks observations and rewards equal raw's.
@@ -250,6 +252,12 @@ class FastPddlState(pddl_logic.PddlState):
         self.downward_lib.get_state(atoms)
         facts = [atom.get_fact(self.name2type) for atom in atoms]
         self.add_facts([fact for fact in facts if not fact.is_negation])
+        self.applied: list[int] = []
+        """The operator ids applied since the initial state (the bounded planner replays them)."""
+
+    def apply(self, action: Any) -> Any:
+        self.applied.append(int(self._operators[action.id].id))
+        return super().apply(action)
 
 
 def _logic(domain: str, grammar: str) -> Any:
@@ -331,6 +339,17 @@ class FastPddlEnv(PddlEnv):
             self.downward_lib, self._game_data["pddl_problem"], self._logic, sas_file
         )
 
-    def plan(self) -> list[str]:
-        """The planner's command sequence from the current state (empty when none)."""
-        return list(self._pddl_state.replan(self._entity_infos))
+    def plan(self, cpu_s: float | None = None, memory_mb: int | None = None) -> list[str]:
+        """The planner's command sequence from the current state (empty when none), found
+        within ``cpu_s`` CPU seconds and ``memory_mb`` MiB (defaults:
+        :func:`~gui_gym.envs.alfworld.planner.default_limits`).
+
+        Raises:
+            PlannerLimitExceeded: the planner hit a bound.
+        """
+        from gui_gym.envs.alfworld.planner import bounded_plan
+
+        state = self._pddl_state
+        result = bounded_plan(state.sas, state.sas_replan, state.applied, cpu_s, memory_mb)
+        self.last_plan_stats = {"cpu_s": result.cpu_s, "peak_mb": result.peak_mb}
+        return list(state.plan_to_templated_actions(result.operators, self._entity_infos))

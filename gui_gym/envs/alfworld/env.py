@@ -79,8 +79,16 @@ def cache_dir() -> Path:
 
 
 def game_dir(split: str, index: int, seed: int) -> Path:
-    """The cache folder of game ``index`` of ``split`` (generator version and seed in the path)."""
-    return cache_dir() / f"v{GENERATOR_VERSION}" / f"seed{seed}" / split / f"{index:04d}"
+    """The cache folder of game ``index`` of ``split`` (generator version and seed in the path;
+    a planner bound other than the default too, since the bound decides which placements are
+    replaced)."""
+    from gui_gym.envs.alfworld.planner import PLANNER_CPU_S, PLANNER_MEMORY_MB, default_limits
+
+    cpu_s, memory_mb = default_limits()
+    tag = f"seed{seed}"
+    if (cpu_s, memory_mb) != (PLANNER_CPU_S, PLANNER_MEMORY_MB):
+        tag += f"-cpu{cpu_s:g}-mem{memory_mb}"
+    return cache_dir() / f"v{GENERATOR_VERSION}" / tag / split / f"{index:04d}"
 
 
 class AlfredTask(Task):
@@ -335,7 +343,12 @@ class ALFWorldEnv(GuiEnv):
     def plan(self) -> list[str]:
         """The PDDL planner's commands from the current state to the goal. Run only when
         asked (the oracle), and reused along its own path: after following its first command
-        the rest of the plan still reaches the goal (the engine is deterministic)."""
+        the rest of the plan still reaches the goal (the engine is deterministic). The
+        planner runs in a bounded child process (:mod:`gui_gym.envs.alfworld.planner`).
+
+        Raises:
+            PlannerLimitExceeded: from a state the planner cannot solve within its bound.
+        """
         key = tuple(self._history)
         plan = self._plans.get(key)
         if plan is None and key:
@@ -343,7 +356,15 @@ class ALFWorldEnv(GuiEnv):
             if before and before[0] == key[-1]:
                 plan = before[1:]
         if plan is None:
-            plan = self._engine.plan()
+            from gui_gym.envs.alfworld.planner import PlannerLimitExceeded
+
+            try:
+                plan = self._engine.plan()
+            except PlannerLimitExceeded as exc:
+                task = self.task.task_id if self.task is not None else "ALFWorld"
+                raise PlannerLimitExceeded(
+                    f"{task}: no plan from this state after {len(key)} commands: {exc}"
+                ) from exc
         self._plans[key] = plan
         return list(plan)
 
@@ -396,29 +417,84 @@ class ALFWorldEnv(GuiEnv):
         return super().step(action)
 
 
-def build_game(split: str, index: int, seed: int, folder: Path) -> Path:
+MAX_DRAWS = 6
+"""Placements :func:`build_game` tries for one game before giving up with an error."""
+
+
+def build_game(
+    split: str,
+    index: int,
+    seed: int,
+    folder: Path,
+    cpu_s: float | None = None,
+    memory_mb: int | None = None,
+    max_draws: int = MAX_DRAWS,
+) -> Path:
     """Generate game ``index`` of ``split`` into ``folder``, translate its PDDL once
-    (``game.sas.json``), and check it: not won at step 0, and the planner finds a plan (kept
-    in ``oracle_plan.json``: the oracle's first call then needs no planner run).
+    (``game.sas.json``), and check it: not won at step 0, and the planner finds a plan
+    within its bound (``cpu_s`` CPU seconds, ``memory_mb`` MiB; defaults
+    :func:`~gui_gym.envs.alfworld.planner.default_limits`). The plan is kept in
+    ``oracle_plan.json`` (the oracle's first call then needs no planner run).
+
+    A placement the planner cannot solve within the bound (or at all) is replaced by the next
+    draw of the game's placement stream (:func:`~gui_gym.envs.alfworld.generate.make_game`'s
+    ``draw``): the scene, goal and task text stay, the objects move. ``build.json`` records
+    the draw used, the draws replaced and why, and the planner's CPU time and peak memory.
 
     Raises:
-        RuntimeError: if the generated game is won at the start or has no plan.
+        RuntimeError: if the game is won at the start (a generator bug), or no draw of
+            ``max_draws`` is solvable within the bound.
+        PlannerOverloaded: if the planner could not use its CPU bound within the wall-clock
+            backstop (nothing is replaced on a machine's load).
     """
     import shutil
     import tempfile
 
+    from gui_gym.envs.alfworld.planner import PlannerLimitExceeded, default_limits
+
+    cpu_default, memory_default = default_limits()
+    cpu_s = cpu_default if cpu_s is None else cpu_s
+    memory_mb = memory_default if memory_mb is None else memory_mb
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    name = f"{split}/{index:04d} (seed {seed})"
     try:
-        game_folder(make_game(split, index, seed=seed), tmp)
-        engine = ALFWorldEnv._new_engine()
-        engine.load(str(tmp / "game.tw-pddl"))  # writes game.sas.json (the translation)
-        state = engine.reset()
-        plan = engine.plan()
-        if state["won"] or not plan:
-            why = "is won at step 0" if state["won"] else "has no plan"
-            raise RuntimeError(f"generated ALFWorld game {split}/{index:04d} (seed {seed}) {why}")
-        atomic_write_text(tmp / "oracle_plan.json", json.dumps({"plan": plan}))
+        replaced: list[dict[str, Any]] = []
+        for draw in range(max_draws):
+            for child in tmp.iterdir():
+                child.unlink()
+            game_folder(make_game(split, index, seed=seed, draw=draw), tmp)
+            engine = ALFWorldEnv._new_engine()
+            engine.load(str(tmp / "game.tw-pddl"))  # writes game.sas.json (the translation)
+            state = engine.reset()
+            if state["won"]:
+                raise RuntimeError(f"generated ALFWorld game {name} is won at step 0")
+            try:
+                plan = engine.plan(cpu_s=cpu_s, memory_mb=memory_mb)
+            except PlannerLimitExceeded as exc:
+                replaced.append({"draw": draw, "why": str(exc)})
+                continue
+            if not plan:
+                replaced.append({"draw": draw, "why": "the planner proved it has no plan"})
+                continue
+            stats = getattr(engine, "last_plan_stats", {})
+            build = {
+                "draw": draw,
+                "replaced": replaced,
+                "bound": {"cpu_s": cpu_s, "memory_mb": memory_mb},
+                "planner_cpu_s": round(stats.get("cpu_s", 0.0), 3),
+                "planner_peak_mb": round(stats.get("peak_mb", 0.0), 1),
+                "plan_length": len(plan),
+            }
+            atomic_write_text(tmp / "build.json", json.dumps(build))
+            atomic_write_text(tmp / "oracle_plan.json", json.dumps({"plan": plan}))
+            break
+        else:
+            whys = "; ".join(f"draw {r['draw']}: {r['why']}" for r in replaced)
+            raise RuntimeError(
+                f"generated ALFWorld game {name}: no placement of {max_draws} is solvable "
+                f"within the planner's bound ({whys})"
+            )
         try:  # a rename: readers see no folder or a complete one
             os.rename(tmp, folder)
         except OSError:  # another process (a vector env's worker) built it first

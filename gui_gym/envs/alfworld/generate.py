@@ -38,9 +38,16 @@ SPLITS = ("train", "valid_seen", "valid_unseen")
 """ALFWorld's splits: train and valid-seen games use ALFRED's training floor plans
 (``constants.TRAIN_SCENE_NUMBERS``: scenes 7-30 of each room group), valid-unseen games its
 held-out ones (``TEST_SCENE_NUMBERS``: scenes 1-6), rooms training never sees."""
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 """Bumped whenever a game built from the same ``(split, index, seed)`` would change: cached
 game folders live under ``v{GENERATOR_VERSION}``, so an old cache is never served."""
+PICK_TWO_MAX_RECEPTACLES = 25
+"""Pick-two games are drawn among scenes with at most this many receptacles. TextWorld's
+planner is a blind breadth-first search, and a pick-two plan (8-12 steps, the first object
+placed before the second is found) makes it explore every way of moving any object anywhere:
+in the 40-receptacle kitchen FloorPlan16 it ran 8 CPU-minutes and 3 GB without a plan, where
+22 receptacles took 5 CPU-seconds. 11 of the 96 training scenes (large kitchens, one living
+room) and 2 of the 24 held-out ones are over it; they keep the other five task types."""
 COUNTS = {"train": 3553, "valid_seen": 140, "valid_unseen": 134}
 """ALFWorld's game counts per split (games are built lazily, so these are the defaults)."""
 
@@ -167,14 +174,26 @@ def _scene_summary(scene: int) -> tuple[list[str], dict[str, Any], list[str], li
 
 
 def make_game(
-    split: str, index: int, seed: int = 0, max_tries: int = 200, params_only: bool = False
+    split: str,
+    index: int,
+    seed: int = 0,
+    max_tries: int = 200,
+    params_only: bool = False,
+    draw: int = 0,
 ) -> Game:
     """Build game ``index`` of ``split`` deterministically from ``seed``.
 
     ``params_only`` stops once the scene and goal are drawn (``pddl_problem`` is then empty):
     the task text needs only those, so a suite of ALFWorld's 3,827 games loads quickly. Every
     retry happens before that point, so the full game has the same scene and goal.
+
+    ``draw`` selects the placement: draw 0 continues the game's own random stream, draw ``k``
+    starts a stream of its own (``"{seed}:{split}:{index}:draw{k}"``). The scene, goal and
+    task text never depend on it: the build (:func:`~gui_gym.envs.alfworld.env.build_game`)
+    moves to the next draw when the planner cannot solve a placement within its bound.
     """
+    if not isinstance(draw, int) or isinstance(draw, bool) or draw < 0:
+        raise ValueError(f"draw must be an int >= 0, got {draw!r}")
     from alfworld.gen import constants
 
     rng = random.Random(f"{seed}:{split}:{index}")
@@ -187,6 +206,8 @@ def make_game(
         objects, receps, rtypes, pickup = _scene_summary(scene)
         need_recep, need_action = NEEDS.get(task_type, (None, None))
         if need_recep and need_recep not in rtypes:
+            continue
+        if task_type == "pick_two_obj_and_place" and len(receps) > PICK_TWO_MAX_RECEPTACLES:
             continue
         candidates = [o for o in pickup if need_action is None or o in actions[need_action]]
         if task_type == "look_at_obj_in_light":
@@ -224,6 +245,8 @@ def make_game(
             return Game(
                 task_type, scene, params, "", _task_text(split, index, seed, task_type, params)
             )
+        if draw:
+            rng = random.Random(f"{seed}:{split}:{index}:draw{draw}")
         # Where things start: every pickupable type of the scene gets 0-3 instances (the
         # target 1-4, at least 2 for pick-two; ALFRED's MAX_NUM_OF_OBJ_INSTANCES and
         # PICKUP_REPEAT_MAX), each on a receptacle that can hold it, drawn by HOST_WEIGHT
