@@ -3,7 +3,10 @@
 ``GuiGym/ALFWorld-v0`` builds a game on its first use (generation, PDDL translation, and a
 planner check that it is solvable and not won at step 0); run this to prepare a machine or a
 shared cache (``GUI_GYM_CACHE``) before training, in parallel worker processes. Generation is
-deterministic: the same split, index and seed give the same game on any machine.
+deterministic: the same split, index and seed give the same game on any machine. The planner
+check runs under a CPU-time and memory bound (``GUI_GYM_ALFWORLD_PLANNER_CPU_S``, default 300;
+``GUI_GYM_ALFWORLD_PLANNER_MEMORY_MB``, default 256); a placement it cannot solve within it is
+replaced by the game's next draw (shown as ``draw N``; ``build.json`` in the folder says why).
 
 Usage: python scripts/generate_alfworld.py [--split train] [--start 0] [--count 100]
            [--seed 0] [--workers 2]
@@ -30,11 +33,17 @@ def prepare(split: str, index: int, seed: int) -> dict[str, Any]:
     if built:
         build_game(split, index, seed, folder)
     task_type = json.loads((folder / "traj_data.json").read_text())["task_type"]
+    try:
+        build = json.loads((folder / "build.json").read_text())
+    except (OSError, ValueError):
+        build = {}
     return {
         "game": f"{split}/{index:04d}",
         "type": task_type,
         "built": built,
         "seconds": time.perf_counter() - t0,
+        "draw": build.get("draw", 0),
+        "planner_cpu_s": build.get("planner_cpu_s"),
     }
 
 
@@ -57,7 +66,11 @@ def main() -> None:
         for future in futures:
             row = future.result()
             state = "built" if row["built"] else "cached"
-            print(f"{row['game']} {row['type']:<31} {state} {row['seconds']:.1f} s", flush=True)
+            extra = f" (draw {row['draw']})" if row["draw"] else ""
+            print(
+                f"{row['game']} {row['type']:<31} {state} {row['seconds']:.1f} s{extra}",
+                flush=True,
+            )
     print(f"games in {game_dir(args.split, 0, args.seed).parent}")
 
 
