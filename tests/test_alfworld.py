@@ -216,7 +216,7 @@ def test_a_game_over_the_planner_bound_is_replaced_by_its_next_draw(tmp_path, mo
     assert json.loads((again / "oracle_plan.json").read_text()) == json.loads(
         (folder / "oracle_plan.json").read_text()
     )
-    with pytest.raises(RuntimeError, match="no placement of 1 is solvable.*memory bound"):
+    with pytest.raises(RuntimeError, match=r"no placement of 1 is solvable.*memory bound"):
         build_game("train", 5, 0, tmp_path / "none", memory_mb=4, max_draws=1)
     assert not (tmp_path / "none").exists() and not list(tmp_path.glob(".none.*"))
 
