@@ -69,6 +69,7 @@ def default_limits() -> tuple[float, int]:
 
 _CHILD = r"""
 import json, resource, sys
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a bound's signal writes no core file
 from fast_downward.interface import Operator, load_lib
 request = json.loads(sys.stdin.read())
 lib = load_lib()
