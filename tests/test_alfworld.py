@@ -221,6 +221,29 @@ def test_a_game_over_the_planner_bound_is_replaced_by_its_next_draw(tmp_path, mo
     assert not (tmp_path / "none").exists() and not list(tmp_path.glob(".none.*"))
 
 
+def test_later_draws_keep_the_task_and_thin_the_clutter():
+    """A replacement draw keeps the scene, goal and text; draws 3+ place fewer other objects
+    (the planner's cost grows with them), never fewer targets than the goal needs."""
+    dense = thin = 0
+    for i in range(12):
+        first = make_game("train", i)
+        for draw in (1, 5):
+            game = make_game("train", i, draw=draw)
+            assert (game.scene, game.pddl_params, game.task_text) == (
+                first.scene,
+                first.pddl_params,
+                first.task_text,
+            )
+            target = game.pddl_params["object_target"]
+            need = 2 if game.task_type == "pick_two_obj_and_place" else 1
+            assert game.pddl_problem.count(f"(objectType {target}_bar_") >= need
+        dense += first.pddl_problem.count(" - object")
+        thin += make_game("train", i, draw=5).pddl_problem.count(" - object")
+    assert thin < 0.6 * dense
+    with pytest.raises(ValueError, match="draw must be"):
+        make_game("train", 0, draw=-1)
+
+
 def test_pick_two_games_avoid_the_largest_scenes():
     from gui_gym.envs.alfworld.generate import PICK_TWO_MAX_RECEPTACLES, _scene_summary
 

@@ -425,7 +425,7 @@ class ALFWorldEnv(GuiEnv):
         return super().step(action)
 
 
-MAX_DRAWS = 6
+MAX_DRAWS = 8
 """Placements :func:`build_game` tries for one game before giving up with an error."""
 
 
