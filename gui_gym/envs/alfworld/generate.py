@@ -63,9 +63,10 @@ open surfaces hold most things, containers and appliances fewer, as in ALFRED's 
 DISTRACTORS = ((0, 1, 1, 1, 2, 3),) * 3 + ((0, 0, 1, 1, 2),) * 2 + ((0, 0, 1),)
 """Instances of each non-target pickupable type, per placement draw (``DISTRACTORS[draw]``,
 the last for later draws): ALFRED-like density (1.3 on average) for the first three draws,
-then fewer (0.8, then 0.33). Measured on three pick-two placements that are expensive
-densely (train/0017, train/0041, valid_unseen/0005, 3 draws each): dense, 4 of 9 over the
-planner's memory bound; 0.8, 3 of 9; 0.33, none (1.5-16 CPU s)."""
+then fewer (0.8, then 0.33). Measured on pick-two placements that are expensive densely
+(256 MiB bound): dense, train/0017 2 of 4 draws over it and train/0041 1 of 2; on
+train/0017, train/0041 and valid_unseen/0005 (3 draws each), 0.8 a type 3 of 9 over, 0.33
+none (1.5-16 CPU s)."""
 FOOD = ("Apple", "Bread", "Egg", "Lettuce", "Potato", "Tomato")
 FOOD_IN_FRIDGE = 4.0
 """Food starts in the fridge four times as often as the fridge's base weight."""
