@@ -171,3 +171,54 @@ def test_gui_gym_train_prm_trains_a_vision_prm_on_env_screenshots(
     bad = runner.invoke(app, [*args[:-1], "--rationale"])
     assert bad.exit_code == 2
     assert "--rationale is not for a vision-language --model" in bad.output
+
+
+def test_a_vision_prm_trains_on_a_recorded_datasets_screenshots(
+    folder: Path, tmp_path: Path
+) -> None:
+    """GUI-Shepherd's second source (single-step states of recorded expert episodes) for a
+    VLM PRM: every query carries the state's recorded screenshot; a dataset recorded without
+    screenshots is a one-line refusal before anything trains."""
+    from PIL import Image
+    from typer.testing import CliRunner
+
+    from gui_gym.cli import app
+    from gui_gym.envs.replay import ExpertDataset
+    from gui_gym.runs.record import record_dataset
+    from gui_gym.train.prm_data import collect_replay_steps, read_labelled_steps
+
+    shots, plain = tmp_path / "shots", tmp_path / "plain"
+    for out, screenshots in ((shots, True), (plain, False)):
+        record_dataset(
+            "GuiGym/WikiHow-v0",
+            "oracle",
+            episodes=2,
+            out=out,
+            env_kwargs={"split": "train"},
+            screenshots=screenshots,
+            progress=False,
+        )
+    steps = collect_replay_steps(shots, proposals_per_state=1, screenshots=True)
+    recorded = ExpertDataset.load(shots).trajectories
+    first = recorded[0].steps[0].screenshot
+    assert steps and all(s.query.screenshot is not None for s in steps)
+    with Image.open(first) as image:  # the recorded file itself, not a drawn tree
+        pixels = np.asarray(image.convert("RGB"))
+    assert any(np.array_equal(s.query.screenshot, pixels) for s in steps)
+    with pytest.raises(ValueError, match="has steps without a screenshot"):
+        collect_replay_steps(plain, screenshots=True)
+
+    runner = CliRunner()
+    args = ["train-prm", "--model", str(folder), "--no-progress", "--epochs", "1"]
+    args += ["--positive-token", " yes", "--negative-token", " no"]  # no --env-id: replay only
+    result = runner.invoke(
+        app, [*args, "--out", str(tmp_path / "a"), "--replay-dataset", str(shots)]
+    )
+    assert result.exit_code == 0, result.output
+    trained = read_labelled_steps(tmp_path / "a" / "data" / "train.jsonl")
+    assert {s.source for s in trained} and all(s.query.screenshot is not None for s in trained)
+    refused = runner.invoke(
+        app, [*args, "--out", str(tmp_path / "b"), "--replay-dataset", str(plain)]
+    )
+    assert refused.exit_code == 2 and "has steps without screenshots" in refused.output
+    assert not (tmp_path / "b").exists()

@@ -132,28 +132,33 @@ def train_prm_cmd(
         check_env_id(listed, allowed=list(gui_gym.ENV_IDS))
     if data is not None:
         existing_file(data, "--data")
+    unshot: list[Path] = []  # datasets with a step without a recorded screenshot
     for folder in replay_dataset or []:
         from gui_gym.envs.replay import DatasetError, ExpertDataset
 
         try:
-            ExpertDataset.load(existing_dir(folder, "--replay-dataset"))
+            loaded = ExpertDataset.load(existing_dir(folder, "--replay-dataset"))
         except DatasetError as err:
             raise UsageError(f"--replay-dataset: {err}") from None
+        if any(s.screenshot is None for t in loaded.trajectories for s in t.steps):
+            unshot.append(folder)
     if model is not None:
         existing_dir(model, "--model")
         from gui_gym.models.prm.vision_prm import has_processor
 
-        if has_processor(model):  # GUI-Shepherd's VLM PRM: steps with screenshots from envs
-            for given, what in (
-                (rationale, "--rationale"),
-                (data is not None, "--data"),
-                (bool(replay_dataset), "--replay-dataset"),
-            ):
+        if has_processor(model):  # GUI-Shepherd's VLM PRM: steps with screenshots
+            for given, what in ((rationale, "--rationale"), (data is not None, "--data")):
                 if given:
                     raise UsageError(
                         f"{what} is not for a vision-language --model: its steps come from "
-                        "--env-id with screenshots, and it learns the label alone"
+                        "--env-id or --replay-dataset with screenshots, and it learns the "
+                        "label alone"
                     )
+            if unshot:
+                raise UsageError(
+                    f"--replay-dataset {unshot[0]} has steps without screenshots; a "
+                    "vision-language --model needs one recorded with --screenshots"
+                )
     choose(keep_best, ("auc", "accuracy", "none"), "--keep-best")
     choose(lr_schedule, ("constant", "linear"), "--lr-schedule")
     check_device(device)

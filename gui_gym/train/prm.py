@@ -523,11 +523,6 @@ def run_training(
     vision = model is not None and has_processor(model)
     if vision and rationale:
         raise ValueError("a vision-language PRM is trained on the label only: drop --rationale")
-    if vision and replay_datasets:
-        raise ValueError(
-            "a vision-language PRM from recorded datasets is not supported yet: collect its "
-            "steps from --env-id"
-        )
     if vision and data is not None:
         raise ValueError(
             "a vision-language PRM needs steps with screenshots: collect them from --env-id "
@@ -565,6 +560,7 @@ def run_training(
                         max_trajectories=max_tasks,
                         seed=config.seed,
                         progress=progress,
+                        screenshots=vision,
                     )
                 )
         dataset = build_prm_dataset(

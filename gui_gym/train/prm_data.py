@@ -447,6 +447,7 @@ def collect_replay_steps(
     seed: int = 0,
     env_id: str = REPLAY_ENV_ID,
     progress: bool = False,
+    screenshots: bool = False,
 ) -> list[LabelledStep]:
     """GUI-Shepherd's second data source (Sec. 3, "Training Data Preparation"): single-step
     states of recorded expert episodes (AndroidControl in the paper; any dataset from
@@ -468,9 +469,12 @@ def collect_replay_steps(
         seed: Seeds the episode order and the choice of negatives.
         env_id: Recorded as each step's ``env_id``.
         progress: Show a progress bar over episodes.
+        screenshots: Give every query its state's recorded screenshot (a vision-language
+            PRM's input, GUI-Shepherd's setting); every used episode must have them.
 
     Raises:
-        ValueError: for a negative ``proposals_per_state`` or ``history_length``.
+        ValueError: for a negative ``proposals_per_state`` or ``history_length``, or with
+            ``screenshots`` for an episode recorded without screenshots.
         gui_gym.envs.replay.DatasetError: for a dataset that does not load.
     """
     import gymnasium as gym
@@ -483,7 +487,13 @@ def collect_replay_steps(
             f"{proposals_per_state!r} and {history_length!r}"
         )
     # Every state is the expert's: the env only walks the recorded episode and judges.
-    env = gym.make(REPLAY_ENV_ID, dataset=dataset, matcher=matcher, require_think=False).unwrapped
+    env = gym.make(
+        REPLAY_ENV_ID,
+        dataset=dataset,
+        matcher=matcher,
+        require_think=False,
+        screenshot=screenshots,
+    ).unwrapped
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(env.dataset))[:max_trajectories]
     out: list[LabelledStep] = []
@@ -491,6 +501,13 @@ def collect_replay_steps(
         observation, _ = env.reset(options={"trajectory": int(index)})
         trajectory = env.trajectory
         assert trajectory is not None
+        if screenshots and any(s.screenshot is None for s in trajectory.steps):
+            # the replay env would draw the tree instead: not the screen the PRM must judge
+            raise ValueError(
+                f"episode {trajectory.trajectory_id!r} of {dataset} has steps without a "
+                "screenshot; a vision-language PRM needs a dataset recorded with --screenshots "
+                "(or converted with its screenshots)"
+            )
         history: list[str] = []
         for step in range(len(trajectory.steps)):
             expert = env.oracle_action()
@@ -504,6 +521,9 @@ def collect_replay_steps(
                 action_description=describe(expert, tree),
                 history=tuple(history[-history_length:]) if history_length else (),
                 step=step,
+                screenshot=np.array(observation["screenshot"], dtype=np.uint8)
+                if screenshots
+                else None,
             )
             out.append(
                 LabelledStep(
