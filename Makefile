@@ -31,10 +31,14 @@ demo: setup-core
 		GuiGym/WebShop-v0 --agents random oracle --split test --limit 40 --summary
 	$(PY) examples/shaped_rewards.py
 
+# The suite runs on PYTEST_WORKERS processes (pytest-xdist), a test file per process at a time
+# (--dist loadfile: a file's module fixtures are built once); PYTEST_WORKERS=0 runs it in one.
+PYTEST_WORKERS ?= 2
+
 test: setup browser
 	$(VENV)/bin/ruff check gui_gym tests examples benchmarks scripts
 	$(VENV)/bin/ruff format --check gui_gym tests examples benchmarks scripts
-	CI=$${CI:-} $(PY) -m pytest -q
+	CI=$${CI:-} $(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 # Every README and docs command, the minutes-long ones included (tests/test_docs_commands.py),
 # and every paper comparison's arms once (benchmarks/paper_comparisons.py --quick, minutes),
