@@ -5,15 +5,23 @@ batch concurrently in inline mode, with a step deadline that works off the main 
 
 from __future__ import annotations
 
+import functools
+import os
+import random
 import sys
 import threading
+import time
 from typing import Any
 
+import gymnasium as gym
 import pytest
 
 import gui_gym  # noqa: F401  (registers the ids)
+from gui_gym.agents.base import AgentStep
 from gui_gym.models.llm import ModelUnavailable, OpenAICompatLLM
 from gui_gym.models.stub_server import StubChatServer
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
+from tests.test_hardening_hangs import HANG_SEED, _hanging_env
 from tests.test_hardening_models import _SlowServer
 
 # ------------------------------------------------------------- item 1: OpenAICompatLLM
@@ -62,3 +70,114 @@ def test_the_blocking_llm_path_has_the_one_deadline_off_the_main_thread(mode: st
 def test_openai_compat_llm_refuses_a_url_that_is_not_http() -> None:
     with pytest.raises(ValueError, match="base_url must be http"):
         OpenAICompatLLM("m", "ftp://host/v1")
+
+
+# ------------------------------------------ items 2 and 3: a batch of envs waits once
+
+
+def _prm_env(url: str, timeout: float) -> gym.Env:
+    from gui_gym.models.prm import OpenAICompatPRM
+    from gui_gym.wrappers import PRMWrapper
+
+    prm = OpenAICompatPRM("prm", base_url=url, timeout=timeout, max_retries=0)
+    return PRMWrapper(gym.make("GuiGym/WikiHow-v0", split="test"), prm)
+
+
+# 8 envs whose PRM server never answers, with a 4 s deadline: stepped one after another (the
+# old inline mode) one round takes 8 x 4 = 32 s, past this test's timeout
+@pytest.mark.timeout(22)
+def test_a_batch_of_envs_waits_for_a_never_answering_server_once() -> None:
+    server = _SlowServer("silent")
+    with server.running() as url:
+        with RolloutEngine(
+            lambda: _prm_env(url, 4.0), as_batch_agent("oracle"), num_envs=8
+        ) as engine:
+            trajectories = engine.run([EpisodeSpec(None, seed) for seed in range(8)])
+        peak = server.peak
+    assert all("no answer within 4s" in (t.infra_error or "") for t in trajectories)
+    assert engine.stats.infra_errors == 8
+    assert peak == 8  # every env's request was in flight at once
+
+
+class _Jittery(gym.Wrapper):
+    """Sleeps a random 0-30 ms in each step (threads finish in a random order) and puts the
+    reset seed in every info."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        self.rng = random.Random(os.urandom(8))
+        self.seed = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        self.seed = seed
+        observation, info = self.env.reset(seed=seed, options=options)
+        return observation, {**info, "probe_seed": seed}
+
+    def step(self, action: Any):
+        time.sleep(self.rng.random() * 0.03)
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        return observation, reward, terminated, truncated, {**info, "probe_seed": self.seed}
+
+
+class _Recording:
+    """A batch agent that logs every batch it is asked for; episode ``seed`` says DONE()
+    after ``seed % 4 + 1`` steps (so episodes end in different rounds)."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.batches: list[list[tuple[int, int]]] = []
+
+    def act_batch(self, observations, infos, histories=None) -> list[AgentStep]:
+        rows = [(int(i["probe_seed"]), len(h)) for i, h in zip(infos, histories, strict=True)]
+        self.batches.append(rows)
+        return [
+            AgentStep(action="DONE()" if turns >= seed % 4 else "SCROLL(down)")
+            for seed, turns in rows
+        ]
+
+
+def _jittery_run() -> tuple[list, list, list]:
+    agent = _Recording()
+    order: list[int] = []
+    make = lambda: _Jittery(gym.make("GuiGym/WikiHow-v0", split="test"))  # noqa: E731
+    with RolloutEngine(make, agent, num_envs=4) as engine:
+        out = engine.run(
+            [EpisodeSpec(None, seed) for seed in range(10)],
+            on_episode=lambda position, _: order.append(position),
+        )
+    return agent.batches, order, [(t.seed, len(t.steps)) for t in out]
+
+
+@pytest.mark.timeout(60)
+def test_concurrent_inline_steps_keep_the_serial_order() -> None:
+    # whichever env's thread finishes first, the batches the agent sees, the order episodes
+    # finish in and the results are those of a serial loop, run after run
+    first, second = _jittery_run(), _jittery_run()
+    assert first == second
+    batches, order, results = first
+    assert results == [(seed, seed % 4 + 1) for seed in range(10)]
+    assert batches[0] == [(0, 0), (1, 0), (2, 0), (3, 0)]  # one batch per round, env order
+
+
+@pytest.mark.timeout(60)
+def test_the_inline_step_timeout_works_off_the_main_thread() -> None:
+    # on the old code the SIGALRM deadline only armed on the main thread: from a worker
+    # thread the hung step held the run for ever
+    make = functools.partial(_hanging_env, HANG_SEED)
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        with RolloutEngine(make, as_batch_agent("oracle"), num_envs=2, step_timeout=2.0) as eng:
+            outcome["trajectories"] = eng.run([EpisodeSpec(None, seed) for seed in range(3)])
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(45)
+    assert not worker.is_alive(), "the hung step held the run past its step_timeout"
+    trajectories = outcome["trajectories"]
+    lost = [t for t in trajectories if t.infra_error]
+    assert [t.seed for t in lost] == [HANG_SEED]
+    assert "no answer within step_timeout=2 s (hung)" in lost[0].infra_error
+    ran = [t for t in trajectories if not t.infra_error]
+    assert len(ran) == 2 and all(t.success for t in ran)  # the rebuilt env works
