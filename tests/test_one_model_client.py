@@ -181,3 +181,54 @@ def test_the_inline_step_timeout_works_off_the_main_thread() -> None:
     assert "no answer within step_timeout=2 s (hung)" in lost[0].infra_error
     ran = [t for t in trajectories if not t.infra_error]
     assert len(ran) == 2 and all(t.success for t in ran)  # the rebuilt env works
+
+
+class _Overlap(gym.Wrapper):
+    """Counts its class's steps in progress at once; with a barrier, the first step of each
+    env waits until every env is inside its first step."""
+
+    active = 0
+    peak = 0
+    lock = threading.Lock()
+
+    def __init__(self, env: gym.Env, barrier: threading.Barrier | None):
+        super().__init__(env)
+        self.barrier = barrier
+
+    def step(self, action: Any):
+        with _Overlap.lock:
+            _Overlap.active += 1
+            _Overlap.peak = max(_Overlap.peak, _Overlap.active)
+        try:
+            if self.barrier is not None:
+                self.barrier.wait()  # raises BrokenBarrierError after its timeout
+                self.barrier = None
+            time.sleep(0.02)
+            return self.env.step(action)
+        finally:
+            with _Overlap.lock:
+                _Overlap.active -= 1
+
+
+def _overlap_env(thread_safe: bool, barrier: threading.Barrier | None) -> gym.Env:
+    env = gym.make("GuiGym/WikiHow-v0", split="test")
+    env.unwrapped.thread_safe = thread_safe
+    return _Overlap(env, barrier)
+
+
+@pytest.mark.timeout(60)
+def test_envs_step_together_unless_their_class_says_thread_safe_false() -> None:
+    # four envs meet at a barrier inside their first step: only a concurrent round gets there
+    barrier = threading.Barrier(4, timeout=20)
+    _Overlap.peak = 0
+    make = functools.partial(_overlap_env, True, barrier)
+    with RolloutEngine(make, as_batch_agent("oracle"), num_envs=4) as engine:
+        together = engine.run([EpisodeSpec(None, seed) for seed in range(4)])
+    assert all(t.infra_error is None and t.success for t in together)
+    assert _Overlap.peak == 4
+    _Overlap.peak = 0
+    make = functools.partial(_overlap_env, False, None)
+    with RolloutEngine(make, as_batch_agent("oracle"), num_envs=4) as engine:
+        serial = engine.run([EpisodeSpec(None, seed) for seed in range(4)])
+    assert all(t.infra_error is None and t.success for t in serial)
+    assert _Overlap.peak == 1  # one lock per thread-unsafe class: they took turns

@@ -48,7 +48,18 @@ API (what a trainer needs)::
   ``trajectories``; :attr:`RolloutEngine.stats` counts them apart. They are never reward 0.
   Any other exception from the agent (a bug) propagates.
 * A hung env call (past ``step_timeout``, default 60 s) is an infrastructure failure too:
-  the worker is killed and restarted (inline: the call is interrupted and the env rebuilt).
+  the worker is killed and restarted (inline: the env is rebuilt at once and the hung call
+  left to end on its thread).
+* Inline envs are stepped concurrently: the env calls that the episodes issue together (all
+  the steps of one round, after one batched ``act_batch``) run at once, one thread each, so
+  a round waits for its slowest call once, not for the sum (an env whose PRM or judge waits
+  on a model server). Results are handed back in the order the calls were issued, so the
+  agent sees the same batches and the episodes end in the same order as in a serial loop,
+  whichever thread finishes first. Envs must therefore not share objects that are unsafe to
+  call from two threads at once (each env of a factory its own browser, store handle or
+  tokenizer-using model, or one that locks; torch modules are safe for inference). An env
+  class with process-wide state sets ``thread_safe = False``: calls into its envs then take
+  turns (one lock per class), as in a serial loop, while other envs still run together.
 * ``workers="process"`` runs each env in its own worker process (for slow envs such as
   MiniWoB's Chromium); a worker that dies is detected (its index, task and exit code are
   logged and put in ``infra_error``), restarted, and the run continues. The env callable
@@ -146,8 +157,8 @@ class WorkerDied(EnvFailure):
 
 class EnvHung(EnvFailure):
     """An env call (reset, step, a one-env agent's act) ran past ``step_timeout``: its worker
-    was killed (``workers="process"``) or the call interrupted (inline), and the env is
-    rebuilt; the episode is ``infra_error``."""
+    was killed (``workers="process"``) or, inline, the engine stopped waiting for its thread;
+    the env is rebuilt and the episode is ``infra_error``."""
 
 
 DEFAULT_STEP_TIMEOUT = 60.0
@@ -487,10 +498,15 @@ class _ProcessEnv:
         child.close()
         self._fresh = True  # the first call waits for the env to be built too
 
+    def _budget(self) -> float | None:
+        """Seconds the next call may take: ``timeout``, and at least :data:`START_TIMEOUT`
+        for a new worker's first call (it builds the env)."""
+        if self.timeout is not None and self._fresh:
+            return max(self.timeout, START_TIMEOUT)
+        return self.timeout
+
     def _call(self, command: str, *args: Any) -> Any:
-        timeout = self.timeout
-        if timeout is not None and self._fresh:
-            timeout = max(timeout, START_TIMEOUT)
+        timeout = self._budget()
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             self._conn.send((command, args))
@@ -543,6 +559,29 @@ class _ProcessEnv:
                 if self._conn.poll(5.0):
                     self._conn.recv()
         self._terminate()
+
+
+_SERIAL_LOCKS: dict[type, threading.Lock] = {}
+_SERIAL_LOCKS_GUARD = threading.Lock()
+
+
+def _serial_lock(env: gym.Env) -> threading.Lock | None:
+    """The lock that serialises calls into envs whose base class says ``thread_safe =
+    False`` (process-wide state, e.g. a planner that rewrites ``sys.argv``): one lock per
+    such class, so its envs take turns while the others run together. None for the rest."""
+    try:
+        base = env.unwrapped
+    except Exception:  # a half-built env: its call raises on its own
+        return None
+    if getattr(base, "thread_safe", True):
+        return None
+    with _SERIAL_LOCKS_GUARD:
+        return _SERIAL_LOCKS.setdefault(type(base), threading.Lock())
+
+
+def _locked(lock: threading.Lock, call: Callable[[], Any]) -> Any:
+    with lock:
+        return call()
 
 
 # ---------------------------------------------------------------------------------- engine
@@ -612,9 +651,11 @@ class RolloutEngine:
             PPO bootstraps the critic's value there (GAE's ``V(s_T)``).
         step_timeout: Seconds one env call (reset, step, a one-env agent's act) may take
             (default :data:`DEFAULT_STEP_TIMEOUT`, 60 s; None: no limit). Past it the call
-            counts as hung: a worker process is killed and restarted; an inline call is
-            interrupted by ``SIGALRM`` (when the engine runs in the main thread; elsewhere
-            inline calls have no limit) and its env rebuilt. The episode ends as
+            counts as hung: a worker process is killed and restarted; for an inline env
+            (whose calls run on threads, see the module docstring) the engine stops waiting,
+            rebuilds the env at once and closes the old one on a daemon thread, from any
+            thread the engine runs in (no signals; a Python thread cannot be killed, so
+            the hung call's thread ends only when the call returns). The episode ends as
             ``infra_error`` (:class:`EnvHung`), as the Ray pool does with its workers.
 
     Raises:
@@ -759,7 +800,11 @@ class RolloutEngine:
                     with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
                         loop.call_soon_threadsafe(settle)
 
-                self._threads.submit(functools.partial(getattr(slot, method), *args), deliver)
+                call = functools.partial(getattr(slot, method), *args)
+                guard = _serial_lock(slot.env)
+                if guard is not None:
+                    call = functools.partial(_locked, guard, call)
+                self._threads.submit(call, deliver)
             await asyncio.wait(ends, timeout=self.step_timeout)
             for (slot, method, _, future), end in zip(batch, ends, strict=True):
                 if future.done():  # cancelled (the run is being torn down)
