@@ -21,7 +21,6 @@ from gui_gym.models.stub_server import StubChatServer
 from gui_gym.rewards.prm import PRMQuery
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
 from gui_gym.wrappers import ProbingJudgeWrapper
-from tests.conftest import require
 
 ANDROID = "GuiGym/AndroidWorld-v0"
 TASK = "ContactsAddContact"
@@ -46,7 +45,6 @@ def _oracle_episode(env: gym.Env) -> tuple[float, dict]:
 
 @pytest.mark.timeout(60)
 def test_a_judge_server_returning_500_is_infrastructure_not_a_failure() -> None:
-    require("openai", "llm")
     server = StubChatServer(latency=0.0, fail_every=1)  # every request: HTTP 500
     with server.running() as url:
         env = _judged_env(url)
@@ -62,7 +60,6 @@ def test_a_judge_server_returning_500_is_infrastructure_not_a_failure() -> None:
 
 @pytest.mark.timeout(60)
 def test_a_judge_that_answers_unparsably_stays_invalid() -> None:
-    require("openai", "llm")
     server = StubChatServer(latency=0.0, reply="I would rather not say")
     with server.running() as url:
         reward, info = _oracle_episode(_judged_env(url))
@@ -72,7 +69,6 @@ def test_a_judge_that_answers_unparsably_stays_invalid() -> None:
 
 @pytest.mark.timeout(60)
 def test_the_step_judge_prm_and_the_progress_model_raise_on_an_outage() -> None:
-    require("openai", "llm")
     from gui_gym.models.prm import LLMStepJudgePRM
     from gui_gym.models.progress_llm import LLMProgressJudge
     from gui_gym.wrappers import PRMWrapper, ProgressRewardWrapper
