@@ -19,10 +19,10 @@ import pytest
 import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents.base import AgentStep
 from gui_gym.models.llm import ModelUnavailable, OpenAICompatLLM
+from gui_gym.models.stub_server import SlowServer as _SlowServer
 from gui_gym.models.stub_server import StubChatServer
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
 from tests.test_hardening_hangs import HANG_SEED, _hanging_env
-from tests.test_hardening_models import _SlowServer
 
 # ------------------------------------------------------------- item 1: OpenAICompatLLM
 
