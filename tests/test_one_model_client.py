@@ -67,6 +67,29 @@ def test_the_blocking_llm_path_has_the_one_deadline_off_the_main_thread(mode: st
     assert peak == 4  # all four in flight together: the call waits for one deadline
 
 
+@pytest.mark.timeout(60)
+def test_one_openai_compat_llm_serves_blocking_calls_from_many_threads_at_once() -> None:
+    # the judges of concurrently stepped envs may share one LLM: each blocking call has its
+    # own loop and connections, and the calls are in flight together
+    server = StubChatServer(latency=0.3)
+    with server.running() as url:
+        llm = OpenAICompatLLM("m", url, max_retries=0, timeout=20.0)
+        answers: dict[int, list] = {}
+
+        def call(k: int) -> None:
+            answers[k] = llm.generate([f"prompt {k}"], max_new_tokens=4)
+
+        threads = [threading.Thread(target=call, args=(k,)) for k in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        peak = server.peak_in_flight
+    assert sorted(answers) == list(range(8))
+    assert all(len(rows) == 1 and len(rows[0]) == 1 for rows in answers.values())
+    assert peak == 8
+
+
 def test_openai_compat_llm_refuses_a_url_that_is_not_http() -> None:
     with pytest.raises(ValueError, match="base_url must be http"):
         OpenAICompatLLM("m", "ftp://host/v1")

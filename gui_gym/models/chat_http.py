@@ -15,6 +15,7 @@ proxies).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 import threading
@@ -70,6 +71,7 @@ class AsyncJSONClient:
             "Connection: keep-alive\r\n"
         )
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self._closing: list[asyncio.StreamWriter] = []  # closed, for aclose to wait on
 
     async def post(
         self, path: str, payload: dict[str, Any], max_bytes: int = 1 << 24
@@ -103,7 +105,10 @@ class AsyncJSONClient:
             try:
                 return await self._roundtrip(reader, writer, request, limit)
             except (ConnectionError, asyncio.IncompleteReadError, OSError):
-                writer.close()
+                self._drop(writer)
+            except BaseException:  # the deadline (cancelled) or a bad answer: never reused
+                self._drop(writer)
+                raise
         try:
             reader, writer = await asyncio.open_connection(self.host, self.port, ssl=self.ssl)
         except OSError as err:
@@ -111,8 +116,15 @@ class AsyncJSONClient:
         try:
             return await self._roundtrip(reader, writer, request, limit)
         except (ConnectionError, asyncio.IncompleteReadError, OSError) as err:
-            writer.close()
+            self._drop(writer)
             raise TransportError(f"connection to {self.host}:{self.port} dropped: {err}") from err
+        except BaseException:
+            self._drop(writer)
+            raise
+
+    def _drop(self, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+        self._closing.append(writer)
 
     async def _roundtrip(
         self,
@@ -144,7 +156,7 @@ class AsyncJSONClient:
                 size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
                 total += size
                 if total > limit:
-                    writer.close()
+                    self._drop(writer)
                     raise ResponseTooLarge(str(limit))
                 if size == 0:
                     await reader.readline()
@@ -156,27 +168,36 @@ class AsyncJSONClient:
         elif "content-length" in headers:
             length = int(headers["content-length"])
             if length > limit:
-                writer.close()
+                self._drop(writer)
                 raise ResponseTooLarge(str(limit))
             body = await reader.readexactly(length)
             reusable = True
         else:  # the body runs to the end of the connection
             body = await reader.read(limit + 1)
             if len(body) > limit:
-                writer.close()
+                self._drop(writer)
                 raise ResponseTooLarge(str(limit))
             reusable = False
         if reusable and headers.get("connection", "").lower() != "close":
             self._idle.append((reader, writer))
         else:
-            writer.close()
+            self._drop(writer)
         return status, body
 
     def close(self) -> None:
         """Close the idle connections."""
         while self._idle:
             _, writer = self._idle.pop()
-            writer.close()
+            self._drop(writer)
+
+    async def aclose(self) -> None:
+        """Close every connection and wait (briefly) until they are closed, so that a loop
+        about to end leaves no open transport behind."""
+        self.close()
+        closing, self._closing = self._closing, []
+        for writer in closing:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), 1.0)
 
 
 RETRY_STATUSES = frozenset({408, 409, 429})
@@ -315,6 +336,6 @@ def post_all(
                 )
             )
         finally:
-            client.close()
+            await client.aclose()
 
     return run_blocking(run)

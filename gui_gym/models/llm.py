@@ -32,6 +32,7 @@ gives them when the server returns them (vLLM does with ``request_tokens=True``)
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
@@ -830,6 +831,12 @@ class _SampledLogprobs:
 # ---------------------------------------------------------------------------- OpenAI-compat
 
 
+_BLOCKING_CLIENT: contextvars.ContextVar[tuple[Any, Any, asyncio.Semaphore] | None] = (
+    contextvars.ContextVar("gui_gym_blocking_llm_client", default=None)
+)
+"""(llm, client, semaphore) of the blocking call running in this context."""
+
+
 class OpenAICompatLLM:
     """A model served behind the OpenAI chat-completions API (vLLM, SGLang, OpenAI, ...).
 
@@ -988,6 +995,9 @@ class OpenAICompatLLM:
         asyncio semaphore belong to one loop, so a new loop gets new ones)."""
         from gui_gym.models.chat_http import AsyncJSONClient
 
+        own = _BLOCKING_CLIENT.get()
+        if own is not None and own[0] is self:  # a blocking call's own client and loop
+            return own[1], own[2]
         loop = asyncio.get_running_loop()
         if self._async is None or self._async[0] is not loop:
             if self._async is not None and self._async[0].is_closed():
@@ -1150,12 +1160,18 @@ class OpenAICompatLLM:
         from gui_gym.models.chat_http import run_blocking
 
         async def run() -> list[list[Generation]]:
+            from gui_gym.models.chat_http import AsyncJSONClient
+
+            # this call's own client (a context variable, so that calls from several threads
+            # at once, e.g. the judges of concurrently stepped envs, never share a loop's
+            # connections), closed when it ends
+            client = AsyncJSONClient(self.base_url, self._api_key, self.timeout)
+            token = _BLOCKING_CLIENT.set((self, client, asyncio.Semaphore(self.max_concurrency)))
             try:
                 return await self.agenerate_with_tokens(prompts, max_new_tokens, temperature, n)
             finally:
-                if self._async is not None and self._async[0] is asyncio.get_running_loop():
-                    self._async[1].close()
-                    self._async = None
+                _BLOCKING_CLIENT.reset(token)
+                await client.aclose()
 
         return run_blocking(run)
 
