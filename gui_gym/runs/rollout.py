@@ -213,10 +213,10 @@ class _CallThreads:
                 outcome: tuple[bool, Any] = (True, call())
             except BaseException as err:  # handed to the engine's loop
                 outcome = (False, err)
+            with self._lock:  # free before the loop hears of it, so its next call reuses it
+                self._idle += 1
             deliver(*outcome)
             del item, call, deliver, outcome
-            with self._lock:
-                self._idle += 1
 
     def close(self) -> None:
         """Let the idle threads end (a hung one ends when its call returns)."""
