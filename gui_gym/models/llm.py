@@ -882,7 +882,11 @@ class OpenAICompatLLM:
     semaphore. :meth:`generate` and :meth:`generate_with_tokens` run the same coroutines to
     their end on a fresh event loop (from any thread; inside a running loop, on a helper
     thread), so the prompts of one call are in flight together and the call waits for its
-    slowest request once.
+    slowest request once. Each blocking call has its own connections, so one instance can
+    be called from several threads at once (the judges of envs stepped concurrently).
+
+    Raises:
+        ValueError: for a bad argument, or a ``base_url`` that is not ``http(s)://host...``.
     """
 
     def __init__(
