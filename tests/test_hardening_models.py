@@ -5,11 +5,6 @@ whole-request deadline, and a batch waits for its slowest request once."""
 
 from __future__ import annotations
 
-import socket
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import gymnasium as gym
 import pytest
 
@@ -17,11 +12,11 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents import OracleAgent
 from gui_gym.models.judge import LLMJudge
 from gui_gym.models.llm import ModelUnavailable, OpenAICompatLLM
+from gui_gym.models.stub_server import SlowServer as _SlowServer
 from gui_gym.models.stub_server import StubChatServer
 from gui_gym.rewards.prm import PRMQuery
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
 from gui_gym.wrappers import ProbingJudgeWrapper
-from tests.conftest import require
 
 ANDROID = "GuiGym/AndroidWorld-v0"
 TASK = "ContactsAddContact"
@@ -46,7 +41,6 @@ def _oracle_episode(env: gym.Env) -> tuple[float, dict]:
 
 @pytest.mark.timeout(60)
 def test_a_judge_server_returning_500_is_infrastructure_not_a_failure() -> None:
-    require("openai", "llm")
     server = StubChatServer(latency=0.0, fail_every=1)  # every request: HTTP 500
     with server.running() as url:
         env = _judged_env(url)
@@ -62,7 +56,6 @@ def test_a_judge_server_returning_500_is_infrastructure_not_a_failure() -> None:
 
 @pytest.mark.timeout(60)
 def test_a_judge_that_answers_unparsably_stays_invalid() -> None:
-    require("openai", "llm")
     server = StubChatServer(latency=0.0, reply="I would rather not say")
     with server.running() as url:
         reward, info = _oracle_episode(_judged_env(url))
@@ -72,7 +65,6 @@ def test_a_judge_that_answers_unparsably_stays_invalid() -> None:
 
 @pytest.mark.timeout(60)
 def test_the_step_judge_prm_and_the_progress_model_raise_on_an_outage() -> None:
-    require("openai", "llm")
     from gui_gym.models.prm import LLMStepJudgePRM
     from gui_gym.models.progress_llm import LLMProgressJudge
     from gui_gym.wrappers import PRMWrapper, ProgressRewardWrapper
@@ -92,61 +84,6 @@ def test_the_step_judge_prm_and_the_progress_model_raise_on_an_outage() -> None:
 
 
 # --------------------------------------------------------------------- item 5: deadlines
-
-
-class _SlowServer:
-    """A raw TCP server: ``trickle`` answers a byte every ``every`` seconds, forever;
-    ``silent`` accepts and never answers. Counts connections open at once."""
-
-    def __init__(self, mode: str, every: float = 2.0):
-        self.mode = mode
-        self.every = every
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        self.open = 0
-        self.peak = 0
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
-
-    def _serve(self, conn: socket.socket) -> None:
-        with self.lock:
-            self.open += 1
-            self.peak = max(self.peak, self.open)
-        try:
-            conn.recv(65536)
-            if self.mode == "trickle":
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
-            while not self.stop.wait(self.every):
-                if self.mode == "trickle":
-                    conn.sendall(b" ")
-        except OSError:
-            pass
-        finally:
-            with self.lock:
-                self.open -= 1
-            conn.close()
-
-    def _accept(self) -> None:
-        self.sock.settimeout(0.2)
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    @contextmanager
-    def running(self) -> Iterator[str]:
-        thread = threading.Thread(target=self._accept, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{self.port}/v1"
-        finally:
-            self.stop.set()
-            thread.join(5)
-            self.sock.close()
 
 
 @pytest.mark.timeout(30)  # the old client read a trickled byte every 2 s for ever

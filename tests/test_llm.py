@@ -225,7 +225,6 @@ class _ChatHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def chat_server() -> Iterator[_ChatServer]:
-    require("openai", "llm")
     server = _ChatServer()
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
@@ -275,7 +274,6 @@ def test_openai_compat_llm_tops_up_when_the_server_ignores_n(chat_server: _ChatS
 
 
 def test_openai_compat_llm_unreachable_server_is_a_clear_error() -> None:
-    require("openai", "llm")
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

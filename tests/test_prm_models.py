@@ -510,7 +510,6 @@ def _choice(index: int, tokens: list[str], tops: list[dict[str, float]] | None) 
 
 
 def _prm(server: _Server, **kwargs: Any) -> Any:
-    require("openai", "llm")
     from gui_gym.models.prm import OpenAICompatPRM
 
     host, port = server.server_address[:2]

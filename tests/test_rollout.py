@@ -319,7 +319,6 @@ def test_an_env_that_raises_marks_only_its_episode_infra_error() -> None:
 
 
 def test_server_failures_end_in_infra_errors_never_a_crash() -> None:
-    require("openai", "llm")
     server = StubChatServer(latency=0.0, fail_every=5, garbage_every=7)
     with server.running() as url:
         llm = OpenAICompatLLM("stub", url, max_retries=0, backoff=0.0, max_concurrency=8)
@@ -348,7 +347,6 @@ def test_garbage_generations_are_invalid_actions_not_errors() -> None:
 
 
 def test_async_server_path_keeps_one_request_in_flight_per_env() -> None:
-    require("openai", "llm")
     server = StubChatServer(latency=0.05)
     with server.running() as url:
         llm = OpenAICompatLLM("stub", url, max_concurrency=16, request_tokens=True)

@@ -75,7 +75,6 @@ def test_images_without_a_processor_are_a_clear_error() -> None:
 
 
 def test_servers_get_screenshots_as_base64_png_data_urls() -> None:
-    require("openai", "llm")
     from PIL import Image
 
     server = StubChatServer(latency=0.0)

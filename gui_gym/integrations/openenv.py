@@ -83,7 +83,7 @@ except ImportError as err:  # pragma: no cover - exercised by the missing-extra 
     ) from err
 
 from gui_gym.integrations.wire import make_wire_env
-from gui_gym.runs.rollout import EnvFailure, WorkerDied, _ProcessEnv
+from gui_gym.runs.rollout import EnvFailure, EnvHung, WorkerDied, _ProcessEnv
 from gui_gym.train.reward_stack import RewardStack, parse_reward
 
 __all__ = [
@@ -224,9 +224,18 @@ class _SessionWorker(_ProcessEnv):
 
     START_METHOD = "forkserver"
 
-    def __init__(self, index: int, make: Callable[[], gym.Env], env_id: str):
+    def __init__(
+        self, index: int, make: Callable[[], gym.Env], env_id: str, timeout: float | None = None
+    ):
         _preload_forkserver(env_id)
-        super().__init__(index, make, None)
+        super().__init__(index, make, None, timeout)
+
+    def _budget(self) -> float | None:
+        # the rollout engine's deadline (poll, then kill: EnvHung); a new worker's first
+        # call gets WORKER_START_SECONDS more (it imports gui-gym and builds its env)
+        if self.timeout is not None and self._fresh:
+            return self.timeout + WORKER_START_SECONDS
+        return self.timeout
 
 
 def _preload_forkserver(env_id: str) -> None:
@@ -265,17 +274,11 @@ class GuiGymEnvironment(Environment[GuiAction, GuiObservation, GuiState]):
         self.served = served
         self._worker: _SessionWorker | None = None
         self._lock = threading.Lock()
-        self._timed_out = False
         self._closed = False
         self._in_episode = False
         self._state = GuiState(env_id=served.env_id)
 
     # -- worker ------------------------------------------------------------------------
-
-    def _kill_on_timeout(self, worker: _ProcessEnv) -> None:
-        self._timed_out = True
-        with contextlib.suppress(Exception):
-            worker.process.kill()
 
     def _call(self, command: str, *args: Any) -> Any:
         if self._closed:
@@ -285,29 +288,25 @@ class GuiGymEnvironment(Environment[GuiAction, GuiObservation, GuiState]):
             if self._worker is not None:
                 self._worker.close()
             self._worker = _SessionWorker(
-                next(_WORKER_NUMBERS), self.served.factory(), self.served.env_id
+                next(_WORKER_NUMBERS),
+                self.served.factory(),
+                self.served.env_id,
+                self.served.step_timeout,
             )
             self._state.worker_pid = self._worker.process.pid
         worker = self._worker
         assert worker is not None
-        timeout = self.served.step_timeout
-        timer = None
-        if timeout is not None:
-            # a new worker first imports gui-gym and builds its env (MiniWoB++: Chromium)
-            budget = timeout + (WORKER_START_SECONDS if fresh else 0.0)
-            timer = threading.Timer(budget, self._kill_on_timeout, args=(worker,))
-            timer.daemon = True
-            timer.start()
-        self._timed_out = False
         try:
             return worker._call(command, *args)
+        except EnvHung:  # the engine's worker deadline killed it (a new one at reset)
+            self._in_episode = False
+            raise RuntimeError(
+                f"{command} took longer than the step timeout "
+                f"({self.served.step_timeout:g} s): the env worker was stopped and this "
+                "episode is lost; call reset() to start again"
+            ) from None
         except WorkerDied as err:
             self._in_episode = False
-            if self._timed_out:
-                raise RuntimeError(
-                    f"{command} took longer than the step timeout ({timeout:g} s): the env "
-                    "worker was stopped and this episode is lost; call reset() to start again"
-                ) from None
             raise RuntimeError(
                 f"{err}: this episode is lost; call reset() to start a new one in a fresh worker"
             ) from None
@@ -315,9 +314,6 @@ class GuiGymEnvironment(Environment[GuiAction, GuiObservation, GuiState]):
             self._in_episode = False
             first_line = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise RuntimeError(f"the env raised: {first_line}") from None
-        finally:
-            if timer is not None:
-                timer.cancel()
 
     # -- OpenEnv's Environment -----------------------------------------------------------
 

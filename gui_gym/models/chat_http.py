@@ -15,13 +15,22 @@ proxies).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["AsyncJSONClient", "ResponseTooLarge", "TransportError", "post_all"]
+__all__ = [
+    "RETRY_STATUSES",
+    "AsyncJSONClient",
+    "ResponseTooLarge",
+    "TransportError",
+    "post_all",
+    "post_retrying",
+    "run_blocking",
+]
 
 
 class TransportError(ConnectionError):
@@ -62,6 +71,7 @@ class AsyncJSONClient:
             "Connection: keep-alive\r\n"
         )
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self._closing: list[asyncio.StreamWriter] = []  # closed, for aclose to wait on
 
     async def post(
         self, path: str, payload: dict[str, Any], max_bytes: int = 1 << 24
@@ -83,7 +93,9 @@ class AsyncJSONClient:
             async with asyncio.timeout(self.timeout):  # cheaper than wait_for: no extra task
                 return await self._exchange(head + body, max_bytes)
         except TimeoutError as err:
-            raise TransportError(f"no answer within {self.timeout:g}s") from err
+            raise TransportError(
+                f"no answer within {self.timeout:g}s (the whole-request deadline)"
+            ) from err
 
     async def _exchange(self, request: bytes, limit: int) -> tuple[int, bytes]:
         # a reused connection may have been closed by the server meanwhile: then one retry
@@ -93,7 +105,10 @@ class AsyncJSONClient:
             try:
                 return await self._roundtrip(reader, writer, request, limit)
             except (ConnectionError, asyncio.IncompleteReadError, OSError):
-                writer.close()
+                self._drop(writer)
+            except BaseException:  # the deadline (cancelled) or a bad answer: never reused
+                self._drop(writer)
+                raise
         try:
             reader, writer = await asyncio.open_connection(self.host, self.port, ssl=self.ssl)
         except OSError as err:
@@ -101,8 +116,15 @@ class AsyncJSONClient:
         try:
             return await self._roundtrip(reader, writer, request, limit)
         except (ConnectionError, asyncio.IncompleteReadError, OSError) as err:
-            writer.close()
+            self._drop(writer)
             raise TransportError(f"connection to {self.host}:{self.port} dropped: {err}") from err
+        except BaseException:
+            self._drop(writer)
+            raise
+
+    def _drop(self, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+        self._closing.append(writer)
 
     async def _roundtrip(
         self,
@@ -134,7 +156,7 @@ class AsyncJSONClient:
                 size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
                 total += size
                 if total > limit:
-                    writer.close()
+                    self._drop(writer)
                     raise ResponseTooLarge(str(limit))
                 if size == 0:
                     await reader.readline()
@@ -146,31 +168,118 @@ class AsyncJSONClient:
         elif "content-length" in headers:
             length = int(headers["content-length"])
             if length > limit:
-                writer.close()
+                self._drop(writer)
                 raise ResponseTooLarge(str(limit))
             body = await reader.readexactly(length)
             reusable = True
         else:  # the body runs to the end of the connection
             body = await reader.read(limit + 1)
             if len(body) > limit:
-                writer.close()
+                self._drop(writer)
                 raise ResponseTooLarge(str(limit))
             reusable = False
         if reusable and headers.get("connection", "").lower() != "close":
             self._idle.append((reader, writer))
         else:
-            writer.close()
+            self._drop(writer)
         return status, body
 
     def close(self) -> None:
         """Close the idle connections."""
         while self._idle:
             _, writer = self._idle.pop()
-            writer.close()
+            self._drop(writer)
+
+    async def aclose(self) -> None:
+        """Close every connection and wait (briefly) until they are closed, so that a loop
+        about to end leaves no open transport behind."""
+        self.close()
+        closing, self._closing = self._closing, []
+        for writer in closing:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), 1.0)
 
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 """HTTP statuses retried like a dropped connection (and every 5xx)."""
+
+
+def is_retryable(status: int) -> bool:
+    """Whether an HTTP status is transient (408, 409, 429 and every 5xx)."""
+    return status in RETRY_STATUSES or status >= 500
+
+
+async def post_retrying(
+    client: AsyncJSONClient,
+    path: str,
+    payload: dict[str, Any],
+    *,
+    max_retries: int,
+    backoff: float,
+    max_backoff: float,
+    max_bytes: int,
+    gate: asyncio.Semaphore | None = None,
+    on_retry: Any = None,
+) -> tuple[int, bytes] | TransportError:
+    """The one retry policy of every model client: POST ``payload``; a transport failure
+    or a transient status (:func:`is_retryable`) is retried ``max_retries`` times after
+    ``min(backoff * 2**attempt, max_backoff)`` seconds. Each attempt has the client's
+    whole-request deadline. ``on_retry(reason, attempt, wait)`` is called before each wait
+    (logging).
+
+    Returns:
+        ``(status, body)`` of the first non-transient answer or of the last attempt, or the
+        last attempt's :class:`TransportError` when none got an answer.
+
+    Raises:
+        ResponseTooLarge: when a body is over ``max_bytes`` (not retried).
+    """
+    outcome: tuple[int, bytes] | TransportError = TransportError("not sent")
+    for attempt in range(max_retries + 1):
+        try:
+            if gate is None:
+                outcome = await client.post(path, payload, max_bytes)
+            else:
+                async with gate:
+                    outcome = await client.post(path, payload, max_bytes)
+        except TransportError as err:
+            outcome = err
+            reason = str(err)
+        else:
+            if not is_retryable(outcome[0]):
+                return outcome
+            reason = f"HTTP {outcome[0]}"
+        if attempt < max_retries:
+            wait = min(backoff * 2**attempt, max_backoff)
+            if on_retry is not None:
+                on_retry(reason, attempt, wait)
+            await asyncio.sleep(wait)
+    return outcome
+
+
+def run_blocking(make_coroutine: Any) -> Any:
+    """Run ``make_coroutine()`` to its end and return its value, from any thread: on a
+    fresh event loop, or, when this thread already runs one (the rollout engine's loop), on
+    a fresh loop in a helper thread that this one waits for. The blocking model clients'
+    one way into the asyncio client."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make_coroutine())
+    result: dict[str, Any] = {}
+
+    def in_thread() -> None:
+        try:
+            result["value"] = asyncio.run(make_coroutine())
+        except BaseException as err:  # handed to the caller's thread
+            result["error"] = err
+
+    worker = threading.Thread(target=in_thread, name="gui-gym-model-requests", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
 
 
 def post_all(
@@ -194,8 +303,8 @@ def post_all(
     past ``(max_retries + 1) * timeout`` plus the backoffs.
 
     Transport failures and HTTP 408/409/429/5xx are retried ``max_retries`` times with
-    exponential backoff. Called from inside a running event loop (the rollout engine steps
-    inline envs on its loop), the requests run on a fresh loop in a helper thread.
+    exponential backoff (:func:`post_retrying`). Called from inside a running event loop,
+    the requests run on a fresh loop in a helper thread (:func:`run_blocking`).
 
     Returns:
         Per payload, in order: ``(status, body)`` of the last attempt, or the
@@ -208,43 +317,25 @@ def post_all(
     async def run() -> list[tuple[int, bytes] | TransportError]:
         client = AsyncJSONClient(base_url, api_key, timeout)
         gate = asyncio.Semaphore(max(1, int(concurrency)))
-
-        async def one(payload: dict[str, Any]) -> tuple[int, bytes] | TransportError:
-            outcome: tuple[int, bytes] | TransportError = TransportError("not sent")
-            for attempt in range(max_retries + 1):
-                try:
-                    async with gate:
-                        outcome = await client.post(path, payload, max_bytes)
-                except TransportError as err:
-                    outcome = err
-                else:
-                    status = outcome[0]
-                    if status not in RETRY_STATUSES and status < 500:
-                        return outcome
-                if attempt < max_retries:
-                    await asyncio.sleep(min(backoff * 2**attempt, max_backoff))
-            return outcome
-
         try:
-            return list(await asyncio.gather(*(one(p) for p in payloads)))
+            return list(
+                await asyncio.gather(
+                    *(
+                        post_retrying(
+                            client,
+                            path,
+                            p,
+                            max_retries=max_retries,
+                            backoff=backoff,
+                            max_backoff=max_backoff,
+                            max_bytes=max_bytes,
+                            gate=gate,
+                        )
+                        for p in payloads
+                    )
+                )
+            )
         finally:
-            client.close()
+            await client.aclose()
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run())
-    result: dict[str, Any] = {}
-
-    def in_thread() -> None:
-        try:
-            result["value"] = asyncio.run(run())
-        except BaseException as err:  # handed to the caller's thread
-            result["error"] = err
-
-    worker = threading.Thread(target=in_thread, name="gui-gym-model-requests", daemon=True)
-    worker.start()
-    worker.join()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
+    return run_blocking(run)

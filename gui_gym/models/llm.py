@@ -32,13 +32,11 @@ gives them when the server returns them (vLLM does with ``request_tokens=True``)
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import contextvars
 import json
 import logging
 import os
 import re
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -833,8 +831,10 @@ class _SampledLogprobs:
 # ---------------------------------------------------------------------------- OpenAI-compat
 
 
-class _DeadlineExceeded(Exception):
-    """One request attempt ran past its whole-request deadline (retried like a timeout)."""
+_BLOCKING_CLIENT: contextvars.ContextVar[tuple[Any, Any, asyncio.Semaphore] | None] = (
+    contextvars.ContextVar("gui_gym_blocking_llm_client", default=None)
+)
+"""(llm, client, semaphore) of the blocking call running in this context."""
 
 
 class OpenAICompatLLM:
@@ -872,14 +872,21 @@ class OpenAICompatLLM:
             vLLM's ``return_token_ids: true``) so ``agenerate_with_tokens`` can fill them;
             a server that ignores the request gives text only.
 
-    Async: :meth:`agenerate` and :meth:`agenerate_with_tokens` are coroutines for one event
-    loop with many requests in flight (the rollout engine keeps one per env); at most
-    ``max_concurrency`` run at once, the rest wait on a semaphore. They keep the same
-    retries, deadline, size cap and body checks, over a small asyncio HTTP client
-    (:mod:`gui_gym.models.chat_http`).
+    One client: every request, blocking or not, goes through the small asyncio HTTP client
+    of :mod:`gui_gym.models.chat_http` (the one the PRM, judges, progress models and
+    milestone generators use too), with its one retry policy
+    (:func:`~gui_gym.models.chat_http.post_retrying`) and one whole-request deadline; the
+    ``openai`` package is not needed. :meth:`agenerate` and :meth:`agenerate_with_tokens`
+    are coroutines for one event loop with many requests in flight (the rollout engine
+    keeps one per env); at most ``max_concurrency`` run at once, the rest wait on a
+    semaphore. :meth:`generate` and :meth:`generate_with_tokens` run the same coroutines to
+    their end on a fresh event loop (from any thread; inside a running loop, on a helper
+    thread), so the prompts of one call are in flight together and the call waits for its
+    slowest request once. Each blocking call has its own connections, so one instance can
+    be called from several threads at once (the judges of envs stepped concurrently).
 
     Raises:
-        gymnasium.error.DependencyNotInstalled: without the ``openai`` package.
+        ValueError: for a bad argument, or a ``base_url`` that is not ``http(s)://host...``.
     """
 
     def __init__(
@@ -898,14 +905,6 @@ class OpenAICompatLLM:
         max_response_bytes: int | None = None,
         request_tokens: bool = False,
     ):
-        try:
-            import openai
-        except ImportError as err:
-            import gymnasium as gym
-
-            raise gym.error.DependencyNotInstalled(
-                f"OpenAICompatLLM needs the openai package ({err}); pip install 'gui-gym[llm]'"
-            ) from err
         if not model:
             raise ValueError("model must name the served model")
         if not isinstance(max_retries, int) or max_retries < 0:
@@ -934,81 +933,15 @@ class OpenAICompatLLM:
         self.extra_body = dict(extra_body or {})
         self.request_tokens = bool(request_tokens)
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-        self._openai = openai
-        self._async: tuple[Any, Any, Any] | None = None  # (loop, client, semaphore)
-        # retries are ours (so they are logged and tested); the client makes one attempt
-        self._client = openai.OpenAI(
-            base_url=base_url,
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
-            timeout=timeout,
-            max_retries=0,
-        )
+        from gui_gym.models.chat_http import AsyncJSONClient
 
-    def _is_transient(self, err: Exception) -> bool:
-        if isinstance(err, _DeadlineExceeded):
-            return True
-        openai = self._openai
-        if isinstance(err, openai.APIConnectionError | openai.APITimeoutError):
-            return True
-        if isinstance(err, openai.APIStatusError):
-            return err.status_code in (408, 409, 429) or err.status_code >= 500
-        return False
+        AsyncJSONClient(base_url, self._api_key, self.timeout)  # a bad URL fails here
+        self._async: tuple[Any, Any, Any] | None = None  # (loop, client, semaphore)
 
     def _body_limit(self, max_new_tokens: int, n: int) -> int:
         if self.max_response_bytes is not None:
             return self.max_response_bytes
         return (1 << 20) + 64 * n * max_new_tokens
-
-    def _post(
-        self, messages: list[dict[str, str]], max_new_tokens: int, temperature: float, n: int
-    ) -> bytes:
-        """One attempt: the raw response body, read within the deadline and the size cap.
-
-        The request runs in a daemon thread that the caller waits for at most ``timeout``
-        seconds: httpx's own timeout is per read, so a trickling server would otherwise hold
-        the caller for as long as it keeps sending.
-        """
-        limit = self._body_limit(max_new_tokens, n)
-        outcome: dict[str, Any] = {}
-        abandoned = threading.Event()
-
-        def attempt() -> None:
-            try:
-                with self._client.chat.completions.with_streaming_response.create(
-                    model=self.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    max_tokens=max_new_tokens,
-                    temperature=temperature,
-                    n=n,
-                    extra_body=self.extra_body or None,
-                ) as response:
-                    chunks: list[bytes] = []
-                    size = 0
-                    for chunk in response.iter_bytes():
-                        if abandoned.is_set():
-                            return
-                        size += len(chunk)
-                        if size > limit:
-                            raise LLMError(
-                                f"{self.base_url} sent a response body over {limit} bytes for "
-                                f"max_tokens={max_new_tokens}, n={n} (max_response_bytes)"
-                            )
-                        chunks.append(chunk)
-                    outcome["body"] = b"".join(chunks)
-            except Exception as err:  # handed to the caller's thread as is
-                outcome["error"] = err
-
-        worker = threading.Thread(target=attempt, name="gui-gym-llm-request", daemon=True)
-        worker.start()
-        worker.join(self.timeout)
-        if worker.is_alive():
-            abandoned.set()
-            raise _DeadlineExceeded(
-                f"no complete response within the {self.timeout:g}s deadline (timeout)"
-            )
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["body"]
 
     def _texts(self, body: bytes) -> list[str]:
         """The completions of a chat-completions body, or LLMError saying what is wrong."""
@@ -1042,46 +975,6 @@ class OpenAICompatLLM:
             raise LLMError(f"{self.base_url} returned no choices for model {self.model!r}")
         return [text for _, text in sorted(indexed, key=lambda pair: pair[0])]
 
-    def _request(
-        self, messages: list[dict[str, str]], max_new_tokens: int, temperature: float, n: int
-    ) -> list[str]:
-        last: Exception | None = None
-        for attempt in range(self.max_retries + 1):
-            try:
-                body = self._post(messages, max_new_tokens, temperature, n)
-            except (self._openai.OpenAIError, _DeadlineExceeded) as err:
-                if not self._is_transient(err):
-                    raise LLMError(
-                        f"{self.base_url} rejected the request for model {self.model!r}: {err}"
-                    ) from err
-                last = err
-                if attempt < self.max_retries:
-                    wait = min(self.backoff * 2**attempt, self.max_backoff)
-                    logger.warning(
-                        "%s: %s (attempt %d of %d); retrying in %.2fs",
-                        self.base_url,
-                        err,
-                        attempt + 1,
-                        self.max_retries + 1,
-                        wait,
-                    )
-                    time.sleep(wait)
-                continue
-            return self._texts(body)
-        raise ModelUnavailable(
-            f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
-            f"last error: {last}"
-        ) from last
-
-    def _complete(
-        self, prompt: Prompt, max_new_tokens: int, temperature: float, n: int
-    ) -> list[str]:
-        messages = openai_messages(to_messages(prompt, self.system_prompt))
-        out: list[str] = []
-        while len(out) < n:  # some servers ignore n and answer once
-            out.extend(self._request(messages, max_new_tokens, temperature, n - len(out)))
-        return out[:n]
-
     def generate(
         self,
         prompts: Sequence[Prompt],
@@ -1089,21 +982,15 @@ class OpenAICompatLLM:
         temperature: float = 0.0,
         n: int = 1,
     ) -> list[list[str]]:
-        """``n`` completions per prompt, requested concurrently.
+        """``n`` completions per prompt, all requested together (bounded by
+        ``max_concurrency``); the blocking form of :meth:`agenerate`.
 
         Raises:
-            LLMError: when a request is rejected, or still fails after the retries.
+            LLMError: when a request is rejected, or still fails after the retries
+                (:class:`ModelUnavailable`), or the answer is not a chat completion.
         """
-        _check_generate_args(prompts, max_new_tokens, temperature, n)
-        prompts = list(prompts)
-        if len(prompts) <= 1 or self.max_concurrency == 1:
-            return [self._complete(p, max_new_tokens, temperature, n) for p in prompts]
-        workers = min(self.max_concurrency, len(prompts))
-        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            futures = [
-                pool.submit(self._complete, p, max_new_tokens, temperature, n) for p in prompts
-            ]
-            return [f.result() for f in futures]
+        rows = self.generate_with_tokens(prompts, max_new_tokens, temperature, n)
+        return [[g.text for g in row] for row in rows]
 
     # ------------------------------------------------------------------------------ async
 
@@ -1112,8 +999,13 @@ class OpenAICompatLLM:
         asyncio semaphore belong to one loop, so a new loop gets new ones)."""
         from gui_gym.models.chat_http import AsyncJSONClient
 
+        own = _BLOCKING_CLIENT.get()
+        if own is not None and own[0] is self:  # a blocking call's own client and loop
+            return own[1], own[2]
         loop = asyncio.get_running_loop()
         if self._async is None or self._async[0] is not loop:
+            if self._async is not None and self._async[0].is_closed():
+                self._async[1].close()  # the connections of a finished loop
             client = AsyncJSONClient(self.base_url, self._api_key, self.timeout)
             self._async = (loop, client, asyncio.Semaphore(self.max_concurrency))
         return self._async[1], self._async[2]
@@ -1121,7 +1013,7 @@ class OpenAICompatLLM:
     async def _arequest(
         self, messages: list[dict[str, Any]], max_new_tokens: int, temperature: float, n: int
     ) -> list[Generation]:
-        from gui_gym.models.chat_http import ResponseTooLarge, TransportError
+        from gui_gym.models.chat_http import ResponseTooLarge, TransportError, post_retrying
 
         client, semaphore = self._async_client()
         payload: dict[str, Any] = {
@@ -1134,41 +1026,47 @@ class OpenAICompatLLM:
         }
         if self.request_tokens:
             payload.update(logprobs=True, return_token_ids=True)
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            try:
-                async with semaphore:
-                    status, body = await client.post(
-                        "/chat/completions", payload, self._body_limit(max_new_tokens, n)
-                    )
-            except TransportError as err:
-                last = str(err)
-            except ResponseTooLarge as err:
+
+        def on_retry(reason: str, attempt: int, wait: float) -> None:
+            logger.warning(
+                "%s: %s (attempt %d of %d); retrying in %.2fs",
+                self.base_url,
+                reason,
+                attempt + 1,
+                self.max_retries + 1,
+                wait,
+            )
+
+        try:
+            outcome = await post_retrying(
+                client,
+                "/chat/completions",
+                payload,
+                max_retries=self.max_retries,
+                backoff=self.backoff,
+                max_backoff=self.max_backoff,
+                max_bytes=self._body_limit(max_new_tokens, n),
+                gate=semaphore,
+                on_retry=on_retry,
+            )
+        except ResponseTooLarge as err:
+            raise LLMError(
+                f"{self.base_url} sent a response body over {err} bytes for "
+                f"max_tokens={max_new_tokens}, n={n} (max_response_bytes)"
+            ) from None
+        if isinstance(outcome, TransportError):
+            last = str(outcome)
+        else:
+            status, body = outcome
+            if status == 200:
+                return self._generations(body)
+            message = _error_message(body)
+            if not (status in (408, 409, 429) or status >= 500):
                 raise LLMError(
-                    f"{self.base_url} sent a response body over {err} bytes for "
-                    f"max_tokens={max_new_tokens}, n={n} (max_response_bytes)"
-                ) from None
-            else:
-                if status == 200:
-                    return self._generations(body)
-                message = _error_message(body)
-                if not (status in (408, 409, 429) or status >= 500):
-                    raise LLMError(
-                        f"{self.base_url} rejected the request for model {self.model!r}: "
-                        f"HTTP {status}: {message}"
-                    )
-                last = f"HTTP {status}: {message}"
-            if attempt < self.max_retries:
-                wait = min(self.backoff * 2**attempt, self.max_backoff)
-                logger.warning(
-                    "%s: %s (attempt %d of %d); retrying in %.2fs",
-                    self.base_url,
-                    last,
-                    attempt + 1,
-                    self.max_retries + 1,
-                    wait,
+                    f"{self.base_url} rejected the request for model {self.model!r}: "
+                    f"HTTP {status}: {message}"
                 )
-                await asyncio.sleep(wait)
+            last = f"HTTP {status}: {message}"
         raise ModelUnavailable(
             f"{self.base_url} failed {self.max_retries + 1} times for model {self.model!r}; "
             f"last error: {last}"
@@ -1260,9 +1158,26 @@ class OpenAICompatLLM:
         temperature: float = 0.0,
         n: int = 1,
     ) -> list[list[Generation]]:
-        """The blocking form of :meth:`agenerate_with_tokens` (runs its own event loop; call
-        the coroutine instead from inside one)."""
-        return asyncio.run(self.agenerate_with_tokens(prompts, max_new_tokens, temperature, n))
+        """The blocking form of :meth:`agenerate_with_tokens`: runs it to its end on a fresh
+        event loop (:func:`~gui_gym.models.chat_http.run_blocking`; from any thread, and from
+        inside a running loop on a helper thread) and closes that loop's connections."""
+        from gui_gym.models.chat_http import run_blocking
+
+        async def run() -> list[list[Generation]]:
+            from gui_gym.models.chat_http import AsyncJSONClient
+
+            # this call's own client (a context variable, so that calls from several threads
+            # at once, e.g. the judges of concurrently stepped envs, never share a loop's
+            # connections), closed when it ends
+            client = AsyncJSONClient(self.base_url, self._api_key, self.timeout)
+            token = _BLOCKING_CLIENT.set((self, client, asyncio.Semaphore(self.max_concurrency)))
+            try:
+                return await self.agenerate_with_tokens(prompts, max_new_tokens, temperature, n)
+            finally:
+                _BLOCKING_CLIENT.reset(token)
+                await client.aclose()
+
+        return run_blocking(run)
 
 
 def _error_message(body: bytes) -> str:

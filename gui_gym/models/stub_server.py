@@ -25,12 +25,13 @@ import argparse
 import asyncio
 import contextlib
 import json
+import socket
 import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["StubChatServer", "main"]
+__all__ = ["SlowServer", "StubChatServer", "main"]
 
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}
 
@@ -214,6 +215,66 @@ class StubChatServer:
             loop.call_soon_threadsafe(task_holder["task"].cancel)
             thread.join(timeout=10.0)
             loop.close()
+
+
+class SlowServer:
+    """A raw TCP server for deadline tests and benchmarks: ``mode="trickle"`` answers with a
+    ``Content-Length`` of 100,000 and then one byte every ``every`` seconds, for ever (a
+    per-read timeout never fires); ``mode="silent"`` accepts and never answers. ``peak`` is
+    the most connections it held at once."""
+
+    def __init__(self, mode: str, every: float = 2.0):
+        if mode not in ("trickle", "silent"):
+            raise ValueError(f"mode must be 'trickle' or 'silent', got {mode!r}")
+        self.mode = mode
+        self.every = every
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(256)
+        self.port = self.sock.getsockname()[1]
+        self.open = 0
+        self.peak = 0
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with self.lock:
+            self.open += 1
+            self.peak = max(self.peak, self.open)
+        try:
+            conn.recv(65536)
+            if self.mode == "trickle":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+            while not self.stop.wait(self.every):
+                if self.mode == "trickle":
+                    conn.sendall(b" ")
+        except OSError:
+            pass
+        finally:
+            with self.lock:
+                self.open -= 1
+            conn.close()
+
+    def _accept(self) -> None:
+        self.sock.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[str]:
+        """Serve in a daemon thread; yields the API root ``http://127.0.0.1:PORT/v1``."""
+        thread = threading.Thread(target=self._accept, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{self.port}/v1"
+        finally:
+            self.stop.set()
+            thread.join(5)
+            self.sock.close()
 
 
 def main(argv: list[str] | None = None) -> None:

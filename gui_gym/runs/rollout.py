@@ -48,7 +48,18 @@ API (what a trainer needs)::
   ``trajectories``; :attr:`RolloutEngine.stats` counts them apart. They are never reward 0.
   Any other exception from the agent (a bug) propagates.
 * A hung env call (past ``step_timeout``, default 60 s) is an infrastructure failure too:
-  the worker is killed and restarted (inline: the call is interrupted and the env rebuilt).
+  the worker is killed and restarted (inline: the env is rebuilt at once and the hung call
+  left to end on its thread).
+* Inline envs are stepped concurrently: the env calls that the episodes issue together (all
+  the steps of one round, after one batched ``act_batch``) run at once, one thread each, so
+  a round waits for its slowest call once, not for the sum (an env whose PRM or judge waits
+  on a model server). Results are handed back in the order the calls were issued, so the
+  agent sees the same batches and the episodes end in the same order as in a serial loop,
+  whichever thread finishes first. Envs must therefore not share objects that are unsafe to
+  call from two threads at once (each env of a factory its own browser, store handle or
+  tokenizer-using model, or one that locks; torch modules are safe for inference). An env
+  class with process-wide state sets ``thread_safe = False``: calls into its envs then take
+  turns (one lock per class), as in a serial loop, while other envs still run together.
 * ``workers="process"`` runs each env in its own worker process (for slow envs such as
   MiniWoB's Chromium); a worker that dies is detected (its index, task and exit code are
   logged and put in ``infra_error``), restarted, and the run continues. The env callable
@@ -65,7 +76,7 @@ import copy
 import functools
 import logging
 import multiprocessing
-import signal
+import queue
 import threading
 import time
 import traceback
@@ -146,8 +157,8 @@ class WorkerDied(EnvFailure):
 
 class EnvHung(EnvFailure):
     """An env call (reset, step, a one-env agent's act) ran past ``step_timeout``: its worker
-    was killed (``workers="process"``) or the call interrupted (inline), and the env is
-    rebuilt; the episode is ``infra_error``."""
+    was killed (``workers="process"``) or, inline, the engine stopped waiting for its thread;
+    the env is rebuilt and the episode is ``infra_error``."""
 
 
 DEFAULT_STEP_TIMEOUT = 60.0
@@ -163,43 +174,56 @@ def hung_message(timeout: float) -> str:
     return f"no answer within step_timeout={timeout:g} s (hung)"
 
 
-class _StepTimeout(BaseException):
-    """Raised by SIGALRM inside a hung inline call. A BaseException, so that the env's own
-    ``except Exception`` handlers (a judge's probes, a wrapper's fallbacks) cannot swallow
-    it."""
+class _CallThreads:
+    """Daemon threads that run inline env calls, one thread per call in flight: a batch of
+    calls starts together, so each call's deadline counts from the same moment. A hung
+    call's thread is written off (Python cannot stop a thread) and another is started for
+    the next call; it ends when the call returns (closing the abandoned env usually ends
+    it: a closed browser fails the call)."""
 
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._queued = 0
+        self._threads = 0
 
-@contextlib.contextmanager
-def _inline_deadline(seconds: float | None) -> Any:
-    """Interrupt the body with :class:`_StepTimeout` after ``seconds`` (SIGALRM; the main
-    thread only, elsewhere no deadline). An outer alarm that is due sooner (pytest-timeout)
-    is left alone; a later one is re-armed afterwards."""
-    if (
-        seconds is None
-        or not hasattr(signal, "setitimer")
-        or threading.current_thread() is not threading.main_thread()
-    ):
-        yield
-        return
-    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
-    if outer_delay and outer_delay <= seconds:
-        yield
-        return
+    def submit(self, call: Callable[[], Any], deliver: Callable[[bool, Any], None]) -> None:
+        """Run ``call()`` on a thread; ``deliver(ok, result_or_exception)`` gets its end."""
+        with self._lock:
+            self._queued += 1
+            if self._queued > self._idle:
+                self._idle += 1
+                self._threads += 1
+                threading.Thread(
+                    target=self._work, name=f"gui-gym-env-call-{self._threads}", daemon=True
+                ).start()
+        self._queue.put((call, deliver))
 
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise _StepTimeout(hung_message(seconds))
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            with self._lock:
+                self._queued -= 1
+                self._idle -= 1
+            call, deliver = item
+            try:
+                outcome: tuple[bool, Any] = (True, call())
+            except BaseException as err:  # handed to the engine's loop
+                outcome = (False, err)
+            with self._lock:  # free before the loop hears of it, so its next call reuses it
+                self._idle += 1
+            deliver(*outcome)
+            del item, call, deliver, outcome
 
-    started = time.monotonic()
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer_delay:
-            left = max(outer_delay - (time.monotonic() - started), 1e-3)
-            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
+    def close(self) -> None:
+        """Let the idle threads end (a hung one ends when its call returns)."""
+        with self._lock:
+            count = self._idle
+        for _ in range(count):
+            self._queue.put(None)
 
 
 @dataclass
@@ -355,6 +379,7 @@ class _InlineEnv:
         self._factory = factory
         self.env = make()
         self.agent: Agent | None = None
+        self.replaced = False  # the env was just rebuilt after a hung call
 
     @classmethod
     def forked(cls, parent: _InlineEnv, seed: int) -> _InlineEnv:
@@ -363,9 +388,11 @@ class _InlineEnv:
         slot._factory = parent._factory
         slot.env = fork_env(parent.env)
         slot.agent = parent._factory(slot.env, seed) if parent._factory is not None else None
+        slot.replaced = False
         return slot
 
     def reset(self, seed: int | None, options: dict[str, Any] | None) -> tuple[Any, ...]:
+        self.replaced = False
         observation, info = self.env.reset(seed=seed, options=options)
         meta = _task_meta(self.env)
         if self._factory is not None:
@@ -386,10 +413,28 @@ class _InlineEnv:
         return base.ui_tree.to_dict() if hasattr(base, "ui_tree") else None
 
     def restart(self) -> None:
+        if self.replaced:  # rebuilt already when its call hung (abandon)
+            self.replaced = False
+            return
         with contextlib.suppress(Exception):
             self.env.close()
         self.env = self._make()
         self.agent = None
+
+    def abandon(self) -> None:
+        """A call into the env hung (it still runs on its thread): build a new env at once,
+        and close the old one on a daemon thread (never wait for it; closing a browser
+        usually ends the hung call)."""
+        old = self.env
+        self.env = self._make()
+        self.agent = None
+        self.replaced = True
+
+        def close_old() -> None:
+            with contextlib.suppress(BaseException):
+                old.close()
+
+        threading.Thread(target=close_old, name="gui-gym-close-hung-env", daemon=True).start()
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -453,10 +498,15 @@ class _ProcessEnv:
         child.close()
         self._fresh = True  # the first call waits for the env to be built too
 
+    def _budget(self) -> float | None:
+        """Seconds the next call may take: ``timeout``, and at least :data:`START_TIMEOUT`
+        for a new worker's first call (it builds the env)."""
+        if self.timeout is not None and self._fresh:
+            return max(self.timeout, START_TIMEOUT)
+        return self.timeout
+
     def _call(self, command: str, *args: Any) -> Any:
-        timeout = self.timeout
-        if timeout is not None and self._fresh:
-            timeout = max(timeout, START_TIMEOUT)
+        timeout = self._budget()
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             self._conn.send((command, args))
@@ -509,6 +559,29 @@ class _ProcessEnv:
                 if self._conn.poll(5.0):
                     self._conn.recv()
         self._terminate()
+
+
+_SERIAL_LOCKS: dict[type, threading.Lock] = {}
+_SERIAL_LOCKS_GUARD = threading.Lock()
+
+
+def _serial_lock(env: gym.Env) -> threading.Lock | None:
+    """The lock that serialises calls into envs whose base class says ``thread_safe =
+    False`` (process-wide state, e.g. a planner that rewrites ``sys.argv``): one lock per
+    such class, so its envs take turns while the others run together. None for the rest."""
+    try:
+        base = env.unwrapped
+    except Exception:  # a half-built env: its call raises on its own
+        return None
+    if getattr(base, "thread_safe", True):
+        return None
+    with _SERIAL_LOCKS_GUARD:
+        return _SERIAL_LOCKS.setdefault(type(base), threading.Lock())
+
+
+def _locked(lock: threading.Lock, call: Callable[[], Any]) -> Any:
+    with lock:
+        return call()
 
 
 # ---------------------------------------------------------------------------------- engine
@@ -578,9 +651,11 @@ class RolloutEngine:
             PPO bootstraps the critic's value there (GAE's ``V(s_T)``).
         step_timeout: Seconds one env call (reset, step, a one-env agent's act) may take
             (default :data:`DEFAULT_STEP_TIMEOUT`, 60 s; None: no limit). Past it the call
-            counts as hung: a worker process is killed and restarted; an inline call is
-            interrupted by ``SIGALRM`` (when the engine runs in the main thread; elsewhere
-            inline calls have no limit) and its env rebuilt. The episode ends as
+            counts as hung: a worker process is killed and restarted; for an inline env
+            (whose calls run on threads, see the module docstring) the engine stops waiting,
+            rebuilds the env at once and closes the old one on a daemon thread, from any
+            thread the engine runs in (no signals; a Python thread cannot be killed, so
+            the hung call's thread ends only when the call returns). The episode ends as
             ``infra_error`` (:class:`EnvHung`), as the Ray pool does with its workers.
 
     Raises:
@@ -656,6 +731,9 @@ class RolloutEngine:
         self._keep_screenshots = int(getattr(agent, "images", 0) or 0) > 0
         self._async_agent = self.batch_agent and bool(getattr(agent, "is_async", False))
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._threads = _CallThreads()  # the inline envs' calls
+        self._round: list[tuple[Any, str, tuple[Any, ...], asyncio.Future]] = []
+        self._rounds: asyncio.Future | None = None
         self._live = 0
         self._in_env = 0
         self._batcher: _Batcher | None = None
@@ -672,14 +750,11 @@ class RolloutEngine:
         self.stats = RolloutStats()
 
     async def _env_call(self, slot: Any, method: str, *args: Any) -> Any:
-        """Call an env slot: directly for in-process envs, in a thread for worker processes
-        (the loop keeps serving other envs while one waits)."""
+        """Call an env slot: in a thread for in-process envs (the calls issued together run
+        together, see :meth:`_inline_call`), in a thread waiting on the worker process for
+        worker processes (the loop keeps serving other envs while one waits)."""
         if isinstance(slot, _InlineEnv):
-            try:
-                with _inline_deadline(self.step_timeout):
-                    return getattr(slot, method)(*args)
-            except _StepTimeout as err:
-                raise EnvHung(f"env {method}: {err}") from None
+            return await self._inline_call(slot, method, args)
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(self.num_envs)
         self._in_env += 1
@@ -690,6 +765,63 @@ class RolloutEngine:
             return await loop.run_in_executor(self._executor, getattr(slot, method), *args)
         finally:
             self._in_env -= 1
+
+    async def _inline_call(self, slot: _InlineEnv, method: str, args: tuple[Any, ...]) -> Any:
+        """Queue one call into an in-process env and wait for its result.
+
+        The calls that the episodes issue together (every env's step of one round, after
+        one batched ``act_batch``) run together, each on its own thread, so the round waits
+        for its slowest call once, not for the sum (an env whose wrapper waits on a model
+        server). Rounds run one after another and their results are handed back in the order
+        the calls were issued, so the episodes go on in the same order as in a serial loop:
+        same batches, same results, whatever thread finishes first. A call past
+        ``step_timeout`` raises :class:`EnvHung` (its env is rebuilt at once; the hung
+        thread is left to end by itself). This works from any thread (no signals).
+        """
+        future = asyncio.get_running_loop().create_future()
+        self._round.append((slot, method, args, future))
+        if self._rounds is None or self._rounds.done():
+            self._rounds = asyncio.ensure_future(self._run_rounds())
+        return await future
+
+    async def _run_rounds(self) -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(0)  # the other episodes of this turn of the loop issue theirs
+        while self._round:
+            batch, self._round = self._round, []
+            ends = [loop.create_future() for _ in batch]
+            for (slot, method, args, _), end in zip(batch, ends, strict=True):
+
+                def deliver(ok: bool, value: Any, end: asyncio.Future = end) -> None:
+                    def settle() -> None:
+                        if not end.done():
+                            (end.set_result if ok else end.set_exception)(value)
+
+                    with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                        loop.call_soon_threadsafe(settle)
+
+                call = functools.partial(getattr(slot, method), *args)
+                guard = _serial_lock(slot.env)
+                if guard is not None:
+                    call = functools.partial(_locked, guard, call)
+                self._threads.submit(call, deliver)
+            await asyncio.wait(ends, timeout=self.step_timeout)
+            for (slot, method, _, future), end in zip(batch, ends, strict=True):
+                if future.done():  # cancelled (the run is being torn down)
+                    continue
+                if not end.done():
+                    end.cancel()
+                    try:
+                        slot.abandon()
+                    except Exception as err:  # reported; the episode is lost either way
+                        logger.error("env could not be rebuilt after a hung call: %s", err)
+                    future.set_exception(
+                        EnvHung(f"env {method}: {hung_message(self.step_timeout or 0)}")
+                    )
+                elif end.exception() is not None:
+                    future.set_exception(end.exception())
+                else:
+                    future.set_result(end.result())
 
     async def _act(
         self, slot: Any, observation: dict[str, Any], info: dict[str, Any], turns: list[Turn]
@@ -774,8 +906,13 @@ class RolloutEngine:
                 return observation, info, True
             tree = None
             if self.record_trees:
-                with contextlib.suppress(Exception):
+                try:
                     tree = await self._env_call(slot, "tree")
+                except EnvHung as err:
+                    self._fail(slot, trajectory, f"tree failed: {err}", restart=True)
+                    return observation, info, True
+                except Exception:  # no tree: the step is recorded without one
+                    tree = None
             screen = str(observation.get("screen", ""))
             try:
                 result = await self._env_call(slot, "step", step.action)
@@ -969,6 +1106,10 @@ class RolloutEngine:
         finally:
             self._live = 0
             self._in_env = 0
+            if self._rounds is not None and not self._rounds.done():
+                self._rounds.cancel()
+            self._rounds = None
+            self._round = []
             self.stats.seconds += time.perf_counter() - started
         return results
 
@@ -1078,6 +1219,7 @@ class RolloutEngine:
             slot.close()
         if self._executor is not None:
             self._executor.shutdown(wait=False)
+        self._threads.close()
 
     def __enter__(self) -> RolloutEngine:
         return self
