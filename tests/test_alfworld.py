@@ -539,3 +539,16 @@ def test_no_string_makes_step_raise(env, text, data):
     if not info["action_valid"]:
         assert isinstance(info["action_error"], str) and info["action_error"]
         assert reward == 0.0
+
+
+def test_alfworld_envs_take_turns_on_the_rollout_engines_threads() -> None:
+    """Its PDDL translation rewrites the process-wide ``sys.argv``: the rollout engine must
+    serialise its envs' calls (``thread_safe = False``) while other envs run together."""
+    from gui_gym.core.env import GuiEnv
+    from gui_gym.envs.alfworld.env import ALFWorldEnv
+    from gui_gym.runs.rollout import _serial_lock
+
+    assert GuiEnv.thread_safe and not ALFWorldEnv.thread_safe
+    env = object.__new__(ALFWorldEnv)  # the lock is per class: no game needs building
+    assert _serial_lock(env) is _serial_lock(object.__new__(ALFWorldEnv)) is not None
+    assert _serial_lock(gym.make("GuiGym/WikiHow-v0")) is None

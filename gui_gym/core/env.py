@@ -77,6 +77,10 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
     """``(width, height)`` of screens and screenshots, in pixels."""
     end_on_success: ClassVar[bool] = False
     """Terminate as soon as the task's success predicate holds (WikiHow/Mobile-Env style)."""
+    thread_safe: ClassVar[bool] = True
+    """Whether envs of this class may step on separate threads at once (the rollout engine
+    steps a batch's envs concurrently); False for process-wide state, and the engine then
+    has them take turns."""
     score_unfinished: bool = True
     """Score the final state of a truncated episode. AndroidWorld's suite scores an episode
     the agent did not end itself (no ``status``/``answer`` before the step budget) as 0;

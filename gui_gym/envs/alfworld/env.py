@@ -235,6 +235,9 @@ class ALFWorldEnv(GuiEnv):
 
     end_on_success = True
     categories = TASK_TYPES
+    # the PDDL translation rewrites sys.argv for fast_downward's option module: envs of one
+    # process must not build or reset at once (the rollout engine's threads take turns)
+    thread_safe = False
 
     def __init__(
         self,
