@@ -137,7 +137,7 @@ def _title_case(text: str) -> str:
 
 _TITLE_CANONICAL = 0.3
 _BULLET_CANONICAL = 0.2
-_INSTRUCTION_CANONICAL = 0.4
+_INSTRUCTION_CANONICAL = 0.2
 _IN_TITLE = 0.4
 _IN_BULLETS = 0.6
 """How often titles, bullet points and instructions use an attribute's canonical wording (the
@@ -251,7 +251,7 @@ def _asin(draw: Draw, taken: set[str]) -> str:
 
 _FAMILY_SIZES = (1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 8)
 """Products per near-duplicate family (mean 3.5): a goal's target usually has look-alikes."""
-_PRICE_TIERS = (0.5, 0.7, 1.0, 1.0, 1.0, 1.4, 2.0, 3.0)
+_PRICE_TIERS = (0.4, 0.6, 1.0, 1.5, 2.2, 3.2)
 """A family's price scale on its type's range: budget to premium lines, so a search's top
 results straddle a goal's price ceiling."""
 _SAME_BRAND = 0.4
@@ -298,7 +298,7 @@ def _family(seed: int, number: int, taken: set[str]) -> list[list[Any]]:
                     order = dict(ptype.options)[name]
                     options[group] = [name, [v for v in order if v in values]]
             else:  # by the price
-                price = base_price * draw.uniform(0.6, 1.8)
+                price = base_price * draw.uniform(0.5, 2.0)
             price = round(max(1.0, price * draw.uniform(0.9, 1.1)), 2)
         product_seed = int(draw.random() * 2**31)
         title = _title(draw, brand, head if draw.chance(0.75) else draw.choice(ptype.heads), attrs)
@@ -424,8 +424,21 @@ _DISTRACTORS = (
 )
 """Words in an instruction that name nothing about the product, as WebShop's crowd-written
 instructions have ("for my daughter", "my old one broke")."""
-_DISTRACTOR_SHARE = 0.5
-_OPTION_COUNTS = (0, 0, 0, 1, 1, 1, 2, 2, 2, 2)
+_OTHER_TYPE_PHRASES = (
+    "to go with my {x}",
+    "i already have a {x}",
+    "to match my new {x}",
+    "not a {x}",
+)
+"""Distractors that name another product type of the same category, as human instructions do
+("to go with my new jeans"): a word-matching search may rank that type first."""
+_DISTRACTOR_SHARE = 0.7
+_OTHER_TYPE_SHARE = 0.7
+_ATTRIBUTE_COUNTS = (2, 3, 4)
+_ATTRIBUTE_COUNTS_NO_OPTIONS = (3, 4)
+"""How many attributes a goal names (2-4; every product has at least 4); a goal that names no
+option names 3 or 4, so that buying any product of the type in budget rarely meets it."""
+_OPTION_COUNTS = (0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2)
 """How many option groups a goal names (0-2; WebShop's human goals name 0-2 options)."""
 
 
@@ -455,6 +468,10 @@ def _instruction(
     text = f"{draw.choice(_OPENERS)} {phrase}"
     if draw.chance(_DISTRACTOR_SHARE):
         distractor = draw.choice(_DISTRACTORS)
+        if draw.chance(_OTHER_TYPE_SHARE):
+            others = [t for t in PRODUCT_TYPES if t.category == ptype.category and t is not ptype]
+            other = draw.choice(draw.choice(others).goal_names)
+            distractor = draw.choice(_OTHER_TYPE_PHRASES).format(x=other)
         if draw.chance(0.5):
             text = f"{distractor}, so {text}"
         else:
@@ -487,8 +504,9 @@ def _goals(size: int, seed: int, rows: list[list[Any]]) -> list[list[Any]]:
         index = members[draw.below(len(members))]
         _asin_, _title_, price, type_key, _f, attrs, options, *_ = rows[index]
         ptype = next(t for t in PRODUCT_TYPES if t.key == type_key)
-        goal_attrs = draw.sample(attrs, 2 + draw.below(min(3, len(attrs) - 1)))
         groups = draw.sample(options, min(len(options), draw.choice(_OPTION_COUNTS)))
+        counts = _ATTRIBUTE_COUNTS if groups else _ATTRIBUTE_COUNTS_NO_OPTIONS
+        goal_attrs = draw.sample(attrs, draw.choice(counts))
         goal_options = [(name, draw.choice(values)) for name, values in groups]
         ceiling = price_ceiling(draw, price)
         number = k if split == "test" else k - test_count
