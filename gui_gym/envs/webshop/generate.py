@@ -251,7 +251,7 @@ def _asin(draw: Draw, taken: set[str]) -> str:
 
 _FAMILY_SIZES = (1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 8)
 """Products per near-duplicate family (mean 3.5): a goal's target usually has look-alikes."""
-_PRICE_TIERS = (0.4, 0.6, 1.0, 1.5, 2.2, 3.2)
+_PRICE_TIERS = (0.4, 0.6, 1.0, 1.6, 2.5, 4.0)
 """A family's price scale on its type's range: budget to premium lines, so a search's top
 results straddle a goal's price ceiling."""
 _SAME_BRAND = 0.4
@@ -426,14 +426,14 @@ _DISTRACTORS = (
 instructions have ("for my daughter", "my old one broke")."""
 _OTHER_TYPE_PHRASES = (
     "to go with my {x}",
-    "i already have a {x}",
+    "i already have the {x}",
     "to match my new {x}",
-    "not a {x}",
+    "not the {x}",
 )
 """Distractors that name another product type of the same category, as human instructions do
 ("to go with my new jeans"): a word-matching search may rank that type first."""
 _DISTRACTOR_SHARE = 0.7
-_OTHER_TYPE_SHARE = 0.7
+_OTHER_TYPE_SHARE = 0.75
 _ATTRIBUTE_COUNTS = (2, 3, 4)
 _ATTRIBUTE_COUNTS_NO_OPTIONS = (3, 4)
 """How many attributes a goal names (2-4; every product has at least 4); a goal that names no

@@ -84,7 +84,11 @@ ATTRIBUTES: dict[str, Attribute] = _attrs(
     ("easy to use", "adj", ("easy to apply", "simple to use", "beginner friendly")),
     ("travel size", "adj", ("travel-size", "travel friendly", "carry-on size")),
     ("quick drying", "adj", ("quick-drying", "dries fast", "fast drying")),
-    ("dermatologist tested", "adj", ("dermatologist-tested", "tested by dermatologists", "derm approved")),
+    (
+        "dermatologist tested",
+        "adj",
+        ("dermatologist-tested", "tested by dermatologists", "derm approved"),
+    ),
     ("soft bristles", "with", ("soft bristle", "ultra soft bristles", "gentle bristles")),
     # food
     ("gluten free", "adj", ("gluten-free", "no gluten", "made without gluten")),
