@@ -836,9 +836,26 @@ def test_benchmark_measures_build_search_and_agents_on_a_small_catalog() -> None
     assert build["index_array_bytes"] > 0 and build["index_disk_bytes"] > 0
     search = bench_search(SIZE, queries=20)
     assert search["instruction"]["queries"] == 20 and search["instruction"]["p50_ms"] > 0
+    assert search["instruction"]["p99_ms"] >= search["instruction"]["p50_ms"]
     agents = bench_agents(SIZE)
     assert agents["oracle"]["success_rate"] == 1.0
     assert agents["random"]["mean_reward"] < agents["webshop-greedy"]["mean_reward"] < 1.0
+
+
+def test_benchmark_builds_in_a_kept_folder_only_when_empty(tmp_path: Path) -> None:
+    from gui_gym.cli.bench.webshop import bench_build
+
+    build = bench_build(SIZE, keep_in=tmp_path)
+    assert build["catalog_build_s"] > 0 and len(list(tmp_path.glob("catalog-*"))) == 1
+    with pytest.raises(ValueError, match="already holds a catalog"):
+        bench_build(SIZE, keep_in=tmp_path)
+
+
+def test_a_million_products_is_an_offered_size() -> None:
+    from gui_gym.envs.webshop.catalog import CATALOG_SIZES
+    from gui_gym.envs.webshop.generate import goal_counts
+
+    assert CATALOG_SIZES[-1] == 1_000_000 and goal_counts(1_000_000) == (9_500, 500)
 
 
 def test_eval_knows_the_greedy_baseline_by_name() -> None:
