@@ -134,19 +134,16 @@ class SearchIndex:
         return self._term_scores(tuple(tokenize(query)))
 
     def _term_scores(self, terms: tuple[str, ...]) -> np.ndarray:
-        slices = [
-            (self.indptr[column], self.indptr[column + 1])
-            for column in (self.vocab.get(term) for term in terms)
-            if column is not None
-        ]
-        if not slices:
-            return np.zeros(self.num_docs, dtype=np.float32)
-        # One bincount over the query terms' postings (a product appears once per term
-        # column): 2-3x faster than adding column by column on a 1,000,000 catalog; the
-        # rankings are identical on 1,000 instruction queries of the 10,000 catalog.
-        docs = np.concatenate([self.indices[start:end] for start, end in slices])
-        weights = np.concatenate([self.data[start:end] for start, end in slices])
-        return np.bincount(docs, weights=weights, minlength=self.num_docs).astype(np.float32)
+        scores = np.zeros(self.num_docs, dtype=np.float32)
+        for term in terms:
+            column = self.vocab.get(term)
+            if column is None:
+                continue
+            start, end = self.indptr[column], self.indptr[column + 1]
+            # A product appears once per term column, so plain fancy-index addition is exact
+            # (and several times faster than np.add.at).
+            scores[self.indices[start:end]] += self.data[start:end]
+        return scores
 
     def search(self, query: str, k: int = SEARCH_RETURN_N) -> tuple[int, ...]:
         """Indices of the ``k`` best-scoring products for ``query``, best first; products
