@@ -246,7 +246,7 @@ def test_every_option_value_and_attribute_matches_itself() -> None:
 # -- catalog and goals ---------------------------------------------------------------------------
 
 
-CATALOG_1K_SHA256 = "ca468a14d67bdfda1a608649260fc34fc25759408a01789a3a29c456ba8dc21e"
+CATALOG_1K_SHA256 = "dd6243527734da37a1c252bca809f9d1fe700445a4ec6285227ef650b20b4ad3"
 """The published 1,000 catalog. A deliberate change to the generator or its word lists changes
 it: update it then, together with the figures in docs/webshop.md."""
 
@@ -275,8 +275,18 @@ def test_catalog_covers_five_categories_with_near_duplicates(world) -> None:
     for p in catalog:
         families.setdefault(p.family, []).append(p)
     variants = [f for f in families.values() if len(f) > 1]
-    assert len(variants) > 100
-    assert all(len({p.brand for p in f}) == 1 for f in variants)  # one brand per family
+    assert len(variants) > 150
+    assert sum(len(f) >= 5 for f in variants) > 30  # large near-duplicate families
+    assert all(len({p.type_key for p in f}) == 1 for f in variants)  # one product type each
+    assert sum(len({p.brand for p in f}) > 1 for f in variants) > len(variants) // 2  # cross-brand
+    # every later variant differs from its family's first product in at most one attribute
+    # and at most one option group (or only in price)
+    for f in variants:
+        base = f[0]
+        for p in f[1:]:
+            assert len(set(base.attributes) - set(p.attributes)) <= 1, (base, p)
+            changed = sum(a != b for a, b in zip(base.options, p.options, strict=True))
+            assert changed <= 1 and (changed == 0 or base.attributes == p.attributes), (base, p)
     assert len({p.asin for p in catalog}) == len(catalog)
     # paraphrases: titles often say an attribute in other words than the canonical one
     paraphrased = sum(
@@ -309,9 +319,31 @@ def test_goals_name_the_targets_attributes_options_and_a_ceiling(world) -> None:
     for goal in world.catalog.goals:
         target = world.catalog[goal.product]
         assert set(goal.attributes) <= set(target.attributes)
+        assert 2 <= len(goal.attributes) <= 4 and 0 <= len(goal.options) <= 2
+        assert len(goal.attributes) >= 3 or goal.options  # no option: 3-4 attributes
+        assert len({n for n, _ in goal.options}) == len(goal.options)
         assert all(v in target.option_values(n) for n, v in goal.options)
         assert target.price <= goal.price_upper
-        assert goal.instruction.endswith(f"price lower than {goal.price_upper:.2f} dollars")
+        if goal.price_upper < 1_000_000:
+            assert goal.instruction.endswith(f"price lower than {goal.price_upper:.2f} dollars")
+        else:  # WebShop: no ceiling (and no price text) for a target of $980 or more
+            assert target.price >= 980 and "price lower than" not in goal.instruction
+    goals = world.catalog.goals
+    counts = {k: sum(len(g.options) == k for g in goals) / len(goals) for k in (0, 1, 2)}
+    assert all(0.15 < share < 0.6 for share in counts.values()), counts
+    assert {len(g.attributes) for g in goals} == {2, 3, 4}
+    # distractor words: a quarter of instructions name another product type of the category
+    others = 0
+    for g in goals:
+        target = world.catalog[g.product]
+        names = {
+            n
+            for t in PRODUCT_TYPES
+            if t.category == target.category and t.key != target.type_key
+            for n in t.goal_names
+        }
+        others += any(f"my {n}" in g.instruction or f"the {n}" in g.instruction for n in names)
+    assert others > len(goals) // 4
     phrasings = {g.instruction.split(" a ")[0].split(" some ")[0] for g in world.catalog.goals}
     assert len(phrasings) > 10  # varied openings
 
@@ -520,6 +552,56 @@ def test_greedy_baseline_scores_between_random_and_oracle(world) -> None:
         ]
         means[name] = float(np.mean(rewards))
     assert means["random"] < means["greedy"] < means["oracle"] == 1.0, means
+
+
+def test_rule_baseline_lands_in_webshops_band(world) -> None:
+    """Calibration, pinned on the 1,000 catalog's 250 goals: WebShop's rule baseline (search
+    the instruction, buy the first result) succeeds on 5-20% of goals with a mean score of
+    40-55 (WebShop: 9.6%, 45.6), a random policy almost never, and the oracle always (tested
+    above). docs/webshop.md has the same figures over 500 goals of the larger catalogs."""
+    env = make("GuiGym/WebShop-Text-v0", split="all")
+    tasks = world.suite.select("all")
+    assert len(tasks) == 250
+
+    def rates(agent_of) -> tuple[float, float]:
+        runs = [
+            run_episode(env, agent_of(i), seed=i, options={"task": t.task_id})
+            for i, t in enumerate(tasks)
+        ]
+        return float(np.mean([r.success for r in runs])), 100 * float(
+            np.mean([r.task_reward for r in runs])
+        )
+
+    greedy_success, greedy_score = rates(lambda i: WebShopGreedyAgent(env))
+    assert 0.05 <= greedy_success <= 0.20 and 40 <= greedy_score <= 55, (
+        greedy_success,
+        greedy_score,
+    )
+    random_success, random_score = rates(lambda i: RandomAgent(env, seed=i))
+    assert random_success <= 0.05 and random_score < greedy_score, (random_success, random_score)
+    # the informed variant (price ceiling, named options) is much better than WebShop's rule
+    informed_success, _ = rates(lambda i: WebShopGreedyAgent(env, informed=True))
+    assert informed_success > 2 * greedy_success
+
+
+def test_rule_baseline_buys_the_first_result_with_no_options(world) -> None:
+    env = make("GuiGym/WebShop-Text-v0", split="test")
+    agent = WebShopGreedyAgent(env)
+    for task in world.suite.select("test")[:5]:
+        obs, info = env.reset(seed=0, options={"task": task.task_id})
+        agent.reset(obs, info)
+        actions, first = [], None
+        while True:
+            action = agent.act(obs, info)
+            actions.append(action)
+            obs, _, terminated, truncated, info = env.step(action)
+            if first is None:  # results page 1: back to search, next >, then the products
+                first = env.unwrapped.available_actions()["clickables"][2]
+            if terminated or truncated:
+                break
+        assert [a.type.name for a in actions] == ["SEARCH", "CLICK", "CLICK"]
+        assert actions[1].label.lower() == first and actions[2].label == "Buy Now"
+        assert info["webshop"]["asin"].lower() == first and not info["webshop"]["options"]
 
 
 def test_greedy_agent_plays_the_ui_env_too(world) -> None:
@@ -754,9 +836,26 @@ def test_benchmark_measures_build_search_and_agents_on_a_small_catalog() -> None
     assert build["index_array_bytes"] > 0 and build["index_disk_bytes"] > 0
     search = bench_search(SIZE, queries=20)
     assert search["instruction"]["queries"] == 20 and search["instruction"]["p50_ms"] > 0
+    assert search["instruction"]["p99_ms"] >= search["instruction"]["p50_ms"]
     agents = bench_agents(SIZE)
     assert agents["oracle"]["success_rate"] == 1.0
     assert agents["random"]["mean_reward"] < agents["webshop-greedy"]["mean_reward"] < 1.0
+
+
+def test_benchmark_builds_in_a_kept_folder_only_when_empty(tmp_path: Path) -> None:
+    from gui_gym.cli.bench.webshop import bench_build
+
+    build = bench_build(SIZE, keep_in=tmp_path)
+    assert build["catalog_build_s"] > 0 and len(list(tmp_path.glob("catalog-*"))) == 1
+    with pytest.raises(ValueError, match="already holds a catalog"):
+        bench_build(SIZE, keep_in=tmp_path)
+
+
+def test_a_million_products_is_an_offered_size() -> None:
+    from gui_gym.envs.webshop.catalog import CATALOG_SIZES
+    from gui_gym.envs.webshop.generate import goal_counts
+
+    assert CATALOG_SIZES[-1] == 1_000_000 and goal_counts(1_000_000) == (9_500, 500)
 
 
 def test_eval_knows_the_greedy_baseline_by_name() -> None:

@@ -125,11 +125,10 @@ class ShopState:
 
     @property
     def options_chosen(self) -> bool:
-        """On some item page, every goal option group holds the goal's value."""
-        return (
-            self.page in ("item", "sub")
-            and bool(self.goal_options)
-            and all(self.options.get(k) == v for k, v in self.goal_options.items())
+        """On some item page, every goal option group holds the goal's value (at once, for a
+        goal that names no option)."""
+        return self.page in ("item", "sub") and all(
+            self.options.get(k) == v for k, v in self.goal_options.items()
         )
 
     @property

@@ -49,8 +49,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CATALOG_SIZES = (1_000, 10_000, 100_000)
-"""Catalog sizes the envs offer: tests, default, benchmark."""
+CATALOG_SIZES = (1_000, 10_000, 100_000, 1_000_000)
+"""Catalog sizes the envs offer: tests, default, benchmark, WebShop's full scale (1.18M
+products; about 8 minutes to build on first use, then cached)."""
 CATALOG_SEED = 20220704
 """The fixed generator seed (WebShop's arXiv date)."""
 CATALOG_FORMAT = "gui-gym/webshop-catalog"
@@ -318,7 +319,7 @@ def load_catalog(size: int, seed: int = CATALOG_SEED, folder: Path | None = None
     is reported and regenerated.
 
     Args:
-        size: 1,000, 10,000 or 100,000.
+        size: 1,000, 10,000, 100,000 or 1,000,000.
         seed: Generator seed (the default is the published catalog).
         folder: Cache folder (default :func:`cache_dir`).
 

@@ -45,7 +45,7 @@ __all__ = [
     "write_details",
 ]
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 """Bumped whenever generated output changes; part of the cache key."""
 
 T = TypeVar("T")
@@ -135,6 +135,16 @@ def _title_case(text: str) -> str:
     return " ".join(out)
 
 
+_TITLE_CANONICAL = 0.3
+_BULLET_CANONICAL = 0.2
+_INSTRUCTION_CANONICAL = 0.2
+_IN_TITLE = 0.4
+_IN_BULLETS = 0.6
+"""How often titles, bullet points and instructions use an attribute's canonical wording (the
+one goals and the reward use) rather than a paraphrase, and how often a title and the bullet
+points mention an attribute at all."""
+
+
 def _wording(draw: Draw, attribute: Attribute, canonical_share: float) -> str:
     if draw.chance(canonical_share):
         return attribute.name
@@ -146,9 +156,9 @@ def _title(draw: Draw, brand: str, head: str, attributes: list[str]) -> str:
     adjs, withs, fors, rest = [], [], [], []
     for name in attributes:
         attribute = ATTRIBUTES[name]
-        if not draw.chance(0.8):
+        if not draw.chance(_IN_TITLE):
             continue  # not every attribute makes it into the title
-        text = _wording(draw, attribute, 0.5)
+        text = _wording(draw, attribute, _TITLE_CANONICAL)
         if attribute.form == "adj" and len(adjs) < 2:
             adjs.append(text)
         elif attribute.form == "with" and not withs:
@@ -202,7 +212,9 @@ def _features(draw: Draw, ptype: ProductType, attributes: list[str]) -> list[str
     details = list(ptype.details) or list(_GENERIC_DETAILS)
     bullets = []
     for name in attributes:
-        wording = _wording(draw, ATTRIBUTES[name], 0.35)
+        if not draw.chance(_IN_BULLETS):
+            continue  # nor into the bullet points: some only the attribute list knows
+        wording = _wording(draw, ATTRIBUTES[name], _BULLET_CANONICAL)
         detail = draw.choice(details)
         template = draw.choice(_BULLET_TEMPLATES)
         bullets.append(
@@ -237,32 +249,57 @@ def _asin(draw: Draw, taken: set[str]) -> str:
             return asin
 
 
-_FAMILY_SIZES = (1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 4)
+_FAMILY_SIZES = (1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 8)
+"""Products per near-duplicate family (mean 3.5): a goal's target usually has look-alikes."""
+_PRICE_TIERS = (0.4, 0.6, 1.0, 1.6, 2.5, 4.0)
+"""A family's price scale on its type's range: budget to premium lines, so a search's top
+results straddle a goal's price ceiling."""
+_SAME_BRAND = 0.4
+"""Chance that a family's later variant keeps the first one's brand (else another brand of the
+category sells the same product: cross-brand near-duplicates, as on Amazon)."""
 
 
 def _family(seed: int, number: int, taken: set[str]) -> list[list[Any]]:
-    """One brand's product type in 1-4 near-duplicate variants, as catalog rows."""
+    """One product, as sold by one or more brands, in 1-8 near-duplicate variants.
+
+    The first variant is the family's base; every later one differs from it in exactly one
+    thing: one attribute swapped for another of the type, the values of one option group, or
+    the price (out to 0.6-1.8x, so often past a goal's ceiling). Every variant's price also
+    moves by up to 10%, and most variants are sold by another brand of the category.
+    """
     draw = Draw(f"webshop:{seed}:family:{number}")
     ptype = PRODUCT_TYPES[draw.below(len(PRODUCT_TYPES))]
-    brand = draw.choice(BRANDS[ptype.category])
+    first_brand = draw.choice(BRANDS[ptype.category])
     pool = list(ptype.attributes)
-    base_attrs = draw.sample(pool, 2 + draw.below(min(3, len(pool) - 1)))
+    base_attrs = draw.sample(pool, 4 + draw.below(3))
     base_options = _options(draw, ptype)
-    base_price = _price(draw, ptype)
+    base_price = _price(draw, ptype, _PRICE_TIERS[draw.below(len(_PRICE_TIERS))])
     head = draw.choice(ptype.heads)
     rows = []
     for variant in range(draw.choice(_FAMILY_SIZES)):
         attrs = list(base_attrs)
         options = [[name, list(values)] for name, values in base_options]
         price = base_price
+        brand = first_brand
         if variant:
+            if not draw.chance(_SAME_BRAND):
+                brand = draw.choice(BRANDS[ptype.category])
+            kind = draw.below(3)
             spare = [a for a in pool if a not in attrs]
-            if spare:  # swap one attribute: the variant misses a goal by one attribute
+            if kind == 0 and spare:  # misses a goal by one attribute
                 attrs[draw.below(len(attrs))] = draw.choice(spare)
-            group = draw.below(len(options)) if options else -1
-            if group >= 0:  # offer other values in one option group
-                options[group] = _options(draw, ptype)[group]
-            price = round(base_price * draw.uniform(0.75, 1.6), 2)
+            elif kind == 1 and options:  # by one option value
+                group = draw.below(len(options))
+                name, values = options[group]
+                choices = [v for v in dict(ptype.options)[name] if v not in values]
+                if choices and len(values) > 1:
+                    values = list(values)
+                    values[draw.below(len(values))] = draw.choice(choices)
+                    order = dict(ptype.options)[name]
+                    options[group] = [name, [v for v in order if v in values]]
+            else:  # by the price
+                price = base_price * draw.uniform(0.5, 2.0)
+            price = round(max(1.0, price * draw.uniform(0.9, 1.1)), 2)
         product_seed = int(draw.random() * 2**31)
         title = _title(draw, brand, head if draw.chance(0.75) else draw.choice(ptype.heads), attrs)
         rows.append(
@@ -367,6 +404,44 @@ def _option_phrase(draw: Draw, name: str, value: str) -> str:
     return draw.choice(forms).format(v=value, n=name)
 
 
+_DISTRACTORS = (
+    "my old one finally broke",
+    "it is a gift for my mom",
+    "for my sister's birthday",
+    "we just moved into a new apartment",
+    "nothing too fancy",
+    "something that will last",
+    "for the office",
+    "my kids keep asking for it",
+    "i am going on a trip next week",
+    "the one i have is worn out",
+    "for my husband",
+    "my friend recommended it",
+    "something for everyday use",
+    "for the weekend",
+    "as a present for a coworker",
+    "i ran out of mine",
+)
+"""Words in an instruction that name nothing about the product, as WebShop's crowd-written
+instructions have ("for my daughter", "my old one broke")."""
+_OTHER_TYPE_PHRASES = (
+    "to go with my {x}",
+    "i already have the {x}",
+    "to match my new {x}",
+    "not the {x}",
+)
+"""Distractors that name another product type of the same category, as human instructions do
+("to go with my new jeans"): a word-matching search may rank that type first."""
+_DISTRACTOR_SHARE = 0.7
+_OTHER_TYPE_SHARE = 0.75
+_ATTRIBUTE_COUNTS = (2, 3, 4)
+_ATTRIBUTE_COUNTS_NO_OPTIONS = (3, 4)
+"""How many attributes a goal names (2-4; every product has at least 4); a goal that names no
+option names 3 or 4, so that buying any product of the type in budget rarely meets it."""
+_OPTION_COUNTS = (0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2)
+"""How many option groups a goal names (0-2; WebShop's human goals name 0-2 options)."""
+
+
 def _instruction(
     draw: Draw, ptype: ProductType, attrs: list[str], options: list[tuple[str, str]], ceiling: float
 ) -> str:
@@ -374,7 +449,7 @@ def _instruction(
     adjs, tails = [], []
     for canonical in attrs:
         attribute = ATTRIBUTES[canonical]
-        wording = _wording(draw, attribute, 0.6)
+        wording = _wording(draw, attribute, _INSTRUCTION_CANONICAL)
         if attribute.form == "adj":
             adjs.append(wording)
         else:
@@ -391,6 +466,16 @@ def _instruction(
     if tails:
         phrase += " " + " and ".join(tails)
     text = f"{draw.choice(_OPENERS)} {phrase}"
+    if draw.chance(_DISTRACTOR_SHARE):
+        distractor = draw.choice(_DISTRACTORS)
+        if draw.chance(_OTHER_TYPE_SHARE):
+            others = [t for t in PRODUCT_TYPES if t.category == ptype.category and t is not ptype]
+            other = draw.choice(draw.choice(others).goal_names)
+            distractor = draw.choice(_OTHER_TYPE_PHRASES).format(x=other)
+        if draw.chance(0.5):
+            text = f"{distractor}, so {text}"
+        else:
+            text += f", {distractor}"
     if options:
         if draw.chance(0.3):  # WebShop's synthetic-goal wording
             text += " with " + ", and ".join(f"{n}: {v}" for n, v in options)
@@ -419,8 +504,10 @@ def _goals(size: int, seed: int, rows: list[list[Any]]) -> list[list[Any]]:
         index = members[draw.below(len(members))]
         _asin_, _title_, price, type_key, _f, attrs, options, *_ = rows[index]
         ptype = next(t for t in PRODUCT_TYPES if t.key == type_key)
-        goal_attrs = draw.sample(attrs, 1 + draw.below(min(3, len(attrs))))
-        goal_options = [(name, draw.choice(values)) for name, values in options]
+        groups = draw.sample(options, min(len(options), draw.choice(_OPTION_COUNTS)))
+        counts = _ATTRIBUTE_COUNTS if groups else _ATTRIBUTE_COUNTS_NO_OPTIONS
+        goal_attrs = draw.sample(attrs, draw.choice(counts))
+        goal_options = [(name, draw.choice(values)) for name, values in groups]
         ceiling = price_ceiling(draw, price)
         number = k if split == "test" else k - test_count
         goals.append(

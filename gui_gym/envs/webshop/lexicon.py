@@ -84,6 +84,11 @@ ATTRIBUTES: dict[str, Attribute] = _attrs(
     ("easy to use", "adj", ("easy to apply", "simple to use", "beginner friendly")),
     ("travel size", "adj", ("travel-size", "travel friendly", "carry-on size")),
     ("quick drying", "adj", ("quick-drying", "dries fast", "fast drying")),
+    (
+        "dermatologist tested",
+        "adj",
+        ("dermatologist-tested", "tested by dermatologists", "derm approved"),
+    ),
     ("soft bristles", "with", ("soft bristle", "ultra soft bristles", "gentle bristles")),
     # food
     ("gluten free", "adj", ("gluten-free", "no gluten", "made without gluten")),
@@ -111,7 +116,10 @@ ATTRIBUTES: dict[str, Attribute] = _attrs(
         ("no artificial flavor", "naturally flavored", "nothing artificial"),
     ),
     ("resealable bag", "with", ("resealable pouch", "zip top bag", "stay-fresh bag")),
+    ("family size", "adj", ("family-size", "big family pack", "value size")),
     # fashion
+    ("breathable", "adj", ("breathable fabric", "lets your skin breathe", "airy feel")),
+    ("lightweight", "adj", ("light weight", "feather light", "barely there weight")),
     ("machine wash", "adj", ("machine washable", "machine-wash", "easy care")),
     ("relaxed fit", "adj", ("relaxed-fit", "loose fit", "roomy fit")),
     ("slim fit", "adj", ("slim-fit", "tailored fit", "fitted cut")),
@@ -266,6 +274,18 @@ GENERIC_NOUNS = frozenset(_GENERIC_NOUN_TEXT.split())
 """Nouns beyond each type's own, as spaCy would tag them in our titles."""
 
 
+_CATEGORY_ATTRIBUTES = {
+    "beauty": "cruelty free | paraben free | natural ingredients | long lasting | high quality | easy to use | travel size | dermatologist tested",
+    "food": "non gmo | gluten free | kosher | usda organic | no artificial flavors | resealable bag | plant based | family size",
+    "fashion": "machine wash | daily wear | high quality | hand wash | breathable | lightweight",
+    "furniture": "easy assembly | metal frame | space saving | living room | storage space | wood finish | mid century | no tools required",
+    "electronics": "portable | high quality | easy to use | plug and play | shockproof | waterproof | lightweight",
+}
+"""Attributes any product of a category may have, on top of its type's own: a type's pool is
+large enough that few products share a goal's 2-4 attributes (WebShop's products carry many
+mined attributes)."""
+
+
 def _t(
     key: str,
     category: str,
@@ -286,7 +306,11 @@ def _t(
         heads=tuple(h.strip() for h in heads.split("|")),
         goal_names=tuple(g.strip() for g in goal_names.split("|")),
         nouns=tuple(nouns.split()),
-        attributes=tuple(a.strip() for a in attributes.split("|")),
+        attributes=tuple(
+            dict.fromkeys(
+                a.strip() for a in f"{attributes} | {_CATEGORY_ATTRIBUTES[category]}".split("|")
+            )
+        ),
         options=options,
         price=price,
         plural=plural,

@@ -69,8 +69,12 @@ def tokenize(text: str) -> list[str]:
 
 
 def document_text(product: Product) -> str:
-    """What the index reads of a product: title, attributes and bullet points."""
-    return " ".join((product.title, *product.attributes, *product.features))
+    """What the index reads of a product: title, bullet points and option values, as
+    WebShop's documents hold title, description, first bullet point and options. Not the
+    attribute list: WebShop does not index it, and indexing its canonical wording would let
+    a search find exactly the goal's attributes."""
+    options = " ".join(f"{name} {' '.join(values)}" for name, values in product.options)
+    return " ".join((product.title, *product.features, options))
 
 
 def _import_bm25s() -> Any:

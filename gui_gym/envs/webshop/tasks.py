@@ -3,7 +3,8 @@
 Each goal of the catalog becomes a :class:`WebShopTask`. Its outcome is the WebShop reward of
 the purchase (0 without one); the task succeeds when that reward is 1.0. Milestones, in order:
 ``searched``, ``item_opened``, ``target_opened``, ``options_chosen`` (the goal's option values
-all chosen on an item page), ``purchased``.
+all chosen on an item page; reached on the first item page by a goal that names no option),
+``purchased``.
 
 The expert (:meth:`WebShopTask.oracle`) reads the true state, as BrowserGym's ``cheat`` does,
 and acts in WebShop's own vocabulary (``search[...]``, ``click[label]``); the UI-tree env turns
