@@ -635,3 +635,30 @@ def test_a_garbage_server_never_crashes_a_wrapped_rollout(server) -> None:
         _, reward, _, _, info = env.step(env.unwrapped.oracle_action())
     assert reward == pytest.approx(0.5 + 0.1)
     assert info["prm"]["score"] == 0.5 and "malformed" in info["prm"]["error"]
+
+
+def test_a_broken_prm_config_names_the_file_and_what_is_wrong(tmp_path) -> None:
+    """Both PRM kinds read ``prm.json`` through one check: unreadable JSON, another format,
+    another version and a missing field are each one ValueError naming the file."""
+    import json
+
+    from gui_gym.models.prm.transformers_prm import read_prm_config
+
+    path = tmp_path / "prm.json"
+    assert read_prm_config(path, "gui-gym/prm", ()) is None  # no config: defaults apply
+    good = {"format": "gui-gym/prm", "version": 1, "positive_token": " T", "template": {}}
+    untemplated = {k: v for k, v in good.items() if k != "template"}
+    cases = [
+        ("{oops", "not valid JSON"),
+        (json.dumps({**good, "format": "other"}), "not a gui-gym/prm config"),
+        (json.dumps({**good, "version": 7}), "version 7, expected 1"),
+        (json.dumps({**untemplated, "negative_token": " F"}), "missing template$"),
+        (json.dumps(good), "missing negative_token"),
+    ]
+    for text, message in cases:
+        path.write_text(text)
+        with pytest.raises(ValueError, match=message) as caught:
+            read_prm_config(path, "gui-gym/prm", ("positive_token", "negative_token"), version=1)
+        assert str(path) in str(caught.value)
+    path.write_text(json.dumps({**good, "negative_token": " F"}))
+    assert read_prm_config(path, "gui-gym/prm", ("negative_token",), version=1)["negative_token"]

@@ -112,6 +112,35 @@ def build_tokenizer(
     )
 
 
+def read_prm_config(
+    path: Path,
+    format_name: str,
+    keys: Sequence[str],
+    *,
+    version: int | None = None,
+) -> dict[str, Any] | None:
+    """A PRM folder's ``prm.json`` as a dict (None when the folder has none), checked: valid
+    JSON, the expected ``format`` (and ``version``), every key in ``keys`` and ``template``.
+
+    Raises:
+        ValueError: naming the file and what is wrong with it.
+    """
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(data, dict) or data.get("format") != format_name:
+        raise ValueError(f"{path}: not a {format_name} config")
+    if version is not None and data.get("version") != version:
+        raise ValueError(f"{path}: version {data.get('version')!r}, expected {version}")
+    missing = [key for key in (*keys, "template") if key not in data]
+    if missing:
+        raise ValueError(f"{path}: missing {', '.join(missing)}")
+    return data
+
+
 def tiny_causal_lm(
     tokenizer: Any,
     *,
@@ -638,18 +667,13 @@ class TransformersPRM:
                 f"{path} has no .safetensors weights (pickled checkpoints are not loaded)"
             )
         settings: dict[str, Any] = {}
-        config_file = path / "prm.json"
-        if config_file.exists():
-            try:
-                data = json.loads(config_file.read_text())
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{config_file}: not valid JSON ({err})") from None
-            if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-                raise ValueError(f"{config_file}: not a {CHECKPOINT_FORMAT} config")
-            if data.get("version") != CHECKPOINT_VERSION:
-                raise ValueError(
-                    f"{config_file}: version {data.get('version')!r}, expected {CHECKPOINT_VERSION}"
-                )
+        data = read_prm_config(
+            path / "prm.json",
+            CHECKPOINT_FORMAT,
+            ("positive_token", "negative_token", "rationale", "max_length", "max_rationale_tokens"),
+            version=CHECKPOINT_VERSION,
+        )
+        if data is not None:
             settings = {
                 "positive_token": data["positive_token"],
                 "negative_token": data["negative_token"],

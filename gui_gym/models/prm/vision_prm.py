@@ -28,6 +28,7 @@ import numpy as np
 from gui_gym.core.files import write_folder_atomically
 from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
 from gui_gym.models.prm.protocol import PRMOutputError, check_queries
+from gui_gym.models.prm.transformers_prm import read_prm_config
 from gui_gym.rewards.prm import LabelledStep, PRMQuery, PromptTemplate
 
 __all__ = ["VISION_FORMAT", "VisionPRM", "has_processor"]
@@ -244,14 +245,10 @@ class VisionPRM:
         if not folder.is_dir() or not any(folder.glob("*.safetensors")):
             raise FileNotFoundError(f"{folder}: no model folder with .safetensors weights")
         settings: dict[str, Any] = {}
-        config = folder / "prm.json"
-        if config.exists():
-            try:
-                data = json.loads(config.read_text())
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{config}: not valid JSON ({err})") from None
-            if not isinstance(data, dict) or data.get("format") != VISION_FORMAT:
-                raise ValueError(f"{config}: not a {VISION_FORMAT} config")
+        data = read_prm_config(
+            folder / "prm.json", VISION_FORMAT, ("positive_token", "negative_token")
+        )
+        if data is not None:
             settings = {
                 "positive_token": data["positive_token"],
                 "negative_token": data["negative_token"],
