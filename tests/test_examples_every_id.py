@@ -97,12 +97,13 @@ def test_admire_grpo_accepts_category_on_every_id_and_refuses_at_start(tmp_path:
         assert reason is not None and "replays an expert dataset" in reason
         reason = example.refuse(example.Args(env_id="GuiGym/AndroidWorld-v0", category="Clok"))
         assert reason is not None and "unknown category 'Clok'" in reason
-        # WebShop's expert needs about 10 steps: with 6 no task gets milestones, and the run
-        # stops before loading a model instead of training on a reward that is always 0
+        # WebShop's expert needs at least 3 steps (search, open a result, buy): with 2 no task
+        # gets milestones, and the run stops before loading a model instead of training on a
+        # reward that is always 0
         args = example.Args(
             env_id="GuiGym/WebShop-v0",
             num_tasks=1,
-            max_steps=6,
+            max_steps=2,
             embedder="hashing",
             store=str(tmp_path / "m.json"),
         )
