@@ -488,6 +488,35 @@ def test_search_returns_at_most_fifty_matching_products_best_first(world) -> Non
     assert index.search("Sulfate-Free SHAMPOO, for dry hair!") == results  # same terms
 
 
+def test_block_max_search_returns_exactly_the_full_pass(world) -> None:
+    """The block-max search (large catalogs) skips blocks whose bound is below the k-th best
+    score: on every goal's instruction and on edge queries it returns the full pass's
+    products in the full pass's order (ties in catalog order), for k = 50 and k = 3."""
+    import random
+
+    from gui_gym.envs.webshop.search import SearchIndex
+
+    full = world.index
+    blocked = SearchIndex(full.data, full.indices, full.indptr, full.vocab, full.num_docs)
+    blocked.groups = [p.type_key for p in world.catalog]
+    blocked.blocks_from, blocked.block_size = 0, 16  # every query, 63 small blocks
+    words = sorted(full.vocab)
+    rng = random.Random(0)
+    queries = [g.instruction for g in world.catalog.goals]
+    queries += [" ".join(rng.choices(words, k=rng.randint(1, 12))) for _ in range(100)]
+    queries += ["", "qwertyuiop", "shampoo shampoo shampoo dry", world.catalog[0].title]
+    scored = []
+    for query in queries:
+        for k in (50, 3):
+            assert blocked.search(query, k) == full.search(query, k), (query, k)
+            scored.append(blocked.blocks_scored)
+    blocks = blocked._blocks.block_max.shape[1]  # built on first use
+    assert blocks == 63 and sum(scored) < 0.8 * blocks * len(scored)  # blocks were skipped
+    assert blocked._blocks.products.tolist() == sorted(
+        range(full.num_docs), key=lambda i: (world.catalog[i].type_key, i)
+    )
+
+
 # -- the envs -------------------------------------------------------------------------------------
 
 

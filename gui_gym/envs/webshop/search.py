@@ -23,6 +23,8 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +89,17 @@ def _import_bm25s() -> Any:
     return bm25s
 
 
+@dataclass(frozen=True)
+class _Blocks:
+    """The block-max layout of an index (built on first use; see ``_build_blocks``)."""
+
+    products: np.ndarray  # position -> product index
+    positions: np.ndarray  # postings as positions, sorted by (term, position)
+    data: np.ndarray  # their scores, in the same order
+    offsets: np.ndarray  # (terms, blocks + 1): a term's postings from block b on
+    block_max: np.ndarray  # (terms, blocks): a term's largest score in a block
+
+
 class SearchIndex:
     """BM25 scores of every catalog term, as a term-by-document sparse matrix.
 
@@ -96,6 +109,12 @@ class SearchIndex:
         num_docs: Number of products.
     """
 
+    block_size: int = 1024
+    """Products per block of the block-max search."""
+    blocks_from: int = 200_000
+    """Catalog size from which :meth:`search` skips blocks that cannot reach the top ``k``
+    (smaller catalogs are scored whole, which is as fast); tests lower it."""
+
     def __init__(
         self,
         data: np.ndarray,
@@ -103,16 +122,22 @@ class SearchIndex:
         indptr: np.ndarray,
         vocab: dict[str, int],
         num_docs: int,
+        groups: Sequence[str] | None = None,
     ):
         self.data = data
         self.indices = indices
         self.indptr = indptr
         self.vocab = vocab
         self.num_docs = num_docs
+        self.groups = groups
+        self._blocks: _Blocks | None = None
+        self.blocks_scored = 0
         self._cached_search = functools.lru_cache(maxsize=8192)(self._search)
 
     @classmethod
-    def from_bm25s(cls, retriever: bm25s.BM25) -> SearchIndex:
+    def from_bm25s(cls, retriever: bm25s.BM25, groups: Sequence[str] | None = None) -> SearchIndex:
+        """The index of a bm25s retriever; ``groups`` (one label per product, e.g. its
+        product type) orders products into blocks for the block-max search."""
         scores = retriever.scores
         # Plain ndarray views of (possibly memory-mapped) arrays: slicing a np.memmap costs a
         # Python-level finalizer call each time.
@@ -122,6 +147,7 @@ class SearchIndex:
             np.asarray(scores["indptr"]),
             dict(retriever.vocab_dict),
             int(scores["num_docs"]),
+            groups,
         )
 
     @property
@@ -151,6 +177,8 @@ class SearchIndex:
         return self._cached_search(tuple(tokenize(query)), k)
 
     def _search(self, terms: tuple[str, ...], k: int) -> tuple[int, ...]:
+        if k > 0 and self.groups is not None and self.num_docs >= self.blocks_from:
+            return self._block_search(terms, k)
         scores = self._term_scores(terms)
         best = float(scores.max()) if self.num_docs else 0.0
         if best <= 0.0:
@@ -175,6 +203,87 @@ class SearchIndex:
         order = np.lexsort((candidates, -scores[candidates]))
         return tuple(int(i) for i in candidates[order])
 
+    def _block_search(self, terms: tuple[str, ...], k: int) -> tuple[int, ...]:
+        """:meth:`_search`'s answer without scoring every product (block-max pruning).
+
+        Products are laid out by group (product type), in blocks of :attr:`block_size`; a
+        block's bound is the sum over the query's terms of the largest score each gives a
+        product of the block. Blocks are scored whole, highest bound first, until the next
+        bound is below the ``k``-th best score found: no product of a later block can reach
+        the top ``k``, nor tie into it. Inside a block each product's score is added term by
+        term in query order, as the full pass adds it, so scores, ties and the catalog-order
+        tie-break are the full pass's own.
+        """
+        blocks = self._blocks or self._build_blocks()
+        columns = [c for c in (self.vocab.get(t) for t in terms) if c is not None]
+        if not columns:
+            return ()
+        bound = blocks.block_max[columns].sum(axis=0, dtype=np.float64)
+        order = np.argsort(-bound, kind="stable")
+        bound = bound[order] * (1 + 1e-5) + 1e-6  # float32 sums may round above the max sum
+        size = self.block_size
+        found_pos: list[np.ndarray] = []
+        found_scores: list[np.ndarray] = []
+        kth, done, step = -1.0, 0, 4
+        while done < len(order) and bound[done] > 0 and bound[done] >= kth:
+            chunk = np.sort(order[done : done + step])
+            done += len(chunk)
+            step = min(step * 2, 64)
+            # runs of consecutive blocks: one slice per term and run
+            breaks = np.flatnonzero(np.diff(chunk) != 1) + 1
+            for run in np.split(chunk, breaks):
+                first, last = int(run[0]), int(run[-1]) + 1
+                base = first * size
+                local = np.zeros(min(last * size, self.num_docs) - base, dtype=np.float32)
+                for column in columns:
+                    a = blocks.offsets[column, first]
+                    b = blocks.offsets[column, last]
+                    if b > a:
+                        local[blocks.positions[a:b] - base] += blocks.data[a:b]
+                hit = np.flatnonzero(local)
+                found_pos.append(hit + base)
+                found_scores.append(local[hit])
+            scores = np.concatenate(found_scores)
+            if len(scores) >= k:
+                kth = float(np.partition(scores, len(scores) - k)[len(scores) - k])
+                keep = scores >= kth  # what can still be in the top k
+                found_pos, found_scores = [np.concatenate(found_pos)[keep]], [scores[keep]]
+        self.blocks_scored = done  # the last block search's work (benchmarks, tests)
+        if not found_pos:
+            return ()
+        positions, scores = np.concatenate(found_pos), np.concatenate(found_scores)
+        docs = blocks.products[positions]
+        order_ = np.lexsort((docs, -scores))[:k]
+        return tuple(int(i) for i in docs[order_])
+
+    def _build_blocks(self) -> _Blocks:
+        """The block layout: products ordered by group, postings renumbered and sorted by
+        position within each term, each term's postings offset per block, block maxima."""
+        logger.info("WebShop search: laying out %d products in blocks (once)", self.num_docs)
+        groups = self.groups if self.groups is not None else [""] * self.num_docs
+        codes = np.unique(np.asarray(groups), return_inverse=True)[1]
+        products = np.lexsort((np.arange(self.num_docs), codes))  # position -> product
+        where = np.empty(self.num_docs, dtype=np.int64)
+        where[products] = np.arange(self.num_docs)
+        lengths = np.diff(self.indptr)
+        term_of = np.repeat(np.arange(len(lengths)), lengths)
+        positions = where[self.indices]
+        sort = np.lexsort((positions, term_of))  # by term, then position
+        positions, data, term_of = positions[sort], self.data[sort], term_of[sort]
+        size = self.block_size
+        count = -(-self.num_docs // size)
+        block_of = positions // size
+        # offsets[t, b]: first posting of term t in block b or later
+        keys = term_of * (count + 1) + block_of
+        grid = np.arange(len(lengths))[:, None] * (count + 1) + np.arange(count + 1)[None, :]
+        offsets = np.searchsorted(keys, grid.ravel()).reshape(len(lengths), count + 1)
+        block_max = np.zeros((len(lengths), count), dtype=np.float32)
+        if len(keys):  # keys are sorted: one maximum per run of equal (term, block)
+            starts = np.concatenate(([0], np.flatnonzero(np.diff(keys)) + 1))
+            block_max[term_of[starts], block_of[starts]] = np.maximum.reduceat(data, starts)
+        self._blocks = _Blocks(products, positions.astype(np.int64), data, offsets, block_max)
+        return self._blocks
+
 
 def build_index(catalog: Catalog) -> tuple[SearchIndex, Any]:
     """Index ``catalog`` in memory; returns the index and the bm25s retriever (for saving)."""
@@ -182,7 +291,7 @@ def build_index(catalog: Catalog) -> tuple[SearchIndex, Any]:
     corpus = [tokenize(document_text(p)) for p in catalog]
     retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B, method="lucene")
     retriever.index(corpus, show_progress=False)
-    return SearchIndex.from_bm25s(retriever), retriever
+    return SearchIndex.from_bm25s(retriever, [p.type_key for p in catalog]), retriever
 
 
 def index_path(catalog: Catalog, folder: Path | None = None) -> Path:
@@ -197,7 +306,7 @@ def _read_index(path: Path, catalog: Catalog) -> SearchIndex:
     if meta.get("format") != INDEX_FORMAT or meta.get("catalog_hash") != catalog.hash:
         raise ValueError(f"{path} is not the index of catalog {catalog.hash[:12]}")
     retriever = bm25s.BM25.load(str(path), mmap=True, load_corpus=False, show_progress=False)
-    index = SearchIndex.from_bm25s(retriever)
+    index = SearchIndex.from_bm25s(retriever, [p.type_key for p in catalog])
     if index.num_docs != len(catalog):
         raise ValueError(f"{path} indexes {index.num_docs} products, not {len(catalog)}")
     return index
