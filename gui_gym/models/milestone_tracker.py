@@ -242,7 +242,7 @@ class MilestoneTracker:
     def _kept_screenshot(self, observation: dict[str, Any]) -> Any:
         """The observation's screenshot when the generator may read screenshots (an LLM
         generator not built with ``screenshots=False``), else None."""
-        if getattr(self.generator, "screenshots", False) is False:
+        if not getattr(self.generator, "reads_screenshots", False):
             return None
         shot = observation.get("screenshot")
         # a copy: a vector env's slice is a view into a batch buffer it may reuse

@@ -42,8 +42,7 @@ from gui_gym.models.cache import BatchLRUCache
 from gui_gym.models.embed import Embedder, cosine_matrix, default_embedder
 from gui_gym.models.llm import LLM, Prompt, ask_until_parsed
 from gui_gym.models.vision_prompts import (
-    check_screenshot_backend,
-    check_screenshots_option,
+    ScreenshotReader,
     evenly_spaced,
     screenshot_prompt,
     use_screenshots,
@@ -289,7 +288,7 @@ Actions of the new successful trajectory (ordered; may be redundant):
 JSON array of the final milestones:"""
 
 
-class LLMMilestoneGenerator:
+class LLMMilestoneGenerator(ScreenshotReader):
     """Milestones written by an LLM from a successful trajectory (ADMIRE Eq. 6 and 7).
 
     The prompts follow the appendix's initialisation and refinement prompts (Figures 14 and
@@ -342,11 +341,7 @@ class LLMMilestoneGenerator:
             raise ValueError(
                 f"max_milestones and max_length must be >= 1, got {max_milestones}, {max_length}"
             )
-        if isinstance(max_images, bool) or not isinstance(max_images, int) or max_images < 1:
-            raise ValueError(f"max_images must be an int >= 1, got {max_images!r}")
-        self.screenshots = check_screenshots_option(screenshots)
-        check_screenshot_backend(llm, self.screenshots, type(self).__name__)
-        self.max_images = max_images
+        self._init_screenshots(llm, screenshots, max_images)
         self.image_root = image_root
         self.llm = llm
         self.max_new_tokens = max_new_tokens
@@ -355,17 +350,6 @@ class LLMMilestoneGenerator:
         self.max_length = max_length
         self.init_prompt = init_prompt
         self.refine_prompt = refine_prompt
-
-    def check_env(self, env_screenshots: bool) -> None:
-        """Check ``screenshots`` against an env that does (or does not) make screenshots.
-
-        Raises:
-            ValueError: (one line) for a text-only backend on an env with screenshots left
-                on automatic, or ``screenshots=True`` on an env without them.
-        """
-        check_screenshot_backend(
-            self.llm, self.screenshots, type(self).__name__, env_screenshots=env_screenshots
-        )
 
     def _with_screenshots(self, prompt: str, trajectory: Trajectory) -> Prompt:
         """``prompt`` after the trajectory's screenshots, when it shows them."""

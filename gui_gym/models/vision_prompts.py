@@ -30,6 +30,7 @@ import numpy as np
 from gui_gym.models.chat_messages import Prompt
 
 __all__ = [
+    "ScreenshotReader",
     "check_screenshot_backend",
     "check_screenshots_option",
     "evenly_spaced",
@@ -105,6 +106,47 @@ def check_screenshot_backend(
         raise ValueError(
             f"{owner}(screenshots=True) but the env makes no screenshots: make it with "
             "screenshot=True (--screenshot on the command line)"
+        )
+
+
+class ScreenshotReader:
+    """The ``screenshots`` option of an LLM component that may read screenshots (ProRe's
+    judge and evaluator, ADMIRE's milestone generator): the option and ``max_images``
+    checked at construction, :attr:`reads_screenshots` and the check against an env."""
+
+    llm: Any
+    screenshots: bool | None
+    max_images: int
+
+    def _init_screenshots(self, llm: object, screenshots: object, max_images: object) -> None:
+        """Check and keep ``screenshots`` (against ``llm``) and ``max_images``.
+
+        Raises:
+            TypeError: for ``screenshots`` other than True, False or None.
+            ValueError: for ``max_images`` below 1 or not an int; for ``screenshots=True``
+                on a text-only backend.
+        """
+        if isinstance(max_images, bool) or not isinstance(max_images, int) or max_images < 1:
+            raise ValueError(f"max_images must be an int >= 1, got {max_images!r}")
+        self.screenshots = check_screenshots_option(screenshots)
+        self.max_images = max_images
+        check_screenshot_backend(llm, self.screenshots, type(self).__name__)
+
+    @property
+    def reads_screenshots(self) -> bool:
+        """Whether this component may show screenshots (``screenshots`` is not False): the
+        traces and episodes it reads should keep them."""
+        return self.screenshots is not False
+
+    def check_env(self, env_screenshots: bool) -> None:
+        """Check ``screenshots`` against an env that does (or does not) make screenshots.
+
+        Raises:
+            ValueError: (one line) for a text-only backend on an env with screenshots left
+                on automatic, or ``screenshots=True`` on an env without them.
+        """
+        check_screenshot_backend(
+            self.llm, self.screenshots, type(self).__name__, env_screenshots=env_screenshots
         )
 
 

@@ -44,8 +44,7 @@ from gui_gym.models.judge.types import (
 )
 from gui_gym.models.llm import LLM, Prompt, ask_until_parsed
 from gui_gym.models.vision_prompts import (
-    check_screenshot_backend,
-    check_screenshots_option,
+    ScreenshotReader,
     screenshot_prompt,
     use_screenshots,
     with_note,
@@ -105,12 +104,6 @@ def _with_retry_note(prompt: Prompt, error: str) -> Prompt:
     )
 
 
-def _check_max_images(max_images: int) -> int:
-    if isinstance(max_images, bool) or not isinstance(max_images, int) or max_images < 1:
-        raise ValueError(f"max_images must be an int >= 1, got {max_images!r}")
-    return max_images
-
-
 class _Unparsed(ComponentError):
     """Every reply failed to parse; ``last`` is the last reply."""
 
@@ -119,7 +112,7 @@ class _Unparsed(ComponentError):
         self.last = last
 
 
-class _LLMComponent:
+class _LLMComponent(ScreenshotReader):
     """An LLM with a completion budget and a retry count (the base of every component).
 
     Components that look at screens also take ``screenshots`` (None: automatic, True,
@@ -142,26 +135,7 @@ class _LLMComponent:
         self.llm = llm
         self.max_new_tokens = int(max_new_tokens)
         self.retries = _check_retries(retries)
-        self.screenshots = check_screenshots_option(screenshots)
-        self.max_images = _check_max_images(max_images)
-        check_screenshot_backend(llm, self.screenshots, type(self).__name__)
-
-    @property
-    def reads_screenshots(self) -> bool:
-        """Whether this component may show screenshots (``screenshots`` is not False): the
-        traces it reads should keep them."""
-        return self.screenshots is not False
-
-    def check_env(self, env_screenshots: bool) -> None:
-        """Check ``screenshots`` against an env that does (or does not) make screenshots.
-
-        Raises:
-            ValueError: (one line) for a text-only backend on an env with screenshots left
-                on automatic, or ``screenshots=True`` on an env without them.
-        """
-        check_screenshot_backend(
-            self.llm, self.screenshots, type(self).__name__, env_screenshots=env_screenshots
-        )
+        self._init_screenshots(llm, screenshots, max_images)
 
     def _shows(self, *traces: Trace) -> bool:
         """Whether this prompt shows screenshots of ``traces`` (see
