@@ -101,3 +101,13 @@ def test_servers_get_screenshots_as_base64_png_data_urls() -> None:
     env = gym.make(ENV, split="train", screenshot=True)
     observation, _ = env.reset(seed=0)
     assert (height, width) == observation["screenshot"].shape[:2]
+
+
+def test_a_vlm_with_its_chat_template_off_names_that_setting(tmp_path: Path) -> None:
+    require("transformers", "llm")
+    tiny_llava(tmp_path)
+    llm = TransformersLLM(tmp_path, device="cpu", use_chat_template=False)
+    assert llm.processor is not None
+    image = [{"type": "image", "image": np.zeros((4, 4, 3), np.uint8)}]
+    with pytest.raises(ValueError, match="use_chat_template=False"):
+        llm.generate([[{"role": "user", "content": image}]])

@@ -519,6 +519,11 @@ class TransformersLLM:
                 shown, tokenize=False, add_generation_prompt=True
             )
         if prompt_images(messages):
+            if self.processor is not None:  # a VLM whose template was turned off
+                raise ValueError(
+                    "this prompt has images but use_chat_template=False: a vision-language "
+                    "model places its image tokens through its chat template; keep it on"
+                )
             raise ValueError(
                 "this prompt has images but the model has no processor: use a vision-language "
                 "model folder (with preprocessor_config.json), or an agent without screenshots"
