@@ -24,6 +24,34 @@ from gui_gym.cli._common import (
 )
 
 
+def _check_judge_flags(reward: str, judge_model: str | None, judge_url: str | None) -> None:
+    """--judge-model/--judge-url: only with a judge term, a URL only with a served name, a
+    local judge only as a model folder (checked before anything loads)."""
+    if judge_model is None and judge_url is None:
+        return
+    from gui_gym.train.reward_stack import parse_reward
+
+    try:
+        terms = parse_reward(reward)
+    except ValueError:
+        return  # the reward's own error is reported where it is parsed
+    flag = "--judge-model" if judge_model is not None else "--judge-url"
+    if "judge" not in terms:
+        raise UsageError(f"{flag} is for the judge reward: add judge to --reward (got {reward!r})")
+    if judge_model is None:
+        raise UsageError("--judge-url needs --judge-model, the name the server serves it under")
+    if judge_url is not None:
+        if not judge_url.startswith(("http://", "https://")):
+            raise UsageError(f"--judge-url must be an http(s):// URL, got {judge_url!r}")
+        return
+    folder = Path(judge_model)
+    if not (folder / "config.json").is_file():
+        raise UsageError(
+            f"--judge-model {judge_model}: not a local Hugging Face model folder (no "
+            "config.json); for a served model add --judge-url URL"
+        )
+
+
 def _check_vision_flags(
     model: Path, screenshot: bool, images: int, prompt: str = "default", coordinates: str = "screen"
 ) -> None:
@@ -230,6 +258,17 @@ def train_cmd(
         Path | None,
         typer.Option(help="milestone store JSON to start from (copied into --out)"),
     ] = None,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            help="the judge reward's LLM (ProRe's five components on it): a local Hugging "
+            "Face folder, or with --judge-url the served model's name (default: rule-based)"
+        ),
+    ] = None,
+    judge_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible server of --judge-model (http://host:port/v1)"),
+    ] = None,
     no_resume: Annotated[
         bool, typer.Option("--no-resume", help="ignore a checkpoint in --out")
     ] = False,
@@ -280,6 +319,7 @@ def train_cmd(
     ):
         if folder is not None:
             existing_dir(folder, what)
+    _check_judge_flags(reward, judge_model, judge_url)
     if config is not None:
         existing_file(config, "--config")
     from gui_gym.agents.prompts import PROMPTS
@@ -316,6 +356,8 @@ def train_cmd(
             milestone_mode=milestones,
             milestone_store=milestone_store,
             progress_k=progress_k,
+            judge_model=judge_model,
+            judge_url=judge_url,
             resume=not no_resume,
         )
     except (ValueError, FileNotFoundError, TypeError, KeyError) as err:

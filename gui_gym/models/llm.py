@@ -37,6 +37,7 @@ import json
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -482,6 +483,10 @@ class TransformersLLM:
         self._torch = torch
         self.generation = generation
         self._static: Any = None  # the StaticGenerator, built on first use
+        # one generation at a time: a model shared by envs stepped on threads (a judge or
+        # generator inside a reward wrapper) must not interleave calls on the static loop's
+        # KV cache or the image store
+        self._lock = threading.RLock()
 
     def generation_path(self) -> str:
         """The path text-only batches take now: ``"compiled"``, ``"static"`` or ``"hf"``
@@ -566,16 +571,19 @@ class TransformersLLM:
         texts = [self.format_prompt(p) for p in prompts]
         images = [prompt_images(p) for p in prompts]
         out: list[list[Generation]] = []
-        for start in range(0, len(texts), self.batch_size):
-            end = start + self.batch_size
-            if self.processor is not None:
-                out.extend(
-                    self._generate_vision_batch(
-                        texts[start:end], images[start:end], max_new_tokens, temperature, n
+        with self._lock:
+            for start in range(0, len(texts), self.batch_size):
+                end = start + self.batch_size
+                if self.processor is not None:
+                    out.extend(
+                        self._generate_vision_batch(
+                            texts[start:end], images[start:end], max_new_tokens, temperature, n
+                        )
                     )
-                )
-            else:
-                out.extend(self._generate_batch(texts[start:end], max_new_tokens, temperature, n))
+                else:
+                    out.extend(
+                        self._generate_batch(texts[start:end], max_new_tokens, temperature, n)
+                    )
         return out
 
     def encode_prompts(self, prompts: Sequence[Prompt]) -> list[Generation]:

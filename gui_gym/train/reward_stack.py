@@ -127,6 +127,12 @@ class RewardStack:
             (ProgRM Eq. 2); 1 is the paper's default, 2 and 3 its Table 4 ablation.
         milestone_mode: ``adaptive`` (ADMIRE) or ``static`` (Table 3's baseline: a task's
             milestones are generated once and never refined).
+        judge_model: The ``judge`` term's model: ProRe's five components (reasoner,
+            evaluator, claim extractor, claim filter, judge) all run on it
+            (:func:`~gui_gym.models.judge.llm_components`). A local Hugging Face folder, or
+            with ``judge_url`` the served model's name. None keeps the rule-based components
+            (the env's UI tree and expert, no model).
+        judge_url: Base URL of an OpenAI-compatible server serving ``judge_model``.
     """
 
     weights: dict[str, float]
@@ -137,6 +143,8 @@ class RewardStack:
     orm_model: str | Path | None = None
     progress_k: int = 1
     milestone_mode: str = "adaptive"
+    judge_model: str | Path | None = None
+    judge_url: str | None = None
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -154,6 +162,13 @@ class RewardStack:
             raise ValueError(f"progress_k must be an int >= 1, got {self.progress_k!r}")
         if self.progress_k < 1:
             raise ValueError(f"progress_k must be >= 1 (ProgRM Eq. 2), got {self.progress_k}")
+        if self.judge_url is not None and self.judge_model is None:
+            raise ValueError("judge_url needs judge_model: the name the server serves it under")
+        if self.judge_model is not None and "judge" not in self.weights:
+            raise ValueError(
+                "judge_model is the judge reward's model, but the reward has no 'judge' term "
+                f"({'+'.join(self.weights)}): add judge to the reward or drop the model"
+            )
         if "orm" in self.weights and self.orm_model is None:
             raise ValueError(
                 "the orm reward needs a learned outcome reward model: give orm_model "
@@ -164,8 +179,13 @@ class RewardStack:
     def from_text(cls, text: str, **kwargs: Any) -> RewardStack:
         return cls(parse_reward(text), **kwargs)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy sent to another process builds its own models there (a loaded model, its
+        # lock or its HTTP client do not travel)
+        return {**self.__dict__, "_shared": {}}
+
     def _model(self, name: str, build: Any) -> Any:
-        # one model per stack, shared by every env it wraps
+        # one model per stack (per process), shared by every env it wraps
         if name not in self._shared:
             self._shared[name] = build()
         return self._shared[name]
@@ -176,7 +196,8 @@ class RewardStack:
         if "judge" in weights:
             from gui_gym.wrappers import ProbingJudgeWrapper
 
-            env = ProbingJudgeWrapper(env)
+            llm = {} if self.judge_model is None else self._model("judge", self._judge_llm)
+            env = ProbingJudgeWrapper(env, **llm)
         if "orm" in weights:
             from gui_gym.wrappers import OutcomeModelWrapper
 
@@ -230,6 +251,19 @@ class RewardStack:
                 "(train one with `gui-gym train-progress --kind orm`)"
             )
         return model
+
+    def _judge_llm(self) -> dict[str, Any]:
+        from gui_gym.models.judge import llm_components
+
+        if self.judge_url is not None:
+            from gui_gym.models.llm import OpenAICompatLLM
+
+            llm: Any = OpenAICompatLLM(str(self.judge_model), self.judge_url)
+        else:
+            from gui_gym.models.llm import TransformersLLM
+
+            llm = TransformersLLM(self.judge_model)  # type: ignore[arg-type]
+        return llm_components(llm)
 
     def _prm(self) -> Any:
         from gui_gym.models.prm import RulePRM, TransformersPRM

@@ -182,6 +182,8 @@ def make_trainer(
     embedder: str = "minilm",
     milestone_mode: str = "adaptive",
     milestone_store: str | Path | None = None,
+    judge_model: str | Path | None = None,
+    judge_url: str | None = None,
     resume: bool = True,
 ) -> Any:
     """Build the reward stack, env factory, algorithm and :class:`~gui_gym.train.trainer.Trainer`.
@@ -211,6 +213,9 @@ def make_trainer(
         milestone_store: A milestone store JSON to start from (e.g. human-written milestones
             or another run's, Table 3's Static (Human) and Static (7B)); copied into the run
             folder when it has no store yet, so the given file is never changed.
+        judge_model: The ``judge`` reward's LLM (a local folder, or with ``judge_url`` a
+            served model's name); None keeps ProRe's rule-based components.
+        judge_url: OpenAI-compatible server of ``judge_model``.
         resume: Continue from the run folder's checkpoint when there is one.
 
     Raises:
@@ -259,6 +264,8 @@ def make_trainer(
         orm_model=orm_model,
         progress_k=progress_k,
         milestone_mode=milestone_mode,
+        judge_model=judge_model,
+        judge_url=judge_url,
     )
     make_env = make_env_factory(env_id, env_kwargs, stack)
     probe = make_env()
