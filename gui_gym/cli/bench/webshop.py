@@ -33,7 +33,17 @@ from gui_gym.cli.bench.envs import bench_gui_env, pin_to_one_core
 from gui_gym.cli.bench.summary import machine
 from gui_gym.core.trajectory import atomic_write_text
 
-__all__ = ["bench_agents", "bench_build", "bench_search", "format_report", "run"]
+__all__ = [
+    "bench_agents",
+    "bench_build",
+    "bench_compile",
+    "bench_search",
+    "check_search",
+    "format_report",
+    "format_search_report",
+    "run",
+    "run_search",
+]
 
 
 def _folder_bytes(path: Path) -> int:
@@ -88,8 +98,27 @@ def bench_build(size: int = 100_000, keep_in: Path | None = None) -> dict[str, A
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def bench_search(size: int = 100_000, queries: int = 1000) -> dict[str, Any]:
-    """Latency of uncached searches (milliseconds) on the catalog of ``size`` products."""
+def _percentiles(ms: list[float]) -> dict[str, Any]:
+    return {
+        "queries": len(ms),
+        "p50_ms": statistics.median(ms),
+        "p95_ms": float(np.percentile(ms, 95)),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "max_ms": max(ms),
+    }
+
+
+def bench_search(size: int = 100_000, queries: int = 1000, check: int = 0) -> dict[str, Any]:
+    """Latency of uncached searches (milliseconds) on the catalog of ``size`` products.
+
+    Args:
+        size: Catalog size (read from the cache, built there when missing).
+        queries: Goal instructions to time.
+        check: When above 0, also compare the search with the reference full pass (numpy,
+            every product scored) on that many goal instructions, 100 random word lists and
+            edge queries, for k = 50 and 3; the report counts the differences (0 expected)
+            and times the reference on the instructions, in the same process.
+    """
     from gui_gym.envs.webshop.env import get_world
     from gui_gym.envs.webshop.search import tokenize
     from gui_gym.envs.webshop.tasks import instruction_query
@@ -99,27 +128,192 @@ def bench_search(size: int = 100_000, queries: int = 1000) -> dict[str, Any]:
     long_queries = [instruction_query(g.instruction) for g in world.catalog.goals[:queries]]
     short_queries = sorted({p.product_type.goal_names[0] for p in world.catalog})
 
-    def latencies(texts: list[str]) -> list[float]:
+    def latencies(texts: list[str], search: Any = index._search) -> list[float]:
         out = []
         for text in texts:
             terms = tuple(tokenize(text))
             t0 = time.perf_counter()
-            index._search(terms, 50)  # the uncached path
+            search(terms, 50)  # the uncached path
             out.append((time.perf_counter() - t0) * 1000)
         return out
 
+    blocked = index._blocked()
+    t0 = time.perf_counter()
+    latencies(long_queries[:1])  # the first search lays out the blocks and loads the kernels
+    first_s = time.perf_counter() - t0
     latencies(long_queries[:20])  # warm up caches of the CPU, not of the index
-    result: dict[str, Any] = {"products": size}
+    result: dict[str, Any] = {
+        "products": size,
+        "method": "block-max" if blocked else "full pass",
+        "kernel": "numba" if index._use_compiled() else "numpy",
+        "block_size": index.block_size if blocked else None,
+        "first_search_s": first_s,
+        "index_array_bytes": index.nbytes,
+        "layout_bytes": index.layout_nbytes,
+    }
     for name, texts in (("instruction", long_queries), ("type_name", short_queries)):
-        ms = latencies(texts)
-        result[name] = {
-            "queries": len(ms),
-            "p50_ms": statistics.median(ms),
-            "p95_ms": float(np.percentile(ms, 95)),
-            "p99_ms": float(np.percentile(ms, 99)),
-            "max_ms": max(ms),
-        }
+        result[name] = _percentiles(latencies(texts))
+    if check > 0:
+        result["exactness"] = check_search(world, check)
+    result["peak_rss_bytes"] = _peak_rss()
     return result
+
+
+def check_search(world: Any, instructions: int) -> dict[str, Any]:
+    """Compare ``world.index``'s search with the reference full pass (numpy, every product
+    scored, selection by partition and lexsort) over ``instructions`` goal instructions, 100
+    random word lists (seed 0) and edge queries, for k = 50 and k = 3."""
+    import random
+
+    from gui_gym.envs.webshop.search import SearchIndex, tokenize
+    from gui_gym.envs.webshop.tasks import instruction_query
+
+    index = world.index
+    reference = SearchIndex(index.data, index.indices, index.indptr, index.vocab, index.num_docs)
+    reference.compiled, reference.blocks_from = False, index.num_docs + 1
+    rng = random.Random(0)
+    words = sorted(index.vocab)
+    goals = world.catalog.goals[:instructions]
+    texts = [instruction_query(g.instruction) for g in goals]
+    texts += [" ".join(rng.choices(words, k=rng.randint(1, 25))) for _ in range(100)]
+    texts += ["", "qwertyuiop", "shampoo shampoo shampoo dry", world.catalog[0].title]
+    differences, examples, reference_ms = 0, [], []
+    for i, text in enumerate(texts):
+        terms = tuple(tokenize(text))
+        for k in (50, 3):
+            t0 = time.perf_counter()
+            expected = reference._search(terms, k)
+            if k == 50 and i < len(goals):
+                reference_ms.append((time.perf_counter() - t0) * 1000)
+            if index._search(terms, k) != expected:
+                differences += 1
+                if len(examples) < 5:
+                    examples.append({"query": text, "k": k})
+    return {
+        "queries": len(texts),
+        "k": [50, 3],
+        "comparisons": 2 * len(texts),
+        "differences": differences,
+        "examples": examples,
+        "reference": "numpy full pass",
+        "reference_instruction": _percentiles(reference_ms) if reference_ms else None,
+    }
+
+
+def _peak_rss() -> int | None:
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return None
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # KiB on Linux
+
+
+def bench_compile() -> dict[str, Any]:
+    """Seconds to compile the numba search kernels on first use (a fresh process with an empty
+    numba cache), and to load them from that cache in a second process; None without numba."""
+    import subprocess
+    import sys
+
+    from gui_gym.envs.webshop.search import compiled_kernels
+
+    if compiled_kernels() is None:
+        return {"compile_s": None, "cached_load_s": None}
+    code = (
+        "import time, numpy as np\n"
+        "t0 = time.perf_counter()\n"
+        "from gui_gym.envs.webshop import search_kernels as K\n"
+        "ip = np.array([0, 2, 3]); ix = np.array([0, 1, 1], np.int32)\n"
+        "d = np.ones(3, np.float32); c = np.array([0, 1])\n"
+        "K.full_top_k(ip, ix, d, c, 2, 1)\n"
+        "p, dd, o, m = K.block_layout(ip, ix, d, np.arange(2), 1, 2)\n"
+        "K.block_top_k(c, p, dd, o, m, np.arange(2), 1, 1)\n"
+        "print(time.perf_counter() - t0)\n"
+    )
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="gui-gym-numba-") as folder:
+        env = {**os.environ, "NUMBA_CACHE_DIR": folder}
+        for name in ("compile_s", "cached_load_s"):
+            done = subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            )
+            out[name] = float(done.stdout.split()[-1])
+    return out
+
+
+def run_search(
+    out: str | Path | None = None,
+    size: int = 1_000_000,
+    queries: int = 1000,
+    check: int = 400,
+    pin: bool = True,
+) -> dict[str, Any]:
+    """Only the search measurements (no build): latency, exactness against the full pass,
+    index and layout memory, numba compile time, on the cached catalog of ``size``."""
+    cpu = pin_to_one_core() if pin else None
+    report = {
+        "benchmark": "webshop-search",
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {**machine(), "pinned_cpu": cpu},
+        "versions": _versions(),
+        "compile": bench_compile(),
+        "search": bench_search(size, queries, check=check),
+    }
+    report["machine"]["load_average_after"] = machine()["load_average_1_5_15_min"]
+    if out is not None:
+        atomic_write_text(out, json.dumps(report, indent=1) + "\n")
+    return report
+
+
+def _versions() -> dict[str, Any]:
+    try:
+        import numba
+
+        numba_version = numba.__version__
+    except ImportError:
+        numba_version = None
+    return {"gui_gym": gui_gym.__version__, "numpy": np.__version__, "numba": numba_version}
+
+
+def format_search(s: dict[str, Any]) -> str:
+    """One line of a :func:`bench_search` result (and one for its exactness check)."""
+    line = (
+        f"search on {s['products']:,} ({s.get('method', 'full pass')}, "
+        f"{s.get('kernel', 'numpy')}): instruction p50 {s['instruction']['p50_ms']:.2f} ms "
+        f"(p95 {s['instruction']['p95_ms']:.2f}, p99 {s['instruction']['p99_ms']:.2f}), type "
+        f"name p50 {s['type_name']['p50_ms']:.2f} ms (p99 {s['type_name']['p99_ms']:.2f})"
+    )
+    if "first_search_s" in s:
+        line += (
+            f"; first search {s['first_search_s']:.1f} s, index {s['index_array_bytes'] / 2**20:.0f}"
+            f" MiB + layout {s['layout_bytes'] / 2**20:.0f} MiB"
+        )
+    check = s.get("exactness")
+    if check:
+        ref = check["reference_instruction"]
+        line += (
+            f"\nexactness: {check['differences']} differences in {check['comparisons']} "
+            f"comparisons ({check['queries']} queries x k = 50, 3) against the {check['reference']}"
+            f" (its p50 {ref['p50_ms']:.2f} ms, p99 {ref['p99_ms']:.2f} ms)"
+        )
+    return line
+
+
+def format_search_report(report: dict[str, Any]) -> str:
+    """A plain-text summary of a :func:`run_search` report."""
+    c, m = report["compile"], report["machine"]
+    lines = [format_search(report["search"])]
+    if c["compile_s"] is not None:
+        lines.append(
+            f"numba kernels: compile {c['compile_s']:.1f} s on first use, {c['cached_load_s']:.1f}"
+            " s from the cache"
+        )
+    rss = report["search"].get("peak_rss_bytes")
+    if rss:
+        lines.append(f"peak process memory {rss / 2**30:.1f} GiB")
+    lines.append(
+        f"load average {m['load_average_1_5_15_min']} before, {m['load_average_after']} after"
+    )
+    return "\n".join(lines)
 
 
 def bench_agents(size: int = 10_000, env_id: str = "GuiGym/WebShop-Text-v0") -> dict[str, Any]:
@@ -189,7 +383,7 @@ def run(
         "benchmark": "webshop",
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {**machine(), "pinned_cpu": cpu},
-        "versions": {"gui_gym": gui_gym.__version__, "numpy": np.__version__},
+        "versions": _versions(),
         "build": build,
         "search": search,
         "env": envs,
@@ -210,9 +404,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"index: {b['index_array_bytes'] / 2**20:.1f} MiB arrays ({b['index_nonzeros']:,} "
         f"non-zeros, {b['vocabulary_terms']:,} terms), {b['index_disk_bytes'] / 2**20:.1f} MiB "
         f"on disk; catalog file {b['catalog_file_bytes'] / 2**20:.1f} MiB",
-        f"search on {s['products']:,}: instruction p50 {s['instruction']['p50_ms']:.2f} ms "
-        f"(p95 {s['instruction']['p95_ms']:.2f}, p99 {s['instruction']['p99_ms']:.2f}), type name "
-        f"p50 {s['type_name']['p50_ms']:.2f} ms (p99 {s['type_name']['p99_ms']:.2f})",
+        format_search(s),
     ]
     for r in report["env"]:
         lines.append(
