@@ -488,18 +488,26 @@ def test_search_returns_at_most_fifty_matching_products_best_first(world) -> Non
     assert index.search("Sulfate-Free SHAMPOO, for dry hair!") == results  # same terms
 
 
-def test_block_max_search_returns_exactly_the_full_pass(world) -> None:
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "numba"])
+def test_block_max_search_returns_exactly_the_full_pass(world, compiled: bool) -> None:
     """The block-max search (large catalogs) skips blocks whose bound is below the k-th best
-    score: on every goal's instruction and on edge queries it returns the full pass's
-    products in the full pass's order (ties in catalog order), for k = 50 and k = 3."""
+    score: on every goal's instruction and on edge queries it returns the numpy full pass's
+    products in the full pass's order (ties in catalog order), for k = 50 and k = 3, with the
+    numpy loops and with the numba-compiled ones; so does the compiled full pass."""
     import random
 
     from gui_gym.envs.webshop.search import SearchIndex
 
+    if compiled:
+        require("numba", "webshop")
     full = world.index
-    blocked = SearchIndex(full.data, full.indices, full.indptr, full.vocab, full.num_docs)
-    blocked.groups = [p.type_key for p in world.catalog]
-    blocked.blocks_from, blocked.block_size = 0, 16  # every query, 63 small blocks
+    arrays = (full.data, full.indices, full.indptr, full.vocab, full.num_docs)
+    reference = SearchIndex(*arrays)
+    reference.compiled, reference.blocks_from = False, 10**12
+    blocked = SearchIndex(*arrays, [p.type_key for p in world.catalog])
+    blocked.compiled, blocked.blocks_from, blocked.block_size = compiled, 0, 16  # 63 blocks
+    whole = SearchIndex(*arrays)
+    whole.compiled, whole.blocks_from = compiled, 10**12
     words = sorted(full.vocab)
     rng = random.Random(0)
     queries = [g.instruction for g in world.catalog.goals]
@@ -508,7 +516,9 @@ def test_block_max_search_returns_exactly_the_full_pass(world) -> None:
     scored = []
     for query in queries:
         for k in (50, 3):
-            assert blocked.search(query, k) == full.search(query, k), (query, k)
+            expected = reference.search(query, k)
+            assert blocked.search(query, k) == expected, (query, k)
+            assert whole.search(query, k) == expected, (query, k)
             scored.append(blocked.blocks_scored)
     blocks = blocked._blocks.block_max.shape[1]  # built on first use
     assert blocks == 63 and sum(scored) < 0.8 * blocks * len(scored)  # blocks were skipped

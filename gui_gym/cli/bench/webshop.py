@@ -259,6 +259,13 @@ def run_search(
         "search": bench_search(size, queries, check=check),
     }
     report["machine"]["load_average_after"] = machine()["load_average_1_5_15_min"]
+    search = report["search"]
+    report["headline"] = {  # what `gui-gym bench` summaries show
+        "products": size,
+        "instruction_p50_ms": search["instruction"]["p50_ms"],
+        "instruction_p99_ms": search["instruction"]["p99_ms"],
+        "differences_from_full_pass": search.get("exactness", {}).get("differences"),
+    }
     if out is not None:
         atomic_write_text(out, json.dumps(report, indent=1) + "\n")
     return report
