@@ -141,9 +141,9 @@ class SearchIndex:
         num_docs: int,
         groups: Sequence[str] | None = None,
     ):
-        self.data = data
-        self.indices = indices
-        self.indptr = indptr
+        # read-only views whether built here or memory-mapped from the cache: the index is
+        # never written, and the compiled loops then see one array type (one compilation)
+        self.data, self.indices, self.indptr = (_read_only(a) for a in (data, indices, indptr))
         self.vocab = vocab
         self.num_docs = num_docs
         self.groups = groups
@@ -284,20 +284,21 @@ class SearchIndex:
         if not len(columns):
             self.blocks_scored = 0
             return ()
+        bound = blocks.block_max[columns].sum(axis=0, dtype=np.float64)
+        order = np.argsort(-bound, kind="stable")  # equal bounds in layout order
         if self._use_compiled():
             _, docs, self.blocks_scored = compiled_kernels().block_top_k(
                 columns,
+                order,
+                bound,
                 blocks.positions,
                 blocks.data,
                 blocks.offsets,
-                blocks.block_max,
                 blocks.products,
                 self.block_size,
                 k,
             )
             return tuple(docs.tolist())  # already best first
-        bound = blocks.block_max[columns].sum(axis=0, dtype=np.float64)
-        order = np.argsort(-bound, kind="stable")
         bound = bound[order] * (1 + 1e-5) + 1e-6  # float32 sums may round above the max sum
         size = self.block_size
         found_pos: list[np.ndarray] = []
@@ -365,8 +366,16 @@ class SearchIndex:
             if len(keys):  # keys are sorted: one maximum per run of equal (term, block)
                 starts = np.concatenate(([0], np.flatnonzero(np.diff(keys)) + 1))
                 block_max[term_of[starts], block_of[starts]] = np.maximum.reduceat(data, starts)
-        self._blocks = _Blocks(products, positions, data, offsets.astype(np.int64), block_max)
+        self._blocks = _Blocks(
+            *(_read_only(a) for a in (products, positions, data, offsets, block_max))
+        )
         return self._blocks
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = np.asarray(array).view()
+    view.flags.writeable = False
+    return view
 
 
 def _ranked(scores: np.ndarray, docs: np.ndarray, k: int) -> tuple[int, ...]:

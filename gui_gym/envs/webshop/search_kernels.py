@@ -145,13 +145,13 @@ def block_layout(
     fill = np.empty(blocks, np.int64)
     for t in range(terms):
         a, b = indptr[t], indptr[t + 1]
-        row = offsets[t]
         for j in range(a, b):
-            row[where[indices[j]] // block_size + 1] += 1
-        row[0] = a
+            offsets[t, where[indices[j]] // block_size + 1] += 1
+        offsets[t, 0] = a
         for blk in range(1, blocks + 1):
-            row[blk] += row[blk - 1]
-        fill[:] = row[:blocks]
+            offsets[t, blk] += offsets[t, blk - 1]
+        for blk in range(blocks):
+            fill[blk] = offsets[t, blk]
         for j in range(a, b):
             p = where[indices[j]]
             blk = p // block_size
@@ -167,24 +167,19 @@ def block_layout(
 @_jit
 def block_top_k(
     columns: np.ndarray,
+    order: np.ndarray,
+    bound: np.ndarray,
     positions: np.ndarray,
     data: np.ndarray,
     offsets: np.ndarray,
-    block_max: np.ndarray,
     products: np.ndarray,
     block_size: int,
     k: int,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The ``k`` best products by block-max pruning (see ``SearchIndex._block_search``):
-    blocks scored whole, highest bound first, until the next bound is below the k-th best.
-    Returns (scores, products, blocks scored), best first."""
-    blocks = block_max.shape[1]
+    blocks scored whole in ``order`` (highest ``bound`` first) until the next bound is below
+    the k-th best. Returns (scores, products, blocks scored), best first."""
     num_docs = products.shape[0]
-    bound = np.zeros(blocks, np.float64)
-    for c in columns:
-        for blk in range(blocks):
-            bound[blk] += block_max[c, blk]
-    order = np.argsort(-bound, kind="mergesort")  # stable: equal bounds in layout order
     local = np.zeros(block_size, np.float32)
     heap_s = np.empty(k, np.float32)
     heap_d = np.empty(k, np.int64)
