@@ -128,6 +128,27 @@ def test_blocks_are_skipped_and_the_first_bound_is_scored_first() -> None:
         assert index.search("t0", 3) == (0, 1, 4)  # the third best is in block 1: scored too
 
 
+def test_threads_searching_at_once_build_the_layout_once(monkeypatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(2)
+    postings = [{int(d): 1.0 + (d % 3) for d in rng.choice(400, 150, replace=False)}]
+    postings += [{int(d): 0.5 for d in rng.choice(400, 200, replace=False)}]
+    index = _index(postings, 400, [f"g{i % 4}" for i in range(400)])
+    index.blocks_from, index.block_size = 0, 8
+    builds = []
+    real_build = SearchIndex._build_blocks
+
+    def counted(self):
+        builds.append(1)
+        return real_build(self)
+
+    monkeypatch.setattr(SearchIndex, "_build_blocks", counted)
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda k: index._search(("t0", "t1"), k), [20] * 16))
+    assert builds == [1] and len(set(answers)) == 1 and len(answers[0]) == 20
+
+
 @pytest.mark.parametrize("k", [-1, 1.5, "3", True, None])
 def test_k_must_be_a_non_negative_int(k) -> None:
     index = _index([{0: 1.0}], 1)

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +149,7 @@ class SearchIndex:
         self.num_docs = num_docs
         self.groups = groups
         self._blocks: _Blocks | None = None
+        self._layout_lock = threading.Lock()  # envs stepped on threads build it once
         self.blocks_scored = 0
         self._cached_search = functools.lru_cache(maxsize=8192)(self._search)
 
@@ -279,7 +281,7 @@ class SearchIndex:
         tie-break are the full pass's own. Compiled (numba) when it is installed; the numpy
         loop below otherwise.
         """
-        blocks = self._blocks or self._build_blocks()
+        blocks = self._layout()
         columns = self._columns(terms)
         if not len(columns):
             self.blocks_scored = 0
@@ -332,6 +334,16 @@ class SearchIndex:
             return ()
         positions = np.concatenate(found_pos)
         return _ranked(np.concatenate(found_scores), blocks.products[positions], k)
+
+    def _layout(self) -> _Blocks:
+        """The block layout, built by the first search that needs it (one thread builds it
+        while the others wait)."""
+        if self._blocks is None:
+            with self._layout_lock:
+                if self._blocks is None:
+                    self._build_blocks()
+        assert self._blocks is not None
+        return self._blocks
 
     def _build_blocks(self) -> _Blocks:
         """The block layout: products ordered by group (ties in catalog order), postings
