@@ -527,6 +527,28 @@ def test_block_max_search_returns_exactly_the_full_pass(world, compiled: bool) -
     )
 
 
+def test_the_search_benchmark_compares_with_the_full_pass(
+    world, tmp_path: Path, monkeypatch
+) -> None:
+    """``bench_webshop.py --search-only``'s measurement on the 1,000 catalog: latencies of the
+    goal instructions, and 0 differences from the numpy full pass over instructions, random
+    word lists and edge queries, for k = 50 and 3 (the numba compile probe is stubbed: it
+    runs two fresh processes)."""
+    from gui_gym.cli.bench import webshop as bench
+
+    monkeypatch.setattr(bench, "bench_compile", lambda: {"compile_s": 1.0, "cached_load_s": 0.5})
+    out = tmp_path / "search.json"
+    report = bench.run_search(out, SIZE, queries=30, check=20, pin=False)
+    search = report["search"]
+    assert search["instruction"]["queries"] == 30 and search["products"] == SIZE
+    assert search["exactness"]["comparisons"] == 2 * (20 + 104)
+    assert search["exactness"]["differences"] == 0 and search["exactness"]["examples"] == []
+    assert report["headline"]["differences_from_full_pass"] == 0
+    assert json.loads(out.read_text())["search"]["exactness"]["differences"] == 0
+    text = bench.format_search_report(report)
+    assert "0 differences in 248 comparisons" in text and "compile 1.0 s" in text
+
+
 # -- the envs -------------------------------------------------------------------------------------
 
 
