@@ -54,6 +54,7 @@ def test_ties_go_to_the_earlier_product_not_the_earlier_block(path: str) -> None
     assert index.search("t0 t1", 3) == (1, 2, 4)
     assert index.search("t1", 2) == (1, 5)
     assert index.search("t0 t1", 0) == ()
+    assert index.search("t0 t1", 10**15) == (1, 2, 4, 5, 0, 3)  # no 10**15-entry heap
     assert index.search("t9 zzz", 5) == () and index.search("", 5) == ()
 
 

@@ -235,6 +235,7 @@ class SearchIndex:
         return False
 
     def _search(self, terms: tuple[str, ...], k: int) -> tuple[int, ...]:
+        k = min(k, self.num_docs)  # the compiled loops keep a heap of k entries
         if k <= 0:
             return ()
         if self._blocked():
@@ -349,7 +350,8 @@ class SearchIndex:
         """The block layout: products ordered by group (ties in catalog order), postings
         renumbered to positions and grouped by (term, block) in CSC order, each term's
         postings offset per block, block maxima. Compiled: about 3 s for 1,000,000 products
-        (a counting sort); numpy: a stable sort of 32 million keys, about a minute."""
+        (a counting sort); numpy: a stable sort of 32 million keys, about 6 s (both under a
+        load of 4 on 2 cores)."""
         logger.info("WebShop search: laying out %d products in blocks (once)", self.num_docs)
         groups = self.groups if self.groups is not None else [""] * self.num_docs
         codes = np.unique(np.asarray(groups), return_inverse=True)[1]
