@@ -552,3 +552,24 @@ def test_alfworld_envs_take_turns_on_the_rollout_engines_threads() -> None:
     env = object.__new__(ALFWorldEnv)  # the lock is per class: no game needs building
     assert _serial_lock(env) is _serial_lock(object.__new__(ALFWorldEnv)) is not None
     assert _serial_lock(gym.make("GuiGym/WikiHow-v0")) is None
+
+
+def test_records_an_oracle_dataset_and_refuses_screenshots(cache, tmp_path):
+    # every gui-gym env takes screenshot=False (the recorder, SFT data, PRM data and the
+    # engine adapters pass it); ALFWorld has no screen, so True is one clear error
+    from gui_gym.runs.record import record_dataset
+
+    with pytest.raises(ValueError, match="no screen to draw"):
+        gym.make("GuiGym/ALFWorld-v0", num_games=SMALL, task=LOOK, screenshot=True)
+    out = record_dataset(
+        "GuiGym/ALFWorld-v0",
+        "oracle",
+        episodes=1,
+        out=tmp_path / "data",
+        tasks=[LOOK],
+        env_kwargs={"num_games": SMALL, "max_steps": 30},
+        progress=False,
+    )
+    rows = [json.loads(line) for line in (tmp_path / "data" / "trajectories.jsonl").open()]
+    assert out.successes == 1 and len(rows) == 1 and rows[0]["task_id"] == LOOK
+    assert out.lost == 0 and rows[0]["steps"][0]["action"]  # the expert's commands, recorded

@@ -231,6 +231,8 @@ class ALFWorldEnv(GuiEnv):
         num_games: Games per ALFWorld split, e.g. ``{"train": 60}`` (defaults: ALFWorld's
             counts; games are built on first use, so the counts cost nothing up front).
         seed_games: The generator's seed: another seed gives another set of games.
+        screenshot: Accepted as False only, as every gui-gym env takes it (ALFWorld is text:
+            there is no screen to draw); True is refused.
     """
 
     end_on_success = True
@@ -248,7 +250,13 @@ class ALFWorldEnv(GuiEnv):
         render_mode: str | None = None,
         seed_games: int = 0,
         num_games: dict[str, int] | None = None,
+        screenshot: bool = False,
     ):
+        if screenshot is not False:
+            raise ValueError(
+                f"GuiGym/ALFWorld-v0 is a text game with no screen to draw: screenshot must be "
+                f"False, got {screenshot!r}"
+            )
         try:
             import alfworld  # noqa: F401
             import textworld.envs.pddl  # noqa: F401
