@@ -135,6 +135,8 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train", "prm_model"): ["{tmp}/none"],
     ("train", "progress_model"): ["{tmp}/none"],
     ("train", "orm_model"): ["{tmp}/none"],
+    ("train", "judge_model"): ["{tmp}/none"],  # no judge term in --reward
+    ("train", "judge_url"): ["http://localhost:1/v1", "localhost:1"],  # no judge, no model
     ("train", "coordinates"): ["pixels", "qwen2_5_vl"],  # unknown; without --screenshot
     ("train", "embedder"): ["minilmm"],
     ("train", "milestones"): ["statc"],

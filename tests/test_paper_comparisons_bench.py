@@ -77,6 +77,18 @@ def test_full_runs_hold_32_episodes_per_update_and_five_seeds() -> None:
         bench.Args(comparisons=["progrm"])
 
 
+def test_default_comparisons_and_action_budgets() -> None:
+    default = bench.Args().comparisons
+    # every paper's comparison runs by default; Table 4 on ALFWorld (a tiny model cannot type
+    # WebShop's 44-72-token search queries), generalisation only when asked for
+    assert set(default) == set(bench.COMPARISONS) - set(bench.NOT_BY_DEFAULT)
+    assert bench.COMPARISONS["admire_table4"].env == "GuiGym/ALFWorld-v0"
+    assert bench.COMPARISONS["admire_table4_webshop"].env == "GuiGym/WebShop-v0"
+    args = bench.Args()
+    assert bench.new_tokens("GuiGym/WebShop-v0", args) >= 72 + 4  # the query and its tags
+    assert bench.new_tokens("GuiGym/WikiHow-v0", args) == args.max_new_tokens
+
+
 def test_resume_keeps_runs_of_the_same_settings_and_refuses_others(tmp_path: Path) -> None:
     args = bench.Args(out=str(tmp_path), comparisons=["progrm_table1"], seeds=[0, 1])
     assert bench.previous_runs(args) == ([], {})  # nothing yet: a fresh run
