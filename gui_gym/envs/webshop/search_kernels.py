@@ -51,13 +51,20 @@ def _push(heap_s: np.ndarray, heap_d: np.ndarray, n: int, s: float, d: int) -> i
         return n
     if not _worse(heap_s[0], heap_d[0], s, d):
         return n  # no better than the worst kept
-    j = 0  # replace the root, sift down
+    _sift_down(heap_s, heap_d, n, s, d)  # replaces the root
+    return n
+
+
+@_jit
+def _sift_down(heap_s: np.ndarray, heap_d: np.ndarray, size: int, s: float, d: int) -> None:
+    """Put (s, d) at the root of the heap's first ``size`` entries and sift it down."""
+    j = 0
     while True:
         child = 2 * j + 1
-        if child >= n:
+        if child >= size:
             break
         right = child + 1
-        if right < n and _worse(heap_s[right], heap_d[right], heap_s[child], heap_d[child]):
+        if right < size and _worse(heap_s[right], heap_d[right], heap_s[child], heap_d[child]):
             child = right
         if _worse(heap_s[child], heap_d[child], s, d):
             heap_s[j] = heap_s[child]
@@ -67,7 +74,6 @@ def _push(heap_s: np.ndarray, heap_d: np.ndarray, n: int, s: float, d: int) -> i
             break
     heap_s[j] = s
     heap_d[j] = d
-    return n
 
 
 @_jit
@@ -79,23 +85,8 @@ def _drain(heap_s: np.ndarray, heap_d: np.ndarray, n: int) -> tuple[np.ndarray, 
     for last in range(n - 1, -1, -1):
         scores[last] = heap_s[0]
         docs[last] = heap_d[0]
-        s, d = heap_s[last], heap_d[last]  # the last leaf, sifted down from the root
-        j = 0
-        while True:
-            child = 2 * j + 1
-            if child >= last:
-                break
-            right = child + 1
-            if right < last and _worse(heap_s[right], heap_d[right], heap_s[child], heap_d[child]):
-                child = right
-            if _worse(heap_s[child], heap_d[child], s, d):
-                heap_s[j] = heap_s[child]
-                heap_d[j] = heap_d[child]
-                j = child
-            else:
-                break
-        heap_s[j] = s
-        heap_d[j] = d
+        # the last leaf, sifted down from the root over the entries still in the heap
+        _sift_down(heap_s, heap_d, last, heap_s[last], heap_d[last])
     return scores, docs
 
 
