@@ -176,6 +176,20 @@ def test_sixteen_concurrent_sessions_each_finish_an_oracle_episode(server: str) 
     assert "16" in refused
 
 
+def _wait_until_exited(pid: int, timeout: float = 10.0) -> None:
+    """Until ``pid`` is a zombie or gone (its parent, the server, has not reaped it yet)."""
+    deadline = time.monotonic() + timeout
+    stat = Path(f"/proc/{pid}/stat")
+    while time.monotonic() < deadline:
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                return
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} still running {timeout} s after SIGKILL")
+
+
 def test_a_killed_worker_fails_its_session_only(server: str) -> None:
     task_a, task_b = gym.make(ENV_ID).unwrapped.task_ids[20:22]
 
@@ -185,6 +199,7 @@ def test_a_killed_worker_fails_its_session_only(server: str) -> None:
             await b.reset(seed=2, task_id=task_b)
             pid = (await a.state())["worker_pid"]
             os.kill(pid, signal.SIGKILL)
+            _wait_until_exited(pid)  # dead before the step arrives (the server's first look)
             with pytest.raises(RuntimeError, match=r"env worker .* died.*call reset\(\)"):
                 await a.step({"action": "SCROLL(down)"})
             with pytest.raises(RuntimeError, match=r"no episode is running.*reset\(\)"):

@@ -284,6 +284,16 @@ class GuiGymEnvironment(Environment[GuiAction, GuiObservation, GuiState]):
         if self._closed:
             raise RuntimeError("this session is closed (timed out or ended); open a new one")
         fresh = self._worker is None or not self._worker.process.is_alive()
+        if fresh and command != "reset" and self._worker is not None:
+            # only a reset starts a new worker: a step sent to a fresh one would fail with the
+            # env's "call reset first" and hide that the episode's worker died
+            dead = self._worker.process
+            self._in_episode = False
+            raise RuntimeError(
+                f"env worker {self._worker.index} (pid {dead.pid}) died with exit code "
+                f"{dead.exitcode}: this episode is lost; call reset() to start a new one in a "
+                "fresh worker"
+            )
         if fresh:
             if self._worker is not None:
                 self._worker.close()
