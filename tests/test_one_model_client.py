@@ -255,3 +255,43 @@ def test_envs_step_together_unless_their_class_says_thread_safe_false() -> None:
         serial = engine.run([EpisodeSpec(None, seed) for seed in range(4)])
     assert all(t.infra_error is None and t.success for t in serial)
     assert _Overlap.peak == 1  # one lock per thread-unsafe class: they took turns
+
+
+class _Slow(gym.Wrapper):
+    """Each step takes ``seconds`` first (a planner, a model call)."""
+
+    def __init__(self, env: gym.Env, seconds: float) -> None:
+        super().__init__(env)
+        self.seconds = seconds
+
+    def step(self, action: Any):
+        time.sleep(self.seconds)
+        return self.env.step(action)
+
+
+def _slow_env(seconds: float) -> gym.Env:
+    env = gym.make("GuiGym/WikiHow-v0", split="test")
+    env.unwrapped.thread_safe = False  # these envs take turns
+    return _Slow(env, seconds)
+
+
+@pytest.mark.timeout(120)
+def test_a_step_waiting_for_its_turn_is_not_charged_for_the_steps_before_it() -> None:
+    # three envs that take turns, each step 0.6 s against a 1 s deadline: a round takes
+    # 1.8 s, yet no step runs long (the deadline used to count from the round's start, so
+    # the third env's step was called hung and its episode lost)
+    make = functools.partial(_slow_env, 0.6)
+    with RolloutEngine(make, as_batch_agent("oracle"), num_envs=3, step_timeout=1.0) as engine:
+        out = engine.run([EpisodeSpec(None, seed) for seed in range(3)])
+    assert [t.infra_error for t in out] == [None] * 3
+    assert all(t.success for t in out)
+
+
+@pytest.mark.timeout(60)
+def test_a_hung_turn_holder_ends_the_steps_queued_behind_it() -> None:
+    # the first step holds the turn past the deadline: it hangs, and the step waiting for
+    # the turn is not left waiting (no step of the round starts or ends for a whole deadline)
+    make = functools.partial(_slow_env, 4.0)
+    with RolloutEngine(make, as_batch_agent("oracle"), num_envs=2, step_timeout=1.0) as engine:
+        out = engine.run([EpisodeSpec(None, seed) for seed in range(2)])
+    assert all(t.infra_error and "hung" in t.infra_error for t in out)

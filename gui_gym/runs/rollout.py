@@ -579,8 +579,16 @@ def _serial_lock(env: gym.Env) -> threading.Lock | None:
         return _SERIAL_LOCKS.setdefault(type(base), threading.Lock())
 
 
-def _locked(lock: threading.Lock, call: Callable[[], Any]) -> Any:
+def _stamped(
+    started: list[float | None], index: int, lock: threading.Lock | None, call: Callable[[], Any]
+) -> Any:
+    """Run ``call`` (holding ``lock``, when given), first writing when it began its own work
+    into ``started[index]``: for envs that take turns, the moment it got its turn."""
+    if lock is None:
+        started[index] = time.monotonic()
+        return call()
     with lock:
+        started[index] = time.monotonic()
         return call()
 
 
@@ -790,7 +798,8 @@ class RolloutEngine:
         while self._round:
             batch, self._round = self._round, []
             ends = [loop.create_future() for _ in batch]
-            for (slot, method, args, _), end in zip(batch, ends, strict=True):
+            started: list[float | None] = [None] * len(batch)
+            for index, ((slot, method, args, _), end) in enumerate(zip(batch, ends, strict=True)):
 
                 def deliver(ok: bool, value: Any, end: asyncio.Future = end) -> None:
                     def settle() -> None:
@@ -802,14 +811,13 @@ class RolloutEngine:
 
                 call = functools.partial(getattr(slot, method), *args)
                 guard = _serial_lock(slot.env)
-                if guard is not None:
-                    call = functools.partial(_locked, guard, call)
+                call = functools.partial(_stamped, started, index, guard, call)
                 self._threads.submit(call, deliver)
-            await asyncio.wait(ends, timeout=self.step_timeout)
-            for (slot, method, _, future), end in zip(batch, ends, strict=True):
+            hung = await self._wait_round(ends, started)
+            for index, ((slot, method, _, future), end) in enumerate(zip(batch, ends, strict=True)):
                 if future.done():  # cancelled (the run is being torn down)
                     continue
-                if not end.done():
+                if index in hung and not end.done():
                     end.cancel()
                     try:
                         slot.abandon()
@@ -822,6 +830,44 @@ class RolloutEngine:
                     future.set_exception(end.exception())
                 else:
                     future.set_result(end.result())
+
+    async def _wait_round(
+        self, ends: list[asyncio.Future], started: list[float | None]
+    ) -> set[int]:
+        """Wait for a round's calls; returns the indices of those that hung.
+
+        A call hangs when it has run ``step_timeout`` seconds since it began its own work:
+        for envs that take turns (``thread_safe = False``), since it got its turn, so a step
+        queued behind its round's other steps is not charged for their time. A call still
+        waiting for its turn hangs when no call of the round has started or ended for
+        ``step_timeout`` seconds (the turn's holder is hung and will not hand it on).
+        """
+        timeout = self.step_timeout
+        if timeout is None:
+            await asyncio.wait(ends)
+            return set()
+        hung: set[int] = set()
+        progress = time.monotonic()
+        seen = (0, 0)
+        while True:
+            pending = [e for i, e in enumerate(ends) if not e.done() and i not in hung]
+            if not pending:
+                return hung
+            await asyncio.wait(
+                pending, timeout=min(0.25, timeout), return_when=asyncio.FIRST_COMPLETED
+            )
+            now = time.monotonic()
+            state = (sum(e.done() for e in ends), sum(t is not None for t in started))
+            if state != seen:
+                seen, progress = state, now
+            for i, end in enumerate(ends):
+                if end.done() or i in hung:
+                    continue
+                began = started[i]
+                if (began is not None and now - began >= timeout) or (
+                    began is None and now - progress >= timeout
+                ):
+                    hung.add(i)
 
     async def _act(
         self, slot: Any, observation: dict[str, Any], info: dict[str, Any], turns: list[Turn]
