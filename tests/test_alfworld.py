@@ -378,9 +378,12 @@ def test_fork_is_equal_and_independent(env):
     env.reset(seed=0, options={"task": COOL})
     for _ in range(3):
         env.step(env.oracle_action())
-    clone = env.fork()
+    with pytest.MonkeyPatch.context() as mp:  # a fork never rebuilds through pickling
+        mp.setattr(ALFWorldEnv, "__setstate__", lambda *a: pytest.fail("fork() unpickled"))
+        clone = env.fork()
     assert clone.ui_tree == env.ui_tree and clone.milestones == env.milestones
-    assert clone.steps_taken == env.steps_taken
+    assert clone.steps_taken == env.steps_taken and clone.suite is env.suite
+    assert pickle.loads(pickle.dumps(env)).suite is env.suite  # the suite is shared, cached
     a = str(env.candidate_actions()[0])
     assert pickle.dumps(clone.step(a)) == pickle.dumps(env.step(a))
     before = env.ui_tree

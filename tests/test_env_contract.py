@@ -172,6 +172,25 @@ def test_fork_is_independent(env_id: str) -> None:
 
 
 @pytest.mark.parametrize("env_id", IDS)
+def test_fork_does_not_go_through_pickling(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fork copies the env's attributes and forks its backend; __getstate__/__setstate__
+    are for pickling and rebuild the suite, app and backend (ALFWorld: 0.8 s a fork)."""
+    env = gym.make(env_id)
+    env.reset(seed=1)
+    base = env.unwrapped
+    base.step(str(base.oracle_action()))
+    for name in ("__getstate__", "__setstate__", "__reduce_ex__"):
+
+        def refuse(*args: object, _name: str = name, **kwargs: object) -> None:
+            raise AssertionError(f"fork() called {_name}")
+
+        monkeypatch.setattr(type(base), name, refuse, raising=False)
+    fork = base.fork()
+    assert fork.suite is base.suite and fork.task is base.task
+    assert (fork.ui_tree, fork.milestones) == (base.ui_tree, base.milestones)
+
+
+@pytest.mark.parametrize("env_id", IDS)
 def test_bad_arguments_fail_early(env_id: str) -> None:
     with pytest.raises(ValueError, match="max_steps must be a positive int"):
         gym.make(env_id, max_steps=0)

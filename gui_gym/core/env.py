@@ -455,7 +455,12 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
 
         Actions on the fork never affect this env (ProRe probes and best-of-N rely on it).
         """
-        clone = copy.copy(self)
+        # a plain copy of the attributes, not copy.copy: envs that pickle (__getstate__ /
+        # __setstate__ for multiprocessing and Ray) would rebuild their suite, app and backend
+        # through it, most of a fork's time (ALFWorld: 0.8 s a fork, replaying the episode
+        # twice); _fork_backend makes the backend independent
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
         clone._milestones = list(self._milestones)
         clone._np_random = copy.deepcopy(self._np_random)
         clone._screen_cache = None

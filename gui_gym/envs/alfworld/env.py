@@ -135,8 +135,15 @@ def load_suite(seed: int = 0, num_games: dict[str, int] | None = None) -> TaskSu
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ValueError(f"num_games[{key!r}] must be an int >= 0, got {value!r}")
         counts[key] = value
+    return _suite(seed, tuple(counts.items()))
+
+
+@functools.lru_cache(maxsize=8)
+def _suite(seed: int, counts: tuple[tuple[str, int], ...]) -> TaskSuite:
+    """The suite of :func:`load_suite` (cached: every env, fork and unpickled copy of a
+    process shares it; building ALFWorld's 8,810 tasks' predicates takes most of a second)."""
     tasks = []
-    for split, count in counts.items():
+    for split, count in counts:
         for i in range(count):
             game = _drawn(split, i, seed)
             tasks.append(

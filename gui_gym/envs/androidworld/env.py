@@ -166,14 +166,6 @@ class AndroidWorldEnv(SimGuiEnv[PhoneState]):
         seed = int(rng.integers(2**31)) + _SPLIT_SALT[self.param_split]
         return template.create(random.Random(seed))
 
-    def __copy__(self) -> AndroidWorldEnv:
-        # fork() starts from copy.copy(env): without this, copy would go through
-        # __getstate__/__setstate__ (meant for pickling) and rebuild the phone and every app's
-        # handler table, most of a fork's time. The phone and its apps hold no episode state.
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        return clone
-
     def __getstate__(self) -> dict[str, Any]:
         # Templates hold closures (milestone checks), so a pickled env keeps only names and
         # parameters and rebuilds the rest (multiprocessing, Ray workers).
