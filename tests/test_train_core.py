@@ -293,3 +293,29 @@ def test_admire_decay_counts_epochs_over_the_task_set_from_one() -> None:
     )
     assert [milestone_epoch(grpo_like, i) for i in range(6)] == [1, 1, 1, 2, 2, 3]
     assert milestone_epoch(SimpleNamespace(), 0) == 1
+
+
+def test_scoring_groups_turns_of_similar_length_and_keeps_their_order(model_and_tokenizer) -> None:
+    """Micro-batches hold turns of similar length (a batch pads to its longest turn), and
+    the scores come back in the turns' own order."""
+    from types import SimpleNamespace
+
+    from gui_gym.train.trainer import Trainer, _micro_batches
+
+    model, _ = model_and_tokenizer
+    lengths = [9, 2, 7, 3, 8, 2]
+    turns = [TurnSample([5 + k % 4 for k in range(n)], [4, 1], [0.0, 0.0]) for n in lengths]
+    # sorted by length (stable): 2 (turn 1), 2 (5), 3 (3), 7 (2), 8 (4), 9 (0)
+    assert list(_micro_batches(range(6), turns, 2)) == [[1, 5], [3, 2], [4, 0]]
+    assert list(_micro_batches([0, 2, 3], turns, 8)) == [[3, 2, 0]]
+    fake = SimpleNamespace(
+        config=TrainConfig(micro_batch_turns=2, progress=False),
+        policy=SimpleNamespace(model=model, pad_id=0, device="cpu"),
+        vision=None,
+    )
+    scored = Trainer.score(fake, model, turns)  # type: ignore[arg-type]
+    with torch.no_grad():
+        alone = [score_completions(model, [t], pad_id=0)[0] for t in turns]
+    assert len({round(float(a.sum()), 4) for a in alone}) > 3  # the order is observable
+    for got, want in zip(scored, alone, strict=True):
+        assert got.tolist() == pytest.approx(want.tolist(), abs=1e-5)
