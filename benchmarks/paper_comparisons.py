@@ -48,7 +48,8 @@ import multiprocessing
 import random
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -626,6 +627,32 @@ def plot(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def gather(
+    pending: dict[Future, tuple[str, str, int]],
+    runs: list[dict[str, Any]],
+    save: Callable[[], Any],
+) -> list[tuple[str, str, int, str]]:
+    """Add each finished run to ``runs`` and ``save`` after each; returns the failed runs as
+    ``(comparison, arm, seed, error)``. A failed run is reported and the others go on (one
+    run's error must not throw away the hours of those still running)."""
+    failed: list[tuple[str, str, int, str]] = []
+    for future in as_completed(pending):
+        job = pending[future]
+        try:
+            runs.append(future.result())
+        except Exception as exc:
+            failed.append((*job, f"{type(exc).__name__}: {exc}"))
+            print(f"  {job[0]} {job[1]} seed {job[2]} FAILED: {failed[-1][-1]}", flush=True)
+            continue
+        print(
+            f"  {runs[-1]['comparison']} {runs[-1]['arm']} seed {runs[-1]['seed']}: "
+            f"train {runs[-1]['train']:.2f} held-out {runs[-1]['held_out']:.2f}",
+            flush=True,
+        )
+        save()
+    return failed
+
+
 def main(args: Args) -> dict[str, Any]:
     started = time.perf_counter()
     work = Path(args.work or tempfile.mkdtemp())
@@ -664,7 +691,6 @@ def main(args: Args) -> dict[str, Any]:
         for label in COMPARISONS[name].arms
         if (name, label, seed) not in done
     ]
-    result: dict[str, Any] = {}
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=args.workers, mp_context=context) as pool:
         pending = [
@@ -678,15 +704,17 @@ def main(args: Args) -> dict[str, Any]:
             )
             for name, label, seed in jobs
         ]
-        for future in as_completed(pending):
-            runs.append(future.result())
-            print(
-                f"  {runs[-1]['comparison']} {runs[-1]['arm']} seed {runs[-1]['seed']}: "
-                f"train {runs[-1]['train']:.2f} held-out {runs[-1]['held_out']:.2f}",
-                flush=True,
-            )
-            result = summarise(args, starts, runs, time.perf_counter() - started)
+        failed = gather(
+            dict(zip(pending, jobs, strict=True)),
+            runs,
+            lambda: summarise(args, starts, runs, time.perf_counter() - started),
+        )
     result = summarise(args, starts, runs, time.perf_counter() - started)
+    if failed:
+        raise SystemExit(
+            f"{len(failed)} run(s) failed (the others are saved; --resume runs the failed "
+            "ones again): " + "; ".join(f"{n} {a} seed {s}: {e}" for n, a, s, e in failed)
+        )
     for name, comparison in result["comparisons"].items():
         for claim in comparison["claims"]:
             train = claim["train"]

@@ -109,3 +109,23 @@ def test_resume_keeps_runs_of_the_same_settings_and_refuses_others(tmp_path: Pat
     (tmp_path / "paper_comparisons.json").write_text("{not json")
     with pytest.raises(SystemExit, match="not a paper_comparisons result"):
         bench.previous_runs(args)
+
+
+def test_a_failed_run_is_reported_and_the_others_are_kept() -> None:
+    """One run's error (a locked output folder, a crash) must not throw away the runs still
+    going: each finished run is kept and saved, the failed ones come back to be resumed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(seed: int) -> dict[str, Any]:
+        if seed == 1:
+            raise RuntimeError("output in use")
+        return {"comparison": "c", "arm": "a", "seed": seed, "train": 0.5, "held_out": 0.0}
+
+    runs: list[dict[str, Any]] = []
+    saves: list[int] = []
+    with ThreadPoolExecutor(2) as pool:
+        pending = {pool.submit(run, seed): ("c", "a", seed) for seed in range(4)}
+        failed = bench.gather(pending, runs, lambda: saves.append(len(runs)))
+    assert sorted(r["seed"] for r in runs) == [0, 2, 3]
+    assert failed == [("c", "a", 1, "RuntimeError: output in use")]
+    assert sorted(saves) == [1, 2, 3]  # saved after every finished run

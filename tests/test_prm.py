@@ -321,6 +321,28 @@ def test_rule_prm_agrees_with_the_oracle_along_expert_and_random_rollouts() -> N
         RulePRM(milestone_score=2.0)
 
 
+def test_rule_prm_judges_by_the_probe_where_the_expert_has_no_answer(monkeypatch) -> None:
+    """ALFWorld's planner can hit its bound off the expert's path: the PRM then judges the
+    step by trying it on a fork (it used to raise, and the rollout lost the episode)."""
+    from gui_gym.core.env import ExpertUnavailable
+
+    env = gym.make(WIKIHOW, split="test")
+    env.reset(seed=0)
+    base = env.unwrapped
+    expert = str(base.oracle_action())
+    wrong = next(str(a) for a in base.candidate_actions() if str(a) != expert)
+
+    def no_answer() -> Action:
+        raise ExpertUnavailable("the planner hit its memory bound")
+
+    monkeypatch.setattr(base, "oracle_action", no_answer)
+    prm = RulePRM()
+    scores = prm.score([PRMQuery("", "", expert), PRMQuery("", "", wrong)], envs=[base, base])
+    # the expert's action still makes progress on the fork; the other one does not
+    assert list(scores) == [1.0, 0.0]
+    assert prm.last_reasons[0] in ("milestone", "success") and prm.last_reasons[1] != "expert"
+
+
 def test_collected_steps_are_labelled_as_the_rule_prm_judges_them() -> None:
     env = gym.make(WIKIHOW, split="train", max_steps=12)
     rng = np.random.default_rng(3)

@@ -2,7 +2,7 @@
 trajectories and the ``GuiEnv`` base class. Depends on nothing else in ``gui_gym``."""
 
 from gui_gym.core.actions import Action, ActionParseError, ActionType, describe, parse_action
-from gui_gym.core.env import GuiEnv, InvalidAction
+from gui_gym.core.env import ExpertUnavailable, GuiEnv, InvalidAction
 from gui_gym.core.predicates import PredicateContext, compile_predicate
 from gui_gym.core.spaces import UnicodeText
 from gui_gym.core.task import Milestone, Task, TaskFileError, TaskSuite
@@ -19,6 +19,7 @@ __all__ = [
     "Action",
     "ActionParseError",
     "ActionType",
+    "ExpertUnavailable",
     "GuiEnv",
     "InvalidAction",
     "Milestone",

@@ -45,7 +45,7 @@ from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UITree
 from gui_gym.core.untrusted_text import without_lone_surrogates
 
-__all__ = ["GuiEnv", "InvalidAction"]
+__all__ = ["ExpertUnavailable", "GuiEnv", "InvalidAction"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +55,15 @@ class InvalidAction(Exception):
 
     The env turns it into ``info["action_valid"] = False`` with the message in
     ``info["action_error"]``; it never reaches the agent as an exception.
+    """
+
+
+class ExpertUnavailable(RuntimeError):
+    """Raised by :meth:`GuiEnv.oracle_action` when the task's expert has no action from the
+    current state within its bounds (ALFWorld's planner, off the expert's path).
+
+    Code that judges by the expert (the rule-based PRM, PRM data collection) judges such a
+    state without it; an oracle agent fails its episode.
     """
 
 
@@ -387,7 +396,13 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         return self._context(self._current_screen())
 
     def oracle_action(self) -> Action:
-        """The task's scripted expert's next action from the current state."""
+        """The task's scripted expert's next action from the current state.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset.
+            ExpertUnavailable: when the expert has no action from this state within its
+                bounds (a planner's CPU or memory limit).
+        """
         if self.task is None:
             raise gym.error.ResetNeeded("call reset() first")
         return self.task.oracle(self.context())

@@ -23,6 +23,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gui_gym.core.env import ExpertUnavailable
+
 __all__ = [
     "PLANNER_CPU_S",
     "PLANNER_MEMORY_MB",
@@ -39,11 +41,11 @@ PLANNER_MEMORY_MB = 256
 """Default memory (MiB) one planner run may add (``GUI_GYM_ALFWORLD_PLANNER_MEMORY_MB``)."""
 
 
-class PlannerLimitExceeded(RuntimeError):
+class PlannerLimitExceeded(ExpertUnavailable):
     """The planner used its CPU-time or memory bound without finding a plan."""
 
 
-class PlannerOverloaded(RuntimeError):
+class PlannerOverloaded(ExpertUnavailable):
     """The planner did not use its CPU bound within the wall-clock backstop (the machine is
     overloaded, or the child was stopped): nothing can be said about the problem."""
 

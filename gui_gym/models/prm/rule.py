@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.actions import ActionParseError, parse_action
+from gui_gym.core.env import ExpertUnavailable
 from gui_gym.models.prm.protocol import (
     check_queries,
 )
@@ -24,7 +25,9 @@ class RulePRM:
     An action scores ``oracle_score`` when it equals the expert's action in that state
     (canonical action strings), ``milestone_score`` when, tried on a fork of the env, it
     completes the task or reaches a milestone not reached before, and ``other_score``
-    otherwise (including actions that do not parse or that the env rejects). These are the
+    otherwise (including actions that do not parse or that the env rejects). In a state
+    where the expert has no answer (:class:`~gui_gym.core.env.ExpertUnavailable`: ALFWorld's
+    planner at its bound) the probe alone judges. These are the
     same rules that label the training data (:mod:`gui_gym.train.prm_data`), so a
     learned PRM is measured against them.
 
@@ -70,7 +73,11 @@ class RulePRM:
             action = parse_action(query.action)
         except ActionParseError:
             return self.other_score, "unparsable"
-        if str(action) == str(base.oracle_action()):
+        try:
+            expert: Any = base.oracle_action()
+        except ExpertUnavailable:
+            expert = None  # no expert answer from this state: the probe alone judges
+        if expert is not None and str(action) == str(expert):
             return self.oracle_score, "expert"
         probe = base.fork()
         before = set(probe.milestones)
