@@ -363,6 +363,38 @@ def test_collected_steps_are_labelled_as_the_rule_prm_judges_them() -> None:
     assert {s.source for s in on_path if s.label == 0} <= set(NEGATIVE_SOURCES)
 
 
+def test_collection_goes_on_where_the_expert_has_no_answer_off_its_path(monkeypatch) -> None:
+    """Random and noisy rollouts meet states the expert cannot answer (ALFWorld's planner at
+    its bound): those are labelled without the expert, or end the noisy rollout."""
+    from gui_gym.core.env import ExpertUnavailable
+
+    env = gym.make(WIKIHOW, split="train", max_steps=12)
+    base = env.unwrapped
+    resets = []
+    reset, oracle = base.reset, base.oracle_action
+
+    def counting_reset(*args, **kwargs):
+        resets.append(1)
+        return reset(*args, **kwargs)
+
+    def expert_on_its_path_only() -> Action:
+        if len(resets) > 1 and base.steps_taken > 0:  # a random or noisy rollout, moved on
+            raise ExpertUnavailable("the planner hit its bound")
+        return oracle()
+
+    monkeypatch.setattr(base, "reset", counting_reset)
+    monkeypatch.setattr(base, "oracle_action", expert_on_its_path_only)
+    task = "measure_your_bra_size-tips_count"
+    steps = collect_task_steps(
+        env, task, seed=0, rng=np.random.default_rng(3), noisy_rollouts=2, env_id=WIKIHOW
+    )
+    assert len(resets) == 1 + 2 + 2  # every rollout ran
+    assert {"oracle", "random_failed"} <= {s.source for s in steps}
+    off_path = [s for s in steps if s.source == "random_failed" and s.query.step > 0]
+    assert off_path and all(s.rationale == "This action does not help." for s in off_path)
+    assert all(s.label == (s.source in ("oracle", "milestone")) for s in steps)
+
+
 def test_replayed_expert_datasets_give_single_step_states_with_one_step_rollouts() -> None:
     # GUI-Shepherd's second data source: single-step states of recorded (AndroidControl-style)
     # episodes, the expert action positive and other proposable actions negative.

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.actions import Action, describe
+from gui_gym.core.env import ExpertUnavailable
 from gui_gym.core.progress import progress_bar
 from gui_gym.core.trajectory import read_jsonl, write_jsonl
 from gui_gym.models.prm import RulePRM
@@ -94,7 +95,10 @@ def collect_task_steps(
 ) -> list[LabelledStep]:
     """Labelled steps of one task: an expert rollout with perturbed negatives,
     ``random_rollouts`` random rollouts and ``noisy_rollouts`` noisy-expert rollouts (see the
-    module docstring for the rules).
+    module docstring for the rules). Off the expert's path the expert may have no answer
+    (:class:`~gui_gym.core.env.ExpertUnavailable`: ALFWorld's planner at its bound): a random
+    rollout's state is then labelled by its milestones and outcome alone, and a noisy rollout
+    ends there (its labels need the expert's action).
 
     Args:
         env: A gui-gym env (its ``unwrapped`` must have ``oracle_action``,
@@ -201,12 +205,16 @@ def collect_task_steps(
         step = 0
         done = False
         while not done:
-            expert = base.oracle_action()
+            try:
+                expert: Action | None = base.oracle_action()
+            except ExpertUnavailable:  # off the path, past the planner's bound
+                expert = None
             candidates = base.screen_candidate_actions()
             action = candidates[int(rng.integers(len(candidates)))]
-            expert_q = query(observation, expert, history, step)
+            expert_q = None if expert is None else query(observation, expert, history, step)
             q = query(observation, action, history, step)
-            if 0 < step <= offpath_positive_steps:
+            due = "" if expert_q is None else _rationale_due(expert_q.action_description) + " "
+            if expert is not None and expert_q is not None and 0 < step <= offpath_positive_steps:
                 add(
                     expert_q,
                     1,
@@ -217,15 +225,13 @@ def collect_task_steps(
             before = set(base.milestones)
             observation, _, terminated, truncated, info = base.step(action)
             new = [m for m in info["milestones"] if m not in before]
-            if str(action) == str(expert):
-                add(q, 1, "oracle", f"{_rationale_due(expert_q.action_description)} This is it.")
+            if expert is not None and str(action) == str(expert):
+                add(q, 1, "oracle", f"{due}This is it.")
             elif info["success"] or new:
                 reached = ", ".join(new) if new else "the goal"
                 add(q, 1, "milestone", f"It makes progress: it reaches {reached}.")
             elif info["action_valid"]:
-                pending.append(
-                    (q, f"{_rationale_due(expert_q.action_description)} This action does not help.")
-                )
+                pending.append((q, f"{due}This action does not help."))
             if info["action_valid"]:
                 history.append(info["action_description"])
             step += 1
@@ -247,7 +253,10 @@ def collect_task_steps(
         step = 0
         done = False
         while not done:
-            proposals = _proposals(base)
+            try:
+                proposals = _proposals(base)
+            except ExpertUnavailable:  # the state's labels need the expert: the rollout ends
+                break
             reasons = _judge_all(rule, base, proposals)
             expert_q = query(observation, proposals[0], history, step)
             due = _rationale_due(expert_q.action_description)
@@ -379,7 +388,10 @@ def collect_ranking_states(
             step = 0
             done = False
             while not done:
-                proposals = _proposals(base)
+                try:
+                    proposals = _proposals(base)
+                except ExpertUnavailable:  # a state without the expert cannot be ranked
+                    break
                 reasons = _judge_all(rule, base, proposals)
                 correct = [r in _POSITIVE_REASONS for r in reasons]
                 keep = list(range(len(proposals)))
