@@ -576,3 +576,43 @@ def test_records_an_oracle_dataset_and_refuses_screenshots(cache, tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "data" / "trajectories.jsonl").open()]
     assert out.successes == 1 and len(rows) == 1 and rows[0]["task_id"] == LOOK
     assert out.lost == 0 and rows[0]["steps"][0]["action"]  # the expert's commands, recorded
+
+
+@pytest.mark.timeout(600)
+def test_plans_off_the_path_are_shared_by_a_process_envs(cache, monkeypatch):
+    """A state's plan is a function of the game and the commands: a second env (a GRPO
+    group's other episode) meeting the same state reuses it, and a planner bound error from
+    that state comes back without running the planner again."""
+    from gui_gym.envs.alfworld import env as alfworld_env
+    from gui_gym.envs.alfworld.engine import FastPddlEnv
+    from gui_gym.envs.alfworld.planner import PlannerLimitExceeded
+
+    runs: list[int] = []
+    real_plan = FastPddlEnv.plan
+
+    def counted(self, *args, **kwargs):
+        runs.append(1)
+        return real_plan(self, *args, **kwargs)
+
+    monkeypatch.setattr(alfworld_env, "_PLANS", type(alfworld_env._PLANS)())
+    first, second = ALFWorldEnv(num_games=SMALL), ALFWorldEnv(num_games=SMALL)
+    for e in (first, second):
+        e.reset(seed=0, options={"task": PLACE})  # (builds the game on first use)
+        e.step("look")  # off the stored plan's path
+    monkeypatch.setattr(FastPddlEnv, "plan", counted)
+    plan = first.plan()
+    assert runs == [1]
+    assert second.plan() == plan and runs == [1]
+    # a bound error is remembered too
+    for e in (first, second):
+        e.step("inventory")
+
+    def over_bound(self, *args, **kwargs):
+        runs.append(1)
+        raise PlannerLimitExceeded("the planner hit its memory bound")
+
+    monkeypatch.setattr(FastPddlEnv, "plan", over_bound)
+    for e in (first, second):
+        with pytest.raises(PlannerLimitExceeded, match="no plan from this state after 2"):
+            e.oracle_action()
+    assert runs == [1, 1]
