@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import warnings
@@ -579,10 +580,10 @@ def test_records_an_oracle_dataset_and_refuses_screenshots(cache, tmp_path):
 
 
 @pytest.mark.timeout(600)
-def test_plans_off_the_path_are_shared_by_a_process_envs(cache, monkeypatch):
-    """A state's plan is a function of the game and the commands: a second env (a GRPO
-    group's other episode) meeting the same state reuses it, and a planner bound error from
-    that state comes back without running the planner again."""
+def test_plans_are_kept_by_state_for_every_env_and_process(cache, monkeypatch):
+    """A state's plan is a function of the game and the state: a second env (a GRPO group's
+    other episode) or a new process meeting the same state, by any commands, reuses it, and a
+    planner bound error from that state comes back without running the planner again."""
     from gui_gym.envs.alfworld import env as alfworld_env
     from gui_gym.envs.alfworld.engine import FastPddlEnv
     from gui_gym.envs.alfworld.planner import PlannerLimitExceeded
@@ -594,18 +595,37 @@ def test_plans_off_the_path_are_shared_by_a_process_envs(cache, monkeypatch):
         runs.append(1)
         return real_plan(self, *args, **kwargs)
 
-    monkeypatch.setattr(alfworld_env, "_PLANS", type(alfworld_env._PLANS)())
+    def fresh_process() -> None:
+        monkeypatch.setattr(alfworld_env, "_PLANS", type(alfworld_env._PLANS)())
+
+    fresh_process()
     first, second = ALFWorldEnv(num_games=SMALL), ALFWorldEnv(num_games=SMALL)
     for e in (first, second):
         e.reset(seed=0, options={"task": PLACE})  # (builds the game on first use)
-        e.step("look")  # off the stored plan's path
+    folder = first.game_path(first.task).parent / alfworld_env.PLANS_FOLDER
+    shutil.rmtree(folder, ignore_errors=True)  # a kept test cache may hold plans already
+    # the same state by other commands: "look" then "inventory", and the other way round
+    first.step("look")
+    first.step("inventory")
+    second.step("inventory")
+    second.step("look")
     monkeypatch.setattr(FastPddlEnv, "plan", counted)
     plan = first.plan()
-    assert runs == [1]
+    assert runs == [1] and plan
     assert second.plan() == plan and runs == [1]
-    # a bound error is remembered too
+    assert len(list(folder.glob("*.json"))) == 1
+    fresh_process()  # another process (or run) reads the game folder's plans
+    third = ALFWorldEnv(num_games=SMALL)
+    third.reset(seed=0, options={"task": PLACE})
+    third.step("inventory")
+    third.step("look")
+    assert third.oracle_action() is not None and runs == [1]
+    # a bound error is kept too
+    elsewhere = next(
+        c for c in first._state["admissible_commands"] if c.startswith("go to ") and c != plan[0]
+    )
     for e in (first, second):
-        e.step("inventory")
+        e.step(elsewhere)  # a new state, off the plan
 
     def over_bound(self, *args, **kwargs):
         runs.append(1)
@@ -613,6 +633,16 @@ def test_plans_off_the_path_are_shared_by_a_process_envs(cache, monkeypatch):
 
     monkeypatch.setattr(FastPddlEnv, "plan", over_bound)
     for e in (first, second):
-        with pytest.raises(PlannerLimitExceeded, match="no plan from this state after 2"):
+        with pytest.raises(PlannerLimitExceeded, match="no plan from this state after 3"):
             e.oracle_action()
     assert runs == [1, 1]
+    # a broken kept file is ignored (the planner runs again)
+    for kept in folder.glob("*.json"):
+        kept.write_text("{not json")
+    fresh_process()
+    monkeypatch.setattr(FastPddlEnv, "plan", counted)
+    fourth = ALFWorldEnv(num_games=SMALL)
+    fourth.reset(seed=0, options={"task": PLACE})
+    fourth.step("look")
+    fourth.step("inventory")
+    assert fourth.plan() == plan and runs == [1, 1, 1]
