@@ -646,3 +646,28 @@ def test_plans_are_kept_by_state_for_every_env_and_process(cache, monkeypatch):
     fourth.step("look")
     fourth.step("inventory")
     assert fourth.plan() == plan and runs == [1, 1, 1]
+
+
+def test_forks_reuse_the_fast_downward_libraries_of_collected_engines(env, monkeypatch):
+    """Each engine's library is a 34 MB file copy that stays (deleted but mapped) for the
+    process's life: forks must reuse those of collected engines, not load new ones."""
+    import gc
+
+    import fast_downward
+
+    loads: list[int] = []
+    real = fast_downward.load_lib
+
+    def counted():
+        loads.append(1)
+        return real()
+
+    monkeypatch.setattr(fast_downward, "load_lib", counted)
+    env.reset(seed=0, options={"task": PLACE})
+    env.step(env.oracle_action())
+    for _ in range(20):
+        clone = env.fork()
+        clone.step("look")
+        del clone
+        gc.collect()
+    assert len(loads) <= 5  # (20 without reuse: one per fork)

@@ -26,6 +26,8 @@ import contextlib
 import json
 import os
 import re
+import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -291,9 +293,37 @@ def _logic(domain: str, grammar: str) -> Any:
     return logic
 
 
+_FREE_LIBS: list[Any] = []
+"""Loaded fast-downward libraries no live engine uses. ``load_lib`` copies the 34 MB library
+to a temporary file for each engine (so engines keep separate global state); the copy stays on
+disk, deleted but mapped, for the process's life. An ALFWorld fork makes an engine, and the
+rule PRM forks at every step: without reuse a training run left thousands of copies (a
+Table 4 run filled the disk)."""
+_FREE_LIBS_LOCK = threading.Lock()
+
+
+def _take_lib() -> Any:
+    with _FREE_LIBS_LOCK:
+        if _FREE_LIBS:
+            return _FREE_LIBS.pop()
+    return fast_downward.load_lib()
+
+
+def _release_lib(lib: Any) -> None:
+    with _FREE_LIBS_LOCK:
+        _FREE_LIBS.append(lib)
+
+
 class FastPddlEnv(PddlEnv):
     """TextWorld's PDDL environment with cached parses and translations and an on-demand
-    planner (:meth:`plan`); observations, admissible commands and ``won`` are unchanged."""
+    planner (:meth:`plan`); observations, admissible commands and ``won`` are unchanged.
+    Its fast-downward library comes from the engines collected before it (each state loads
+    its problem into the library afresh), and goes back when this engine is collected."""
+
+    def __init__(self, infos: Any = None) -> None:
+        super(PddlEnv, self).__init__(infos)  # PddlEnv's own, without its load_lib()
+        self.downward_lib = _take_lib()
+        weakref.finalize(self, _release_lib, self.downward_lib)
 
     def load(self, filename_or_data: Any) -> None:
         if isinstance(filename_or_data, str):
