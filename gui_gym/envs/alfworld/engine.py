@@ -26,7 +26,6 @@ import contextlib
 import json
 import os
 import re
-import threading
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -298,20 +297,15 @@ _FREE_LIBS: list[Any] = []
 to a temporary file for each engine (so engines keep separate global state); the copy stays on
 disk, deleted but mapped, for the process's life. An ALFWorld fork makes an engine, and the
 rule PRM forks at every step: without reuse a training run left thousands of copies (a
-Table 4 run filled the disk)."""
-_FREE_LIBS_LOCK = threading.Lock()
+Table 4 run filled the disk). ``list.pop`` and ``list.append`` are atomic, so no lock: an
+engine's finalizer may run from the garbage collector inside any code, a lock's holder too."""
 
 
 def _take_lib() -> Any:
-    with _FREE_LIBS_LOCK:
-        if _FREE_LIBS:
-            return _FREE_LIBS.pop()
-    return fast_downward.load_lib()
-
-
-def _release_lib(lib: Any) -> None:
-    with _FREE_LIBS_LOCK:
-        _FREE_LIBS.append(lib)
+    try:
+        return _FREE_LIBS.pop()
+    except IndexError:
+        return fast_downward.load_lib()
 
 
 class FastPddlEnv(PddlEnv):
@@ -323,7 +317,7 @@ class FastPddlEnv(PddlEnv):
     def __init__(self, infos: Any = None) -> None:
         super(PddlEnv, self).__init__(infos)  # PddlEnv's own, without its load_lib()
         self.downward_lib = _take_lib()
-        weakref.finalize(self, _release_lib, self.downward_lib)
+        weakref.finalize(self, _FREE_LIBS.append, self.downward_lib)
 
     def load(self, filename_or_data: Any) -> None:
         if isinstance(filename_or_data, str):
