@@ -4,11 +4,12 @@ learning benchmarks measure with."""
 from __future__ import annotations
 
 import gymnasium as gym
+import pytest
 
 import gui_gym  # noqa: F401
 from gui_gym.agents.prompts import get_prompt
 from gui_gym.models.llm import ScriptedLLM
-from gui_gym.runs.probe import greedy_success, oracle_short_tasks
+from gui_gym.runs.probe import EpisodesLost, greedy_success, oracle_short_tasks
 
 ENV = "GuiGym/WikiHow-v0"
 
@@ -58,3 +59,31 @@ def test_greedy_success_counts_the_episodes_an_llm_solves() -> None:
     assert rate == 2 / 3
     garbage = ScriptedLLM(lambda text: "no action here")
     assert greedy_success(garbage, ENV, tasks, max_steps=2, max_new_tokens=16) == 0.0
+
+
+class _ResetFails(gym.Wrapper):
+    """WikiHow whose reset fails for one task, as an env on a full disk does."""
+
+    broken = ""
+
+    def reset(self, *, seed=None, options=None):  # type: ignore[override]
+        if (options or {}).get("task") == self.broken:
+            raise OSError(28, "No space left on device")
+        return self.env.reset(seed=seed, options=options)
+
+
+def _broken_wikihow(**kwargs: object) -> gym.Env:
+    return _ResetFails(gym.make(ENV, **kwargs))
+
+
+def test_greedy_success_refuses_a_rate_when_an_episode_is_lost() -> None:
+    tasks = oracle_short_tasks(ENV, "train", 2, 3)
+    _ResetFails.broken = tasks[1]
+    broken = "Test/WikiHowResetFails-v0"
+    if broken not in gym.registry:
+        gym.register(broken, entry_point=_broken_wikihow)
+    garbage = ScriptedLLM(lambda text: "no action here")
+    with pytest.raises(EpisodesLost, match=r"1 of 3 .* lost to infra errors") as lost:
+        greedy_success(garbage, broken, tasks, max_steps=2, max_new_tokens=16)
+    assert list(lost.value.lost) == [tasks[1]]
+    assert "No space left on device" in lost.value.lost[tasks[1]]

@@ -3,7 +3,8 @@
 * :func:`oracle_short_tasks`: the tasks of a split the env's oracle solves within a few
   steps (a tiny policy can learn them; a benchmark's train and held-out sets).
 * :func:`greedy_success`: one greedy episode per task through the rollout engine, the
-  fraction that succeeded (episodes with an ``infra_error`` left out).
+  fraction that succeeded. It raises :class:`EpisodesLost` when an episode was lost to
+  infrastructure rather than score fewer episodes (or none) without a word.
 """
 
 from __future__ import annotations
@@ -11,7 +12,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["greedy_success", "oracle_short_tasks"]
+__all__ = ["EpisodesLost", "greedy_success", "oracle_short_tasks"]
+
+
+class EpisodesLost(RuntimeError):
+    """Some evaluation episodes ended in an infra error (a failed reset, a dead env):
+    a success rate over the rest would not be the rate over the tasks asked for.
+
+    ``lost`` maps each lost task to its error's text.
+    """
+
+    def __init__(self, env_id: str, lost: dict[str, str], total: int) -> None:
+        self.lost = lost
+        first_task, first_error = next(iter(lost.items()))
+        super().__init__(
+            f"{len(lost)} of {total} {env_id} evaluation episodes were lost to infra errors "
+            f"(first: task {first_task!r}: {first_error}); no success rate is given for an "
+            "incomplete evaluation"
+        )
 
 
 def oracle_short_tasks(
@@ -65,8 +83,8 @@ def greedy_success(
     """Greedy success of ``llm`` (an :class:`~gui_gym.models.llm.LLM`, the default agent
     prompt) over one episode per task of ``env_id`` (``split="all"``), all in one batch.
 
-    Episodes that ended in an infra error count in neither the numerator nor the
-    denominator; 0.0 when every episode did.
+    Raises :class:`EpisodesLost` when any episode ended in an infra error: a rate over
+    the episodes left (0.0 when none were) would read as the model's failure.
     """
     import gymnasium as gym
 
@@ -82,5 +100,7 @@ def greedy_success(
         episodes = engine.run([EpisodeSpec(task, seed) for task in tasks])
     finally:
         engine.close()
-    clean = [t for t in episodes if t.infra_error is None]
-    return sum(t.success for t in clean) / max(1, len(clean))
+    lost = {t.task_id: str(t.infra_error) for t in episodes if t.infra_error is not None}
+    if lost:
+        raise EpisodesLost(env_id, lost, len(episodes))
+    return sum(t.success for t in episodes) / max(1, len(episodes))
