@@ -149,6 +149,12 @@ SFT_EPOCHS = {"GuiGym/ALFWorld-v0": 13}
 games the 2x64 model solved 0/8 after 5, 8 epochs, 1/8 after 11, 4/8 after 13 and 7/8 after
 15 (greedy, lr 3e-3); 13 leaves room to improve and to fall."""
 
+WIDE_SFT_EPOCHS = 5
+"""SFT epochs of the generalisation arm's start. Its 427 tasks give about 1,570 turns, 392
+batches an epoch at about 12 minutes each on one core (the 4x128 model, prompts up to about
+1,500 tokens): the 15 epochs that make the 2x64 model learn 8 tasks would take 3 hours before
+any RL, and many tasks need fewer passes than few tasks do."""
+
 NOT_BY_DEFAULT = ("generalisation", "admire_table4_webshop")
 """Comparisons a plain run leaves out: ``generalisation`` is hours on its own, and on WebShop
 no tiny model gets a start above 0 (it must type a 44-72-token instruction into the search
@@ -375,7 +381,10 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
             base,
             sft_model,
             SFTConfig(
-                epochs=min(args.sft_epochs, SFT_EPOCHS.get(env_id, args.sft_epochs)),
+                epochs=min(
+                    args.sft_epochs,
+                    WIDE_SFT_EPOCHS if wide else SFT_EPOCHS.get(env_id, args.sft_epochs),
+                ),
                 lr=args.sft_lr,
                 eval_fraction=0.0,
                 batch_size=4,
