@@ -5,6 +5,7 @@ batch concurrently in inline mode, with a step deadline that works off the main 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import random
@@ -18,6 +19,7 @@ import pytest
 
 import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents.base import AgentStep
+from gui_gym.agents.llm import LLMAgent
 from gui_gym.models.llm import ModelUnavailable, OpenAICompatLLM
 from gui_gym.models.stub_server import SlowServer as _SlowServer
 from gui_gym.models.stub_server import StubChatServer
@@ -295,3 +297,40 @@ def test_a_hung_turn_holder_ends_the_steps_queued_behind_it() -> None:
     with RolloutEngine(make, as_batch_agent("oracle"), num_envs=2, step_timeout=1.0) as engine:
         out = engine.run([EpisodeSpec(None, seed) for seed in range(2)])
     assert all(t.infra_error and "hung" in t.infra_error for t in out)
+
+
+# ------------------------------------- connections belong to the event loop that opened them
+
+
+@pytest.mark.timeout(120)
+def test_an_engine_with_a_served_model_runs_again_on_a_new_loop() -> None:
+    # each run is its own event loop; the model's connections of the first were closed
+    # through a loop that had already ended ("Event loop is closed" on the second run)
+    server = StubChatServer(latency=0.01)
+    with server.running() as url:
+        llm = OpenAICompatLLM("m", url, max_retries=0, timeout=20.0)
+        engine = RolloutEngine(
+            "GuiGym/WikiHow-v0",
+            LLMAgent(llm),
+            num_envs=2,
+            env_kwargs={"split": "train", "max_steps": 2},
+        )
+        with engine:
+            first = engine.run([EpisodeSpec(None, 0), EpisodeSpec(None, 1)])
+            assert llm._async is None  # the run closed its loop's connections
+            second = engine.run([EpisodeSpec(None, 2), EpisodeSpec(None, 3)])
+    assert [t.infra_error for t in first + second] == [None] * 4
+    assert all(t.steps for t in first + second)
+
+
+@pytest.mark.timeout(60)
+def test_a_served_model_called_on_two_loops_of_its_own_answers_on_both() -> None:
+    # a caller that runs its own loops and never disconnects: the second loop leaves the
+    # first's connections to the garbage collector instead of raising
+    server = StubChatServer(latency=0.01)
+    with server.running() as url:
+        llm = OpenAICompatLLM("m", url, max_retries=0, timeout=20.0)
+        rows = [asyncio.run(llm.agenerate_with_tokens(["a", "b"], max_new_tokens=4)) for _ in "12"]
+        asyncio.run(llm.adisconnect())  # on a loop without connections: nothing to close
+    assert [len(r) for r in rows] == [2, 2]
+    assert all(len(row) == 1 for r in rows for row in r)

@@ -300,6 +300,14 @@ class LLMAgent:
         flight per env instead of batching)."""
         return hasattr(self.llm, "agenerate_with_tokens") or hasattr(self.llm, "agenerate")
 
+    async def adisconnect(self) -> None:
+        """Close the backend's connections of the running event loop, where it keeps any
+        (:meth:`OpenAICompatLLM.adisconnect <gui_gym.models.llm.OpenAICompatLLM.adisconnect>`);
+        the agent stays usable."""
+        disconnect = getattr(self.llm, "adisconnect", None)
+        if disconnect is not None:
+            await disconnect()
+
     # ------------------------------------------------------------------- one env (Agent)
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:

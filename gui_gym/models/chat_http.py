@@ -190,6 +190,14 @@ class AsyncJSONClient:
             _, writer = self._idle.pop()
             self._drop(writer)
 
+    def abandon(self) -> None:
+        """Forget every connection without closing it: for connections of an event loop that
+        has already closed, which can no longer close them (a closed loop refuses the
+        callbacks ``close()`` schedules). Their sockets close when the transports are
+        collected."""
+        self._idle.clear()
+        self._closing.clear()
+
     async def aclose(self) -> None:
         """Close every connection and wait (briefly) until they are closed, so that a loop
         about to end leaves no open transport behind."""

@@ -1018,10 +1018,21 @@ class OpenAICompatLLM:
         loop = asyncio.get_running_loop()
         if self._async is None or self._async[0] is not loop:
             if self._async is not None and self._async[0].is_closed():
-                self._async[1].close()  # the connections of a finished loop
+                # a loop that ended without adisconnect(): its connections cannot be closed
+                # through it any more (close() would raise "Event loop is closed")
+                self._async[1].abandon()
             client = AsyncJSONClient(self.base_url, self._api_key, self.timeout)
             self._async = (loop, client, asyncio.Semaphore(self.max_concurrency))
         return self._async[1], self._async[2]
+
+    async def adisconnect(self) -> None:
+        """Close this model's connections of the running event loop and wait until they are
+        closed; a later call opens new ones. Call it before a loop you run ends (the rollout
+        engine does so at the end of each ``run``): connections belong to their loop, and
+        once it has closed they can only be left for the garbage collector."""
+        if self._async is not None and self._async[0] is asyncio.get_running_loop():
+            client, self._async = self._async[1], None
+            await client.aclose()
 
     async def _arequest(
         self, messages: list[dict[str, Any]], max_new_tokens: int, temperature: float, n: int

@@ -80,9 +80,9 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -107,6 +107,8 @@ __all__ = [
     "fork_env",
     "sanitize_prompt",
 ]
+
+_T = TypeVar("_T")
 
 logger = logging.getLogger(__name__)
 
@@ -1188,7 +1190,22 @@ class RolloutEngine:
             specs: The episodes.
             on_episode: Called with ``(position, trajectory)`` as each episode finishes.
         """
-        return asyncio.run(self.arun(specs, on_episode))
+        return self._on_own_loop(self.arun(specs, on_episode))
+
+    def _on_own_loop(self, work: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``work`` on a fresh event loop, then close the agent's connections of that
+        loop (an :class:`OpenAICompatLLM`'s): they belong to it, and the next run's loop
+        could not close them."""
+
+        async def main() -> _T:
+            try:
+                return await work
+            finally:
+                disconnect = getattr(self.agent, "adisconnect", None)
+                if disconnect is not None:
+                    await disconnect()
+
+        return asyncio.run(main())
 
     def run_groups(
         self,
@@ -1251,7 +1268,7 @@ class RolloutEngine:
         async def one(slot: Any, spec: EpisodeSpec) -> RolloutGroup:
             return await self._fork_group(slot, spec, anchor_step, group_size, continue_to_end)
 
-        groups = asyncio.run(self._schedule(list(specs), one, None))
+        groups = self._on_own_loop(self._schedule(list(specs), one, None))
         for group in groups:
             self._count(group.trajectories + group.infra)
         return groups
