@@ -531,6 +531,11 @@ def run_arm(name: str, label: str, seed: int, start: dict[str, Any], args: Args)
         resume=False,
     )
     trainer.train()
+    try:
+        check_no_episode_lost(trainer.history)
+    except RunIncomplete:
+        trainer.close()
+        raise
     policy = trainer.policy
     llm = TransformersLLM(policy.model, policy.tokenizer, device=policy.device)
     result = scores(llm, comparison.env, start, args, comparison.sop)
@@ -543,6 +548,25 @@ def run_arm(name: str, label: str, seed: int, start: dict[str, Any], args: Args)
         "seconds": time.perf_counter() - started,
         "cpu_seconds": time.process_time() - cpu,
     }
+
+
+class RunIncomplete(RuntimeError):
+    """A run lost training episodes to infra errors: its updates saw smaller batches than
+    the other arms' (and the arms that wait on a planner or a judge lose more under load),
+    so it is not kept; ``--resume`` runs it again."""
+
+
+def check_no_episode_lost(history: list[dict[str, Any]]) -> None:
+    """Raise :class:`RunIncomplete` when an iteration of ``history`` (the trainer's metrics)
+    lost episodes to infra errors (an env step past its deadline on a starved machine)."""
+    lost = {i: m["infra_errors"] for i, m in enumerate(history) if m.get("infra_errors")}
+    if lost:
+        where = ", ".join(f"iteration {i}: {n}" for i, n in lost.items())
+        raise RunIncomplete(
+            f"{sum(lost.values())} training episodes lost to infra errors ({where}); the "
+            "run is not kept (its batches were smaller than the other arms'): --resume runs it "
+            "again"
+        )
 
 
 # --------------------------------------------------------------------------------- summary

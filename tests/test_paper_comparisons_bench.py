@@ -129,3 +129,14 @@ def test_a_failed_run_is_reported_and_the_others_are_kept() -> None:
     assert sorted(r["seed"] for r in runs) == [0, 2, 3]
     assert failed == [("c", "a", 1, "RuntimeError: output in use")]
     assert sorted(saves) == [1, 2, 3]  # saved after every finished run
+
+
+def test_a_run_that_lost_training_episodes_is_not_kept() -> None:
+    """A training batch short of episodes lost to infra errors (steps past their deadline on
+    a starved machine: 15 of 32 in one Table 4 iteration) must fail the run, not enter the
+    comparison as if its updates had seen the whole batch."""
+    bench.check_no_episode_lost([{"infra_errors": 0}, {"infra_errors": 0}, {}])
+    with pytest.raises(bench.RunIncomplete, match=r"15 training episodes lost .*iteration 2: 15"):
+        bench.check_no_episode_lost(
+            [{"infra_errors": 0}, {"infra_errors": 0}, {"infra_errors": 15}]
+        )
