@@ -376,6 +376,9 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
     base = build_tiny_policy(work / "base", texts, n_positions=2048, **size)
     sft_model = work / "sft"
     if not (sft_model / "config.json").exists():
+        # nothing else of the benchmark runs yet: the SFT may use every worker's core (the
+        # scores below stay on one thread, as the kept starts were scored)
+        torch.set_num_threads(max(1, args.workers))
         train_sft(
             Path(datasets["train"]),
             base,
@@ -392,6 +395,7 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
             device=args.device,
             progress=False,
         )
+        torch.set_num_threads(1)
     start: dict[str, Any] = {"tasks": tasks, "datasets": datasets, "model": str(sft_model)}
     before = TransformersLLM(base, device=args.device)
     after = TransformersLLM(sft_model, device=args.device)
