@@ -534,16 +534,14 @@ def run_arm(name: str, label: str, seed: int, start: dict[str, Any], args: Args)
         orm_model=start.get("orm"),
         resume=False,
     )
-    trainer.train()
     try:
+        trainer.train()
         check_no_episode_lost(trainer.history)
-    except RunIncomplete:
+        policy = trainer.policy
+        llm = TransformersLLM(policy.model, policy.tokenizer, device=policy.device)
+        result = scores(llm, comparison.env, start, args, comparison.sop)
+    finally:  # a failed run (RunIncomplete, EpisodesLost, a crash) closes its envs too
         trainer.close()
-        raise
-    policy = trainer.policy
-    llm = TransformersLLM(policy.model, policy.tokenizer, device=policy.device)
-    result = scores(llm, comparison.env, start, args, comparison.sop)
-    trainer.close()
     return {
         "comparison": name,
         "arm": label,
