@@ -205,6 +205,51 @@ class Args:
             self.generalisation_tasks = min(self.generalisation_tasks, 4)
 
 
+def start_key(name: str) -> str:
+    """Which SFT start a comparison trains from: its env's (comparisons on one env share it),
+    or its own for ``generalisation`` (a wider model, SFT'd on every train task)."""
+    return name if name == "generalisation" else COMPARISONS[name].env
+
+
+def not_run_reason(start: dict[str, Any], quick: bool) -> str | None:
+    """Why a full run trains no arm of a comparison from ``start``, or None when it does.
+
+    A comparison measures something only from a start that solves some of its train tasks
+    and not all (``sft_start_ok``): from a start that solves none, every outcome-reward group
+    is flat and RL cannot move, and a memorised one leaves no room to improve, so hours of
+    training would report a tie the setup made. ``--quick`` runs every arm regardless: it
+    checks the machinery and says nothing about the claims.
+    """
+    if quick or start.get("sft_start_ok", True):
+        return None
+    return (
+        f"the SFT start's greedy success on its {len(start['tasks']['train'])} train tasks is "
+        f"{start['sft']['train']:.2f}: a comparison needs a start above 0 and below 1, so its "
+        "arms were not trained"
+    )
+
+
+def plan_jobs(
+    args: Args, starts: dict[str, Any], done: set[tuple[str, str, int]]
+) -> tuple[list[tuple[str, str, int]], dict[str, str]]:
+    """The runs still to do, seed-major (an interrupted run has every arm at its first
+    seeds), and the comparisons left out with :func:`not_run_reason`'s reason."""
+    skipped = {
+        name: reason
+        for name in args.comparisons
+        if (reason := not_run_reason(starts[start_key(name)], args.quick)) is not None
+    }
+    jobs = [
+        (name, label, seed)
+        for seed in args.seeds
+        for name in args.comparisons
+        if name not in skipped
+        for label in COMPARISONS[name].arms
+        if (name, label, seed) not in done
+    ]
+    return jobs, skipped
+
+
 RESUME_FREE = ("comparisons", "seeds", "workers", "out", "work", "resume", "bootstrap")
 """Settings a resumed run may change: which runs to add, where, and how they are summarised.
 Every other setting changes what a run measures, so a resume must match it."""
@@ -607,13 +652,17 @@ def summarise(
                         },
                     }
                 )
+        start = starts.get(start_key(name))
         out[name] = {
             "paper": comparison.paper,
             "env": comparison.env,
-            "start": starts.get(COMPARISONS[name].env if name != "generalisation" else name),
+            "start": start,
             "arms": arms,
             "claims": claims,
         }
+        reason = None if start is None else not_run_reason(start, args.quick)
+        if reason is not None:
+            out[name]["not_run"] = reason
     result = {
         "quick": args.quick,
         "args": asdict(args),
@@ -702,7 +751,7 @@ def main(args: Args) -> dict[str, Any]:
     prepared: set[str] = set()
     for name in args.comparisons:
         comparison = COMPARISONS[name]
-        key = name if name == "generalisation" else comparison.env
+        key = start_key(name)
         if key not in prepared:
             prepared.add(key)
             folder = work / key.replace("/", "_")
@@ -719,13 +768,9 @@ def main(args: Args) -> dict[str, Any]:
             starts[key]["orm"] = train_orm(
                 comparison.env, starts[key], work / key.replace("/", "_"), args
             )
-    jobs = [
-        (name, label, seed)
-        for seed in args.seeds  # seed-major: an interrupted run has every arm at its first seeds
-        for name in args.comparisons
-        for label in COMPARISONS[name].arms
-        if (name, label, seed) not in done
-    ]
+    jobs, skipped = plan_jobs(args, starts, done)
+    for name, reason in skipped.items():
+        print(f"{name}: not run: {reason}")
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=args.workers, mp_context=context) as pool:
         pending = [
@@ -734,7 +779,7 @@ def main(args: Args) -> dict[str, Any]:
                 name,
                 label,
                 seed,
-                starts[name if name == "generalisation" else COMPARISONS[name].env],
+                starts[start_key(name)],
                 args,
             )
             for name, label, seed in jobs

@@ -140,3 +140,27 @@ def test_a_run_that_lost_training_episodes_is_not_kept() -> None:
         bench.check_no_episode_lost(
             [{"infra_errors": 0}, {"infra_errors": 0}, {"infra_errors": 15}]
         )
+
+
+def test_a_comparison_from_a_start_of_0_or_1_trains_no_arm() -> None:
+    """From a start that solves none of its train tasks every outcome-reward group is flat:
+    a full run must not spend hours training arms that can only tie (the generalisation
+    start solved 0 of 427); --quick still runs every arm."""
+    tasks = {"train": ["a", "b", "c", "d"], "held_out": ["e"]}
+    ok = {"tasks": tasks, "sft": {"train": 0.5}, "sft_start_ok": True}
+    zero = {"tasks": tasks, "sft": {"train": 0.0}, "sft_start_ok": False}
+    full = {"tasks": tasks, "sft": {"train": 1.0}, "sft_start_ok": False}
+    assert bench.not_run_reason(ok, quick=False) is None
+    assert "0.00" in bench.not_run_reason(zero, quick=False)
+    assert "1.00" in bench.not_run_reason(full, quick=False)
+    assert bench.not_run_reason(zero, quick=True) is None
+    args = bench.Args(comparisons=["progrm_table1", "generalisation"], seeds=[0, 1])
+    starts = {"GuiGym/WikiHow-v0": ok, "generalisation": zero}
+    done = {("progrm_table1", "orm", 0)}
+    jobs, skipped = bench.plan_jobs(args, starts, done)
+    arms = list(bench.COMPARISONS["progrm_table1"].arms)
+    assert jobs == [("progrm_table1", a, s) for s in (0, 1) for a in arms if (a, s) != ("orm", 0)]
+    assert list(skipped) == ["generalisation"] and "4 train tasks" in skipped["generalisation"]
+    quick = bench.Args(comparisons=["generalisation"], seeds=[0], quick=True)
+    jobs, skipped = bench.plan_jobs(quick, starts, set())
+    assert skipped == {} and {j[0] for j in jobs} == {"generalisation"}
