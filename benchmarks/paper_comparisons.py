@@ -172,6 +172,10 @@ class Args:
     held_out_tasks: int = 8
     # the generalisation comparison's SFT set (WikiHow has 427 train tasks)
     generalisation_tasks: int = 427
+    # a local Hugging Face causal-LM folder the generalisation start is SFT'd from instead of
+    # the tiny model (which does not learn to copy the query: docs/paper_comparisons.md);
+    # with a pretrained model, also lower --sft-lr and --learning-rate and use --device cuda
+    generalisation_model: str | None = None
     max_oracle_steps: int = 3
     max_steps: int = 6
     sft_epochs: int = 15
@@ -203,6 +207,12 @@ class Args:
             self.iterations, self.group_size, self.tasks_per_iteration = 1, 2, 2
             self.sft_epochs, self.bootstrap = 2, 200
             self.generalisation_tasks = min(self.generalisation_tasks, 4)
+        model = self.generalisation_model
+        if model is not None and not (Path(model) / "config.json").is_file():
+            raise SystemExit(
+                f"--generalisation-model {model}: not a Hugging Face model folder (no "
+                "config.json); give a local causal-LM folder, e.g. one save_pretrained wrote"
+            )
 
 
 def start_key(name: str) -> str:
@@ -417,8 +427,11 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
     size = {"n_layer": 4, "n_embd": 128} if wide else {}
     # the tokenizer's text: 50 episodes (8 in --quick: an ALFWorld episode of a game not yet
     # built costs its planner run, seconds to minutes)
-    texts = env_texts(env_id, count=8 if args.quick else 50)
-    base = build_tiny_policy(work / "base", texts, n_positions=2048, **size)
+    if wide and args.generalisation_model is not None:
+        base = Path(args.generalisation_model)
+    else:
+        texts = env_texts(env_id, count=8 if args.quick else 50)
+        base = build_tiny_policy(work / "base", texts, n_positions=2048, **size)
     sft_model = work / "sft"
     if not (sft_model / "config.json").exists():
         # nothing else of the benchmark runs yet: the SFT may use every worker's core (the

@@ -164,3 +164,20 @@ def test_a_comparison_from_a_start_of_0_or_1_trains_no_arm() -> None:
     quick = bench.Args(comparisons=["generalisation"], seeds=[0], quick=True)
     jobs, skipped = bench.plan_jobs(quick, starts, set())
     assert skipped == {} and {j[0] for j in jobs} == {"generalisation"}
+
+
+def test_the_generalisation_model_must_be_a_model_folder_and_old_results_resume(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(SystemExit, match="not a Hugging Face model folder"):
+        bench.Args(generalisation_model=str(tmp_path / "missing"))
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")
+    assert bench.Args(generalisation_model=str(tmp_path / "model")).generalisation_model
+    # a result written before the setting existed resumes with it unset
+    args = bench.Args(out=str(tmp_path), comparisons=["progrm_table1"])
+    written = {k: v for k, v in bench.asdict(args).items() if k != "generalisation_model"}
+    run = {"comparison": "progrm_table1", "arm": "orm", "seed": 0, "train": 0.5}
+    body = {"args": written, "runs": [run], "comparisons": {}}
+    (tmp_path / "paper_comparisons.json").write_text(bench.json.dumps(body))
+    assert bench.previous_runs(args)[0] == [run]
