@@ -777,7 +777,9 @@ def main(args: Args) -> dict[str, Any]:
                 )
             starts[key] = start
             print(f"{key}: start {starts[key]['sft']} (before SFT {starts[key]['before_sft']})")
-        if any("orm" in arm.split(":")[1:2] for arm in comparison.arms.values()):
+        # the learned ORM only for a comparison whose arms will train (plan_jobs)
+        trains = not_run_reason(starts[key], args.quick) is None
+        if trains and any("orm" in arm.split(":")[1:2] for arm in comparison.arms.values()):
             starts[key]["orm"] = train_orm(
                 comparison.env, starts[key], work / key.replace("/", "_"), args
             )
