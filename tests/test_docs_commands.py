@@ -83,10 +83,10 @@ EXCLUDED: dict[tuple[str, str], str] = {
         "minutes: make check-docs runs it (Makefile); tests/test_paper_comparisons_bench.py"
     ),
     ("paper_comparisons.md", "nice -n 10 python benchmarks/paper_comparisons.py"): (
-        "hours on 2 cores; benchmarks/reference/paper_comparisons_partial.json is a partial run"
+        "hours on 2 cores; benchmarks/reference/paper_comparisons.json is its run"
     ),
     ("paper_comparisons.md", "--comparisons progrm_table1 ui_s1"): (
-        "an hour on 2 cores; benchmarks/reference/paper_comparisons_partial.json holds 2 seeds"
+        "an hour on 2 cores; benchmarks/reference/paper_comparisons.json holds their 5 seeds"
     ),
     ("rl_libraries.md", "benchmarks/learning_curves.py"): (
         "a 30-minute benchmark; benchmarks/reference/learning_curves.json is its run, "
