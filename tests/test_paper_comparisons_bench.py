@@ -89,6 +89,21 @@ def test_default_comparisons_and_action_budgets() -> None:
     assert bench.new_tokens("GuiGym/WikiHow-v0", args) == args.max_new_tokens
 
 
+def test_the_weight_ablation_differs_from_table4_admire_only_in_the_milestone_weight() -> None:
+    from gui_gym.train.reward_stack import parse_reward
+
+    table4, ablation = bench.COMPARISONS["admire_table4"], bench.COMPARISONS["admire_table4_weight"]
+    assert ablation.env == table4.env  # the same start and tasks, so runs pair by seed
+    assert "admire_table4_weight" not in bench.Args().comparisons
+    algo, reward = table4.arms["grpo:admire"].split(":")
+    (arm,) = ablation.arms.values()
+    ablation_algo, ablation_reward = arm.split(":")
+    assert ablation_algo == algo
+    weights, ablated = parse_reward(reward), parse_reward(ablation_reward)
+    assert weights == {"outcome": 1.0, "milestone": 0.3}  # ADMIRE's lambda0
+    assert ablated == {**weights, "milestone": 0.1}
+
+
 def test_resume_keeps_runs_of_the_same_settings_and_refuses_others(tmp_path: Path) -> None:
     args = bench.Args(out=str(tmp_path), comparisons=["progrm_table1"], seeds=[0, 1])
     assert bench.previous_runs(args) == ([], {})  # nothing yet: a fresh run
