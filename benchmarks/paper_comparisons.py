@@ -790,15 +790,17 @@ def main(args: Args) -> dict[str, Any]:
                 )
             starts[key] = start
             print(f"{key}: start {starts[key]['sft']} (before SFT {starts[key]['before_sft']})")
-        # the learned ORM only for a comparison whose arms will train (plan_jobs)
-        trains = not_run_reason(starts[key], args.quick) is None
-        if trains and any("orm" in arm.split(":")[1:2] for arm in comparison.arms.values()):
-            starts[key]["orm"] = train_orm(
-                comparison.env, starts[key], work / key.replace("/", "_"), args
-            )
     jobs, skipped = plan_jobs(args, starts, done)
     for name, reason in skipped.items():
         print(f"{name}: not run: {reason}")
+    for name in args.comparisons:  # the learned ORM only for a comparison whose arms will train
+        comparison, key = COMPARISONS[name], start_key(name)
+        if name not in skipped and any(
+            "orm" in a.split(":")[1:2] for a in comparison.arms.values()
+        ):
+            starts[key]["orm"] = train_orm(
+                comparison.env, starts[key], work / key.replace("/", "_"), args
+            )
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=args.workers, mp_context=context) as pool:
         pending = [
