@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -40,7 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.core.trajectory import atomic_write_text, read_jsonl
+from gui_gym.core.trajectory import read_jsonl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, when loaded by path too
+from harness import load_script, write_json
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "admire_grpo.py"
 ARMS: dict[str, dict[str, Any]] = {
@@ -55,16 +57,6 @@ ARMS: dict[str, dict[str, Any]] = {
 """Each arm's changes to the example's defaults (lambda0 0.3, adaptive milestones, GRPO)."""
 DEFAULT_ARMS = ("milestone", "outcome_only", "static", "rloo", "dapo")
 CURVES = ("success_rate", "milestone_progress", "env_milestones", "mean_step_reward")
-
-
-def load_example() -> Any:
-    spec = importlib.util.spec_from_file_location("admire_grpo", EXAMPLE)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {EXAMPLE}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["admire_grpo"] = module  # its dataclasses look themselves up here
-    spec.loader.exec_module(module)
-    return module
 
 
 def run(
@@ -83,7 +75,7 @@ def run(
     unknown = sorted(set(arms) - set(ARMS))
     if unknown:
         raise ValueError(f"unknown arm(s) {unknown}; allowed: {', '.join(ARMS)}")
-    example = load_example()
+    example = load_script(EXAMPLE, "admire_grpo")
     started = time.perf_counter()
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {arm: {} for arm in arms}
     key = [iterations, num_tasks, group_size, max_steps, embedder]
@@ -216,8 +208,7 @@ def main() -> None:
         arms=tuple(args.arms),
         partial=args.out.with_suffix(".partial.jsonl"),
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out, json.dumps(report, indent=2) + "\n")
+    write_json(args.out, report)
     args.out.with_suffix(".partial.jsonl").unlink(missing_ok=True)
     for arm, row in report["summary"].items():
         first, last = row["first_window"], row["last_window"]

@@ -50,7 +50,7 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents import OracleAgent, RandomAgent, run_episode
 from gui_gym.core.actions import Action
 from gui_gym.core.trajectory import Trajectory, atomic_write_text
-from gui_gym.models.embed import default_embedder
+from gui_gym.models.embeddings import default_embedder
 from gui_gym.models.milestones import (
     CosineMatcher,
     MilestoneGenerationError,
@@ -333,7 +333,7 @@ def bench_latency(
     """Per-step matching time: each description against one (cached) milestone. Rows are
     keyed ``<dtype>_<single|vector8>_threads_<n>``; every row uses a fresh embedder, so
     "uncached" really is uncached."""
-    from gui_gym.models.embed import HashingEmbedder, SentenceEmbedder
+    from gui_gym.models.embeddings import HashingEmbedder, SentenceEmbedder
     from gui_gym.models.milestones import score_pairs
 
     out: dict[str, Any] = {}

@@ -19,9 +19,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +29,9 @@ import gymnasium as gym
 import numpy as np
 
 import gui_gym  # noqa: F401  (registers the ids)
-from gui_gym.core.trajectory import atomic_write_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, when loaded by path too
+from harness import machine_at_end, write_json
 
 
 def wikihow_text() -> gym.Env:
@@ -106,6 +106,23 @@ def time_direct(make: Callable[[], gym.Env], batches: list[Any]) -> dict[str, fl
     }
 
 
+def baseline_row(
+    name: str, make: Callable[[], gym.Env], steps: int
+) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """A config's row with its step count (a fifth, at least 200, for screenshots), the
+    in-process and ``SyncVectorEnv`` x2 timings the Ray pools are compared with, and the
+    2-env and 1-env action batches they replay."""
+    steps = steps if "screenshots" not in name else max(200, steps // 5)
+    batches2 = action_batches(make, steps, 2)
+    batches1 = [b[:1] for b in batches2]
+    row: dict[str, Any] = {"steps": steps}
+    row["direct"] = time_direct(make, batches2)
+    sync = gym.vector.SyncVectorEnv([make, make])
+    row["sync_2"] = time_vector(sync, batches2)
+    sync.close()
+    return row, batches1, batches2
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=2000, help="vector steps per arm")
@@ -122,14 +139,7 @@ def main() -> None:
     results: dict[str, Any] = {}
     try:
         for name, make in CONFIGS.items():
-            steps = args.steps if "screenshots" not in name else max(200, args.steps // 5)
-            batches2 = action_batches(make, steps, 2)
-            batches1 = [b[:1] for b in batches2]
-            row: dict[str, Any] = {"steps": steps}
-            row["direct"] = time_direct(make, batches2)
-            sync = gym.vector.SyncVectorEnv([make, make])
-            row["sync_2"] = time_vector(sync, batches2)
-            sync.close()
+            row, batches1, batches2 = baseline_row(name, make, args.steps)
             t = time.perf_counter()
             pool = RayVectorEnv(make, 2)
             row["ray_2_start_seconds"] = round(time.perf_counter() - t, 2)
@@ -158,14 +168,9 @@ def main() -> None:
         "benchmark": "bench_ray",
         "ray_init_seconds": round(ray_start, 2),
         "results": results,
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "load_average_at_end": list(os.getloadavg()),
-        },
+        "machine": machine_at_end(),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out, json.dumps(report, indent=2))
+    write_json(args.out, report, end="")
     print(f"wrote {args.out}")
 
 

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -38,9 +37,11 @@ from typing import Any
 import gymnasium as gym
 
 import gui_gym  # noqa: F401  (registers the ids)
-from benchmarks.bench_ray import CONFIGS, action_batches, time_direct, time_vector
-from gui_gym.core.trajectory import atomic_write_text
+from benchmarks.bench_ray import CONFIGS, baseline_row, time_vector
 from gui_gym.distributed import RayVectorEnv, collect_episodes, episode_stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, when loaded by path too
+from harness import machine_at_end, write_json
 
 
 def cluster_nodes() -> list[dict[str, Any]]:
@@ -175,14 +176,7 @@ def main() -> None:
         print(f"{len(by_ip)} live nodes: {sorted(by_ip)}", flush=True)
         results: dict[str, Any] = {}
         for name, make in CONFIGS.items():
-            steps = args.steps if "screenshots" not in name else max(200, args.steps // 5)
-            batches2 = action_batches(make, steps, 2)
-            batches1 = [b[:1] for b in batches2]
-            row: dict[str, Any] = {"steps": steps}
-            row["direct"] = time_direct(make, batches2)
-            sync = gym.vector.SyncVectorEnv([make, make])
-            row["sync_2"] = time_vector(sync, batches2)
-            sync.close()
+            row, batches1, batches2 = baseline_row(name, make, args.steps)
             row["ray_1_head"], _ = timed_pool(make, 1, on_node(head["node_id"]), batches1)
             row["ray_1_remote"], _ = timed_pool(make, 1, on_node(remote["node_id"]), batches1)
             row["ray_2_head"], _ = timed_pool(make, 2, on_node(head["node_id"]), batches2)
@@ -224,14 +218,9 @@ def main() -> None:
         "nodes_at_end": nodes_at_end,
         "results": results,
         "node_loss": node_loss,
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "load_average_at_end": list(os.getloadavg()),
-        },
+        "machine": machine_at_end(),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out, json.dumps(report, indent=2))
+    write_json(args.out, report, end="")
     print(f"wrote {args.out}")
 
 

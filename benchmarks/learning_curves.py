@@ -30,7 +30,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import multiprocessing as mp
 import sys
@@ -40,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.core.trajectory import atomic_write_text
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, when loaded by path too
+from harness import first_reaching, load_script, write_json
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sb3_maskable_ppo.py"
 REWARDS = ("outcome", "progress", "milestone", "prm")
@@ -86,16 +86,6 @@ SETUPS: dict[str, dict[str, Any]] = {
 }
 
 
-def load_example() -> Any:
-    spec = importlib.util.spec_from_file_location("sb3_maskable_ppo", EXAMPLE)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {EXAMPLE}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["sb3_maskable_ppo"] = module  # its dataclass looks itself up here
-    spec.loader.exec_module(module)
-    return module
-
-
 def run_settings(env_id: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """The example's settings for one env (what a saved run must match to be reused)."""
     return json.loads(json.dumps({**SETUPS[env_id], **overrides}))
@@ -121,28 +111,20 @@ def run_one(job: tuple[str, str, int, dict[str, Any], str]) -> dict[str, Any]:
     import warnings
 
     warnings.filterwarnings("ignore")  # SB3/torch chatter; the results are what matter
-    example = load_example()
+    example = load_script(EXAMPLE, "sb3_maskable_ppo")
     settings = run_settings(env_id, overrides)
     args = example.Args(env_id=env_id, reward=reward, seed=seed, threads=1, **settings)
     started = time.perf_counter()
     result = example.main(args)
     result["wall_seconds"] = round(time.perf_counter() - started, 1)
     result["settings"] = settings
-    atomic_write_text(Path(path), json.dumps(result, indent=2))
+    write_json(path, result, end="")
     print(
         f"{env_id} {reward} seed {seed}: final train "
         f"{result['curve'][-1]['train_success']:.2f} in {result['wall_seconds']} s",
         flush=True,
     )
     return result
-
-
-def first_step_reaching(steps: list[int], values: list[float], target: float) -> int | None:
-    """The first evaluated step whose value reaches ``target`` (None: never)."""
-    for step, value in zip(steps, values):
-        if value >= target - 1e-9:
-            return step
-    return None
 
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -181,11 +163,10 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
                 "success rates instead of steps to the target"
             )
         if target is not None:
-            own = first_step_reaching(
-                per_reward["outcome"]["steps"], per_reward["outcome"]["train_mean"], target
-            )
+            outcome = per_reward["outcome"]
+            own = first_reaching(zip(outcome["steps"], outcome["train_mean"]), target)
             for reward, summary in per_reward.items():
-                steps_needed = first_step_reaching(summary["steps"], summary["train_mean"], target)
+                steps_needed = first_reaching(zip(summary["steps"], summary["train_mean"]), target)
                 reach[reward] = {
                     "steps_to_outcome_final": steps_needed,
                     "fraction_of_outcome_steps": (
@@ -280,8 +261,7 @@ def main() -> None:
         "table": summarise(runs),
         "runs": runs,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.out, json.dumps(result, indent=2))
+    write_json(args.out, result, end="")
     plot(result, args.plot)
     print(json.dumps({env: t["steps_to_target"] for env, t in result["table"].items()}, indent=2))
     print(f"wrote {args.out} and {args.plot} in {result['wall_seconds']} s")

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -44,6 +45,10 @@ from pathlib import Path
 from typing import Any
 
 import tyro
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, when loaded by path too
+import harness
+from harness import first_reaching, pick_tasks, split_success, write_json
 
 ENV_ID = "GuiGym/WikiHow-v0"
 REPLAY_ID = "GuiGym/SemiOnlineReplay-v0"
@@ -91,38 +96,24 @@ class Args:
     work: str | None = None  # keep the SFT model and runs here (default: a temp folder)
 
 
+ARM_FORM = "ALGO:REWARD[:k=N][:NAME=VALUE...]"
+
+
 def parse_arm(arm: str) -> tuple[str, str, int, dict[str, Any]]:
     """``"ALGO:REWARD[:k=N][:NAME=VALUE...]"`` -> ``(algo, reward, progress k, settings)``.
 
     ``k`` is the history length of ProgRM's progress reward (Eq. 2; Table 4 ablates 1-3); any
     other ``NAME=VALUE`` is a trainer setting of the arm (e.g. ``baseline=rloo`` for GRPO's
-    leave-one-out baseline), read as an int, a float or else a string.
+    leave-one-out baseline), read as an int, a float or else a string
+    (:func:`harness.parse_arm`).
 
     Raises:
         ValueError: for another form.
     """
-    algo, _, rest = arm.partition(":")
-    reward, *options = rest.split(":")
-    k, settings = 1, {}
-    for option in options:
-        name, sign, text = option.partition("=")
-        if not (name and sign and text):
-            raise ValueError(f"arm {arm!r} must be ALGO:REWARD[:k=N][:NAME=VALUE...]")
-        value: Any = text
-        for kind in (int, float):
-            try:
-                value = kind(text)
-                break
-            except ValueError:
-                pass
-        if name == "k":
-            k = value
-        else:
-            settings[name] = value
-    if not algo or not reward or not isinstance(k, int) or k < 1:
-        raise ValueError(
-            f"arm {arm!r} must be ALGO:REWARD[:k=N][:NAME=VALUE...] with an int N >= 1"
-        )
+    algo, reward, settings = harness.parse_arm(arm, ARM_FORM)
+    k = settings.pop("k", 1)
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"arm {arm!r} must be {ARM_FORM} with an int N >= 1")
     return algo, reward, k, settings
 
 
@@ -130,13 +121,6 @@ def outcome_arm(arm: str) -> str:
     """The outcome-only arm a shaped arm is compared with: same algorithm and settings."""
     algo, _, _, settings = parse_arm(arm)
     return ":".join([algo, "outcome", *(f"{n}={v}" for n, v in settings.items())])
-
-
-def short_tasks(split: str, max_oracle_steps: int, count: int) -> list[str]:
-    """The first ``count`` tasks of ``split`` the oracle solves within ``max_oracle_steps``."""
-    from gui_gym.runs.probe import oracle_short_tasks
-
-    return oracle_short_tasks(ENV_ID, split, max_oracle_steps, count)
 
 
 def longest_completion(dataset: Path, model: Path) -> int:
@@ -160,11 +144,11 @@ def longest_completion(dataset: Path, model: Path) -> int:
     )
 
 
-def success_rate(llm: Any, tasks: list[str], max_steps: int, max_new_tokens: int) -> float:
-    """Greedy success of ``llm`` (the default agent prompt) on each task, seed 0."""
-    from gui_gym.runs.probe import greedy_success
-
-    return greedy_success(llm, ENV_ID, tasks, max_steps=max_steps, max_new_tokens=max_new_tokens)
+def success(llm: Any, tasks: dict[str, list[str]], args: Args) -> dict[str, float]:
+    """Greedy success of ``llm`` on each split of ``tasks`` (:func:`harness.split_success`)."""
+    return split_success(
+        llm, ENV_ID, tasks, max_steps=args.max_steps, max_new_tokens=args.max_new_tokens
+    )
 
 
 def run_arm(
@@ -222,14 +206,9 @@ def run_arm(
     curve = []
 
     def evaluate(iteration: int) -> None:
-        point = {
-            "iteration": iteration,
-            "train": success_rate(llm, tasks["train"], args.max_steps, args.max_new_tokens),
-        }
-        if iteration == args.iterations:  # held-out tasks at the end only (see the docstring)
-            point["held_out"] = success_rate(
-                llm, tasks["held_out"], args.max_steps, args.max_new_tokens
-            )
+        # held-out tasks at the end only (see the docstring)
+        splits = tasks if iteration == args.iterations else {"train": tasks["train"]}
+        point = {"iteration": iteration, **success(llm, splits, args)}
         curve.append(point)
         print(f"  {arm} seed {seed} iteration {iteration}: {curve[-1]}", flush=True)
 
@@ -311,7 +290,7 @@ def reach_outcome_final(runs: list[dict[str, Any]], sft_train: float) -> dict[st
         target, total = baseline[-1]["train"], baseline[-1]["iteration"]
 
         def first(points: list[dict[str, Any]], level: float = target) -> int | None:
-            return next((p["iteration"] for p in points if p["train"] >= level - 1e-9), None)
+            return first_reaching(((p["iteration"], p["train"]) for p in points), level)
 
         reached = first(start + mean_curve([shaped[seed] for seed in seeds]))
         out[arm] = {
@@ -360,8 +339,7 @@ def summarise(
         "device": args.device,
     }
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "llm_learning.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_json(out / "llm_learning.json", result)
     plot(result, out / "llm_learning.png")
     return result
 
@@ -378,10 +356,7 @@ def main(args: Args) -> dict[str, Any]:
     started = time.perf_counter()
     work = Path(args.work or tempfile.mkdtemp())
     args.work = str(work)
-    tasks = {
-        "train": short_tasks("train", args.max_oracle_steps, args.train_tasks),
-        "held_out": short_tasks("test", args.max_oracle_steps, args.held_out_tasks),
-    }
+    tasks = pick_tasks(ENV_ID, args.max_oracle_steps, args.train_tasks, args.held_out_tasks)
     print(f"tasks: {tasks}", flush=True)
     dataset = work / "oracle"
     if not (dataset / "manifest.json").exists():  # a --work folder is reused as it is
@@ -411,16 +386,8 @@ def main(args: Args) -> dict[str, Any]:
         progress=False,
     )
     llm = TransformersLLM(sft_model, device=args.device)
-    sft = {
-        "train": success_rate(llm, tasks["train"], args.max_steps, args.max_new_tokens),
-        "held_out": success_rate(llm, tasks["held_out"], args.max_steps, args.max_new_tokens),
-        "losses": report.losses[-3:],
-    }
-    base_llm = TransformersLLM(base, device=args.device)
-    before_sft = {
-        "train": success_rate(base_llm, tasks["train"], args.max_steps, args.max_new_tokens),
-        "held_out": success_rate(base_llm, tasks["held_out"], args.max_steps, args.max_new_tokens),
-    }
+    sft = {**success(llm, tasks, args), "losses": report.losses[-3:]}
+    before_sft = success(TransformersLLM(base, device=args.device), tasks, args)
     print(f"before SFT {before_sft}; after SFT {sft}", flush=True)
     runs: list[dict[str, Any]] = []
     result: dict[str, Any] = {}

@@ -28,8 +28,8 @@ import gymnasium as gym
 
 import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.core.files import atomic_write_text
+from gui_gym.models.llm.stub_server import SlowServer
 from gui_gym.models.prm import OpenAICompatPRM
-from gui_gym.models.stub_server import SlowServer
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
 from gui_gym.wrappers import PRMWrapper
 

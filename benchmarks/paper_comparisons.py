@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import random
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -56,6 +56,16 @@ from pathlib import Path
 from typing import Any
 
 import tyro
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, when loaded by path too
+from harness import (
+    bootstrap_difference,
+    mean_interval,
+    parse_arm,
+    pick_tasks,
+    split_success,
+    write_json,
+)
 
 
 @dataclass(frozen=True)
@@ -313,44 +323,6 @@ def previous_runs(args: Args) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return runs, starts
 
 
-# ------------------------------------------------------------------------------ statistics
-
-
-def bootstrap_difference(
-    better: list[float], worse: list[float], resamples: int, seed: int = 0
-) -> dict[str, Any]:
-    """``mean(better) - mean(worse)`` with a 95% percentile bootstrap interval (each arm's
-    seeds resampled with replacement, independently), and whether it excludes zero."""
-    if not better or not worse:
-        raise ValueError("both arms need at least one run")
-    rng = random.Random(seed)
-    diff = sum(better) / len(better) - sum(worse) / len(worse)
-    draws = sorted(
-        sum(rng.choices(better, k=len(better))) / len(better)
-        - sum(rng.choices(worse, k=len(worse))) / len(worse)
-        for _ in range(resamples)
-    )
-    low, high = draws[int(0.025 * (resamples - 1))], draws[int(0.975 * (resamples - 1))]
-    return {
-        "difference": diff,
-        "interval": [low, high],
-        "agrees_with_paper": diff > 0,  # every claim is "better beats worse"
-        "excludes_zero": low > 0 or high < 0,
-        "seeds": [len(better), len(worse)],
-    }
-
-
-def mean_interval(values: list[float], resamples: int, seed: int = 0) -> dict[str, Any]:
-    """Mean and 95% bootstrap interval of one arm over its seeds."""
-    rng = random.Random(seed)
-    draws = sorted(sum(rng.choices(values, k=len(values))) / len(values) for _ in range(resamples))
-    return {
-        "mean": sum(values) / len(values),
-        "interval": [draws[int(0.025 * (resamples - 1))], draws[int(0.975 * (resamples - 1))]],
-        "n": len(values),
-    }
-
-
 # ---------------------------------------------------------------------------- environments
 
 
@@ -362,11 +334,10 @@ def new_tokens(env_id: str, args: Args) -> int:
     return args.max_new_tokens + LONGER_ACTIONS.get(env_id, 0)
 
 
-def success_rate(llm: Any, env_id: str, tasks: list[str], args: Args) -> float:
-    """Greedy success of ``llm`` (the default prompt) on each task, seed 0."""
-    from gui_gym.runs.probe import greedy_success
-
-    return greedy_success(
+def success(llm: Any, env_id: str, tasks: dict[str, list[str]], args: Args) -> dict[str, float]:
+    """Greedy success of ``llm`` on each split of ``tasks`` with the env's step and token
+    budgets (:func:`harness.split_success`)."""
+    return split_success(
         llm,
         env_id,
         tasks,
@@ -390,10 +361,7 @@ def sop_score(llm: Any, env_id: str, dataset: Path, args: Args) -> float:
 
 
 def scores(llm: Any, env_id: str, start: dict[str, Any], args: Args, sop: bool) -> dict[str, Any]:
-    point = {
-        "train": success_rate(llm, env_id, start["tasks"]["train"], args),
-        "held_out": success_rate(llm, env_id, start["tasks"]["held_out"], args),
-    }
+    point: dict[str, Any] = success(llm, env_id, start["tasks"], args)
     if sop:
         point["sop_train"] = sop_score(llm, env_id, Path(start["datasets"]["train"]), args)
         point["sop_held_out"] = sop_score(llm, env_id, Path(start["datasets"]["held_out"]), args)
@@ -406,7 +374,6 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
     import torch
 
     from gui_gym.models.llm import TransformersLLM
-    from gui_gym.runs.probe import oracle_short_tasks
     from gui_gym.runs.record import record_dataset
     from gui_gym.train.runner import build_tiny_policy, env_texts
     from gui_gym.train.sft import SFTConfig, train_sft
@@ -415,11 +382,9 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
     work.mkdir(parents=True, exist_ok=True)
     count = args.generalisation_tasks if wide else args.train_tasks
     steps = args.max_oracle_steps + LONGER.get(env_id, 0)
-    train = oracle_short_tasks(env_id, "train", 12 if wide else steps, count)
-    tasks = {
-        "train": train,
-        "held_out": oracle_short_tasks(env_id, "test", steps, args.held_out_tasks, exclude=train),
-    }
+    tasks = pick_tasks(
+        env_id, steps, count, args.held_out_tasks, train_oracle_steps=12 if wide else steps
+    )
     if not tasks["train"] or not tasks["held_out"]:
         raise SystemExit(f"{env_id}: no short tasks for {tasks}; raise --max-oracle-steps")
     datasets = {}
@@ -470,10 +435,7 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
     start: dict[str, Any] = {"tasks": tasks, "datasets": datasets, "model": str(sft_model)}
     before = TransformersLLM(base, device=args.device)
     after = TransformersLLM(sft_model, device=args.device)
-    start["before_sft"] = {
-        "train": success_rate(before, env_id, tasks["train"], args),
-        "held_out": success_rate(before, env_id, tasks["held_out"], args),
-    }
+    start["before_sft"] = success(before, env_id, tasks, args)
     start["sft"] = scores(after, env_id, start, args, sop=True)
     # the comparison means something only from a start that is neither 0 nor memorised
     start["sft_start_ok"] = 0.0 < start["sft"]["train"] < 1.0
@@ -519,29 +481,6 @@ def train_orm(env_id: str, start: dict[str, Any], work: Path, args: Args) -> str
 
 
 # ------------------------------------------------------------------------------------ runs
-
-
-def parse_arm(arm: str) -> tuple[str, str, dict[str, Any]]:
-    """``ALGO:REWARD[:NAME=VALUE...]`` -> ``(algo, reward, settings)`` (values read as int,
-    float or else string)."""
-    algo, _, rest = arm.partition(":")
-    reward, *options = rest.split(":")
-    settings: dict[str, Any] = {}
-    for option in options:
-        name, sign, text = option.partition("=")
-        if not (name and sign and text):
-            raise ValueError(f"arm {arm!r} must be ALGO:REWARD[:NAME=VALUE...]")
-        value: Any = text
-        for kind in (int, float):
-            try:
-                value = kind(text)
-                break
-            except ValueError:
-                pass
-        settings[name] = value
-    if not algo or not reward:
-        raise ValueError(f"arm {arm!r} must be ALGO:REWARD[:NAME=VALUE...]")
-    return algo, reward, settings
 
 
 def run_arm(name: str, label: str, seed: int, start: dict[str, Any], args: Args) -> dict[str, Any]:
@@ -698,11 +637,7 @@ def summarise(
         "cpu_seconds": sum(r["cpu_seconds"] for r in runs),
     }
     folder = Path(args.out)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "paper_comparisons.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(path)
+    write_json(folder / "paper_comparisons.json", result)
     plot(result, folder / "paper_comparisons.png")
     return result
 

@@ -175,7 +175,7 @@ def key_step_examples(
 ) -> list[tuple[Any, float, str]]:
     """Ground truth of ProgRM Sec. 3.3: at each step where the env's milestones grew, the
     progress is the fraction of milestones reached (even gains)."""
-    from gui_gym.models.progress_model import trajectory_queries
+    from gui_gym.models.progress import trajectory_queries
 
     out = []
     for trajectory, labels in zip(trajectories, env_labels):
@@ -198,8 +198,8 @@ def latency_ms(model: Any, queries: Sequence[Any], repeats: int = 40) -> float:
 def run_table(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from gui_gym.models.embed import SentenceEmbedder
-    from gui_gym.models.progress_model import MilestoneProgress, ProgRM, trajectory_queries
+    from gui_gym.models.embeddings import SentenceEmbedder
+    from gui_gym.models.progress import MilestoneProgress, ProgRM, trajectory_queries
     from gui_gym.rewards.lcs import StepSimilarity
     from gui_gym.rewards.prm import classification_metrics
 
@@ -354,7 +354,7 @@ def plot_curves(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from gui_gym.models.progress_model import trajectory_queries
+    from gui_gym.models.progress import trajectory_queries
 
     def has_detour(t: Trajectory) -> bool:
         return any(s.action.startswith("GOBACK") for s in t.steps)
@@ -517,8 +517,8 @@ class TimedEmbedder:
 def run_speed(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from gui_gym.models.embed import SentenceEmbedder
-    from gui_gym.models.progress_model import MilestoneProgress
+    from gui_gym.models.embeddings import SentenceEmbedder
+    from gui_gym.models.progress import MilestoneProgress
     from gui_gym.rewards.lcs import StepSimilarity
 
     torch.set_num_threads(args.threads)
@@ -592,7 +592,7 @@ def run_overhead(args: argparse.Namespace) -> dict[str, Any]:
     * isolated: the wrapper around a stub env that returns a fixed transition, so what remains
       is the wrapper's own work, set against the bare WikiHow step.
     """
-    from gui_gym.models.progress_model import MilestoneProgress
+    from gui_gym.models.progress import MilestoneProgress
     from gui_gym.wrappers import ProgressRewardWrapper
 
     cpu = None
@@ -735,7 +735,7 @@ def llm_judge(args: argparse.Namespace) -> Any:
     if not args.judge_llm:
         return None
     from gui_gym.models.llm import OpenAICompatLLM, TransformersLLM
-    from gui_gym.models.progress_llm import LLMProgressJudge
+    from gui_gym.models.progress.llm import LLMProgressJudge
 
     if args.judge_llm.startswith(("http://", "https://")):
         llm: Any = OpenAICompatLLM(model=args.judge_model, base_url=args.judge_llm)

@@ -1,7 +1,7 @@
 """Rollout engine throughput: steps/s against a stub OpenAI-compatible server with a fixed
 latency (1, 8, 64, 256 concurrent WikiHow envs), and tokens/s of batched local generation.
 
-Server part: the stub server (``python -m gui_gym.models.stub_server``) runs in its own
+Server part: the stub server (``python -m gui_gym.models.llm.stub_server``) runs in its own
 process with ``--latency`` seconds per request; the engine drives ``N`` WikiHow envs with an
 ``LLMAgent`` over ``OpenAICompatLLM`` (one request in flight per env, all from one asyncio
 loop). The ideal is ``N / latency`` steps/s; ``--profile`` adds the client's own CPU profile
@@ -49,7 +49,7 @@ ENV = "GuiGym/WikiHow-v0"
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     """The stub server in its own process; returns it and its URL."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "gui_gym.models.stub_server", "--latency", str(latency)],
+        [sys.executable, "-m", "gui_gym.models.llm.stub_server", "--latency", str(latency)],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -114,7 +114,7 @@ class BoxEnv(gym.Env):
 
 def vlm_folder(path: Path, seed: int) -> Path:
     """A tiny LLaVA whose tokenizer has one token per line (an action is one token)."""
-    from gui_gym.models.tiny import save_tiny_llava, word_tokenizer
+    from gui_gym.models.llm.tiny import save_tiny_llava, word_tokenizer
 
     tokenizer = word_tokenizer(
         [PROMPT.completion(None, a) for a in ACTIONS] + [INSTRUCTION], split="line"
@@ -157,8 +157,9 @@ def greedy_success(llm: Any, episodes: int) -> float:
 def run_seed(seed: int, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     from gui_gym.models.llm import TransformersLLM
     from gui_gym.train import grpo
-    from gui_gym.train.core import TrainConfig, Trainer
+    from gui_gym.train.config import TrainConfig
     from gui_gym.train.sft import SFTConfig, train_sft
+    from gui_gym.train.trainer import Trainer
 
     started = time.perf_counter()
     base = vlm_folder(work / "base", seed)

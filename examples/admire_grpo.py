@@ -53,7 +53,7 @@ import tyro
 import gui_gym  # registers the ids
 from gui_gym.agents import OracleAgent
 from gui_gym.core.actions import describe
-from gui_gym.models.embed import default_embedder
+from gui_gym.models.embeddings import default_embedder
 from gui_gym.models.llm import OpenAICompatLLM
 from gui_gym.models.milestones import (
     CosineMatcher,

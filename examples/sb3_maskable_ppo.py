@@ -41,10 +41,10 @@ import torch
 
 import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents.oracle import OracleAgent
-from gui_gym.models.embed import HashingEmbedder
+from gui_gym.models.embeddings import HashingEmbedder
 from gui_gym.models.milestones import CosineMatcher, TrajectoryMilestoneGenerator
 from gui_gym.models.prm import RulePRM
-from gui_gym.models.progress_model import MilestoneProgress
+from gui_gym.models.progress import MilestoneProgress
 from gui_gym.wrappers import MilestoneWrapper, PRMWrapper, ProgressRewardWrapper
 from gui_gym.wrappers.sb3 import make_sb3_env
 from gui_gym.wrappers.task_subset import TaskSubset

@@ -20,7 +20,7 @@ import gymnasium as gym
 
 import gui_gym  # noqa: F401  (registers the GuiGym/* ids)
 from gui_gym.agents import OracleAgent, RandomAgent, run_episode
-from gui_gym.models.embed import HashingEmbedder
+from gui_gym.models.embeddings import HashingEmbedder
 from gui_gym.models.milestones import CosineMatcher, TrajectoryMilestoneGenerator
 from gui_gym.rewards.milestones import format_reward
 from gui_gym.wrappers import MilestoneWrapper

@@ -26,9 +26,10 @@ import tyro
 
 import gui_gym  # noqa: F401  (registers the GuiGym/* ids)
 from gui_gym.train.arpo import ARPO, TRAIN_DEFAULTS, ARPOConfig
-from gui_gym.train.core import TrainConfig, Trainer
+from gui_gym.train.config import TrainConfig
 from gui_gym.train.reward_stack import RewardStack
 from gui_gym.train.runner import build_tiny_policy, env_texts
+from gui_gym.train.trainer import Trainer
 
 
 @dataclass

@@ -19,9 +19,10 @@ import tyro
 
 from gui_gym.envs.replay import SAMPLE_DATASET, SemiOnlineReplayEnv
 from gui_gym.envs.replay.dataset import ExpertDataset
-from gui_gym.train.core import TrainConfig, Trainer
+from gui_gym.train.config import TrainConfig
 from gui_gym.train.offline_grpo import TRAIN_DEFAULTS, OfflineGRPO, OfflineGRPOConfig
 from gui_gym.train.runner import build_tiny_policy
+from gui_gym.train.trainer import Trainer
 
 
 @dataclass

@@ -21,9 +21,10 @@ import tyro
 
 from gui_gym.envs.replay import SAMPLE_DATASET, SemiOnlineReplayEnv
 from gui_gym.envs.replay.dataset import ExpertDataset
-from gui_gym.train.core import TrainConfig, Trainer
+from gui_gym.train.config import TrainConfig
 from gui_gym.train.runner import build_tiny_policy
 from gui_gym.train.semi_online import TRAIN_DEFAULTS, SemiOnline, SemiOnlineConfig
+from gui_gym.train.trainer import Trainer
 
 
 @dataclass

@@ -75,7 +75,7 @@ def right_action_logprob(trainer: Any) -> float:
     """log p(RIGHT | the agent's prompt) under the trainer's policy (one-token completions)."""
     import torch
 
-    from gui_gym.train.core import TurnSample, score_completions
+    from gui_gym.train.losses import TurnSample, score_completions
 
     policy = trainer.policy
     tok = policy.tokenizer

@@ -490,7 +490,7 @@ def test_bench_against_raw_and_its_summary(tmp_path, cache):
 def test_progrm_env_progress_follows_the_milestones(env):
     """ProgRM-Env's rule-based progress (milestones reached / the type's count) as a shaped
     reward: it rises along an oracle episode and reaches 1 at the win."""
-    from gui_gym.models.progress_model import MilestoneProgress
+    from gui_gym.models.progress import MilestoneProgress
     from gui_gym.wrappers.progress import ProgressRewardWrapper
 
     model = MilestoneProgress.from_suite(env.suite)
@@ -550,7 +550,7 @@ def test_alfworld_envs_take_turns_on_the_rollout_engines_threads() -> None:
     serialise its envs' calls (``thread_safe = False``) while other envs run together."""
     from gui_gym.core.env import GuiEnv
     from gui_gym.envs.alfworld.env import ALFWorldEnv
-    from gui_gym.runs.rollout import _serial_lock
+    from gui_gym.runs.slots import _serial_lock
 
     assert GuiEnv.thread_safe and not ALFWorldEnv.thread_safe
     env = object.__new__(ALFWorldEnv)  # the lock is per class: no game needs building

@@ -318,7 +318,7 @@ def test_no_browser_outlives_close(ray_session):
 
 
 def test_vector_reward_wrappers_work_over_the_pool_as_over_sync(ray_session):
-    from gui_gym.models.progress_model import MilestoneProgress
+    from gui_gym.models.progress import MilestoneProgress
     from gui_gym.wrappers import ProgressRewardVectorWrapper
 
     model = MilestoneProgress.from_env_id("GuiGym/WikiHow-v0")

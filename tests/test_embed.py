@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gui_gym.models.embed import HashingEmbedder, SentenceEmbedder, cosine_matrix, default_embedder
+from gui_gym.models.embeddings import (
+    HashingEmbedder,
+    SentenceEmbedder,
+    cosine_matrix,
+    default_embedder,
+)
 from tests.conftest import require
 
 
@@ -82,7 +87,7 @@ def test_minilm_in_bfloat16_agrees_with_float32() -> None:
 
 
 def test_batch_lru_cache_computes_missing_keys_once_and_evicts_least_recent() -> None:
-    from gui_gym.models.cache import BatchLRUCache
+    from gui_gym.models.embeddings.cache import BatchLRUCache
 
     calls: list[list[str]] = []
 

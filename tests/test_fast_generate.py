@@ -1,4 +1,4 @@
-"""The static-KV-cache generation path (gui_gym.models.fast_generate) against Hugging Face
+"""The static-KV-cache generation path (gui_gym.models.llm.fast_generate) against Hugging Face
 ``generate`` (TransformersLLM(generation="hf"), the reference): the same tokens at temperature 0
 and the same log-probs to 1e-5, for one prompt and a ragged left-padded batch with rows ending
 mid-batch; sampled log-probs equal to a rescoring forward pass; the compiled step; and the
@@ -127,7 +127,7 @@ def test_sampling_at_temperature_0_7_records_the_tempered_distribution(parts) ->
 def test_compiled_step_traces_as_one_graph_and_gives_the_same_tokens(parts) -> None:
     """The decode step under torch.compile(fullgraph=True) with the eager backend (the
     tracing, without waiting minutes for CPU code generation in a test)."""
-    from gui_gym.models.fast_generate import StaticGenerator
+    from gui_gym.models.llm.fast_generate import StaticGenerator
 
     hf = _llm(parts, "hf")
     compiled = _llm(parts, "compiled")
@@ -152,7 +152,7 @@ def test_a_failing_compile_falls_back_to_the_eager_step_with_one_warning(
     monkeypatch.setattr(torch, "compile", broken_compile)
     fast = _llm(parts, "compiled")
     reference = _llm(parts, "hf").generate_with_tokens(PROMPTS, 8, temperature=0.0)
-    with caplog.at_level(logging.WARNING, logger="gui_gym.models.fast_generate"):
+    with caplog.at_level(logging.WARNING, logger="gui_gym.models.llm.fast_generate"):
         got = fast.generate_with_tokens(PROMPTS, 8, temperature=0.0)
         again = fast.generate_with_tokens(PROMPTS, 8, temperature=0.0)
     assert "no compiler for this backend" in fast._static.compile_failed
@@ -163,7 +163,7 @@ def test_a_failing_compile_falls_back_to_the_eager_step_with_one_warning(
 
 
 def test_a_generation_config_the_loop_cannot_reproduce_uses_generate(parts) -> None:
-    from gui_gym.models.fast_generate import unsupported_reason
+    from gui_gym.models.llm.fast_generate import unsupported_reason
 
     model, _ = parts
     assert _llm(parts, "auto").generation_path() == "hf"  # auto on CPU: generate

@@ -126,7 +126,7 @@ def test_a_milestone_store_with_a_list_meta_is_refused_and_the_cli_says_why(
 @pytest.mark.parametrize("damage", ["truncated header", "lying header"])
 def test_a_bad_safetensors_file_names_its_path(tmp_path: Path, damage: str) -> None:
     require("torch", "llm")
-    from gui_gym.models.progress_model import ProgRM, tiny_backbone_config
+    from gui_gym.models.progress import ProgRM, tiny_backbone_config
     from tests.test_progress_model import tiny_model, toy_examples
 
     model = tiny_model(toy_examples(4))

@@ -12,8 +12,8 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents import OracleAgent
 from gui_gym.models.judge import LLMJudge
 from gui_gym.models.llm import ModelUnavailable, OpenAICompatLLM
-from gui_gym.models.stub_server import SlowServer as _SlowServer
-from gui_gym.models.stub_server import StubChatServer
+from gui_gym.models.llm.stub_server import SlowServer as _SlowServer
+from gui_gym.models.llm.stub_server import StubChatServer
 from gui_gym.rewards.prm import PRMQuery
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
 from gui_gym.wrappers import ProbingJudgeWrapper
@@ -66,7 +66,7 @@ def test_a_judge_that_answers_unparsably_stays_invalid() -> None:
 @pytest.mark.timeout(60)
 def test_the_step_judge_prm_and_the_progress_model_raise_on_an_outage() -> None:
     from gui_gym.models.prm import LLMStepJudgePRM
-    from gui_gym.models.progress_llm import LLMProgressJudge
+    from gui_gym.models.progress.llm import LLMProgressJudge
     from gui_gym.wrappers import PRMWrapper, ProgressRewardWrapper
 
     server = StubChatServer(latency=0.0, fail_every=1)
@@ -130,7 +130,7 @@ def test_a_prm_outage_inside_the_rollout_engine_ends_episodes_as_infra_errors() 
 def test_post_all_works_inside_a_running_event_loop() -> None:
     import asyncio
 
-    from gui_gym.models.chat_http import post_all
+    from gui_gym.models.llm.chat_http import post_all
 
     server = StubChatServer(latency=0.05)
     with server.running() as url:

@@ -193,7 +193,7 @@ def test_a_trainer_killed_at_either_rename_resumes_from_its_last_checkpoint(
     tmp_path: Path, rename: int
 ) -> None:
     require("torch", "llm")
-    from gui_gym.train.core import load_metrics
+    from gui_gym.train.trainer import load_metrics
     from tests.rl_helpers import policy_folder
 
     policy = policy_folder(tmp_path / "tiny")
@@ -204,7 +204,7 @@ def test_a_trainer_killed_at_either_rename_resumes_from_its_last_checkpoint(
         torch.set_num_threads(1)
         from tests.test_train_algorithms import build, config_for
         from tests.rl_helpers import one_step_prompt
-        from gui_gym.train.core import Trainer
+        from gui_gym.train.trainer import Trainer
         algorithm, defaults = build("grpo")
         config = config_for(defaults, {str(policy)!r}, {str(out)!r}, iterations=3, save_every=1)
         trainer = Trainer(config, algorithm, prompt=one_step_prompt)
@@ -253,9 +253,8 @@ def test_a_trainer_whose_loss_goes_nan_stops_naming_the_iteration_and_keeps_its_
     tmp_path: Path,
 ) -> None:
     require("torch", "llm")
-    from gui_gym.train.core import Trainer, load_metrics
     from gui_gym.train.losses import policy_loss
-    from gui_gym.train.trainer import TrainingDiverged
+    from gui_gym.train.trainer import Trainer, TrainingDiverged, load_metrics
     from tests.rl_helpers import one_step_prompt, policy_folder
     from tests.test_train_algorithms import build, config_for
 

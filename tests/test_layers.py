@@ -12,12 +12,15 @@ never imports a wrapper (none does), so ``envs`` sits just below ``wrappers`` he
 The modules at the top of the package have a rank of their own, documented in
 :data:`TOP_LEVEL`: ``gui_gym/__init__.py`` and ``_registration.py`` register the env ids
 (they read the env catalogs), so they rank with ``envs``, and ``import gui_gym`` to
-register the ids is an import of that rank; a re-export shim left at an old path ranks
-with the layer it re-exports.
+register the ids is an import of that rank. No module is kept at an old import path.
 
 Every import counts: top-level ones, those inside functions and ``if TYPE_CHECKING:``
 blocks (a type-only need is met by a protocol in the lower layer), relative ones resolved
 against the importing module, and ``importlib.import_module`` of a literal name.
+
+Two more house rules are checked here: no import circle between modules of the package (the
+same imports, a package's ``__init__`` counted as a module), and no file over
+:data:`MAX_LINES` lines unless it is data (:data:`DATA_FILES`, each with its reason).
 """
 
 from __future__ import annotations
@@ -51,10 +54,16 @@ LAYERS: dict[str, int] = {
 TOP_LEVEL: dict[str, int] = {
     PACKAGE: LAYERS["envs"],  # __init__.py: registers the ids (through _registration)
     f"{PACKAGE}._registration": LAYERS["envs"],  # string entry points; reads env catalogs
-    f"{PACKAGE}.recording": LAYERS["runs"],  # re-export of gui_gym.runs.record (old path)
-    f"{PACKAGE}.sop": LAYERS["runs"],  # re-export of gui_gym.runs.sop (old path)
 }
 """Rank of each module directly under ``gui_gym/`` (and of the package itself)."""
+
+MAX_LINES = 1200
+"""The most lines a module of code may have: past it, split it by job."""
+
+DATA_FILES: dict[str, str] = {
+    "envs/wikihow/gen_corpus.py": "the hand-written word banks of the synthetic WikiHow corpus",
+}
+"""Files (relative to ``gui_gym/``) exempt from :data:`MAX_LINES`, each with why it is data."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +195,91 @@ def test_every_subpackage_and_top_level_module_has_a_rank():
             assert path.name in LAYERS, f"gui_gym/{path.name}/ has no rank in LAYERS"
         elif path.suffix == ".py" and path.name != "__init__.py":
             assert f"{PACKAGE}.{path.stem}" in TOP_LEVEL, f"{path} has no rank in TOP_LEVEL"
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Every module of the package at ``root`` -> the package modules it imports (anywhere)."""
+    files = sorted(root.rglob("*.py"))
+    known = {module_name(path, root) for path in files}
+    graph: dict[str, set[str]] = {}
+    for path in files:
+        module = module_name(path, root)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        targets = imported_modules(tree, module, path.name == "__init__.py", known)
+        graph[module] = {t for _, t in targets if t in known and t != module}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+    return circles
+
+
+def test_no_import_circles():
+    circles = import_circles(import_graph(ROOT))
+    assert not circles, "import circles (move the shared piece into a module both import):\n" + (
+        "\n".join(" <-> ".join(c) for c in circles)
+    )
+
+
+def test_no_code_file_over_the_line_limit():
+    too_long = []
+    for path in sorted(ROOT.rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_LINES and name not in DATA_FILES:
+            too_long.append(f"gui_gym/{name}: {lines} lines")
+    assert not too_long, f"over {MAX_LINES} lines (split by job, or list as data):\n" + (
+        "\n".join(too_long)
+    )
+
+
+def test_data_files_exist():
+    for name in DATA_FILES:
+        assert (ROOT / name).is_file(), f"DATA_FILES names gui_gym/{name}, which is gone"
+
+
+def test_circle_finder_on_a_small_graph():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e2"}, "e2": set()}
+    assert import_circles(graph) == [["a", "b", "c"]]
+    assert import_circles({"x": {"y"}, "y": {"x"}, "z": set()}) == [["x", "y"]]
 
 
 def _order() -> str:

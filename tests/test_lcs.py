@@ -7,7 +7,7 @@ import pytest
 
 from gui_gym.core.trajectory import Step
 from gui_gym.core.ui import UIElement, UITree
-from gui_gym.models.embed import HashingEmbedder
+from gui_gym.models.embeddings import HashingEmbedder
 from gui_gym.rewards.lcs import (
     INVALID,
     StepSignature,

@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from gui_gym.core.trajectory import Step, Trajectory
-from gui_gym.models.embed import HashingEmbedder
+from gui_gym.models.embeddings import HashingEmbedder
 from gui_gym.models.llm import ScriptedLLM
 from gui_gym.models.milestones import (
     CosineMatcher,

@@ -12,7 +12,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import gui_gym  # noqa: F401  (registers the ids)
-from gui_gym.models.embed import HashingEmbedder
+from gui_gym.models.embeddings import HashingEmbedder
 from gui_gym.models.llm import ScriptedLLM
 from gui_gym.models.milestones import (
     CosineMatcher,

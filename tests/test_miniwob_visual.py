@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from gui_gym.envs.miniwob.env import _DRAG_STEPS
+from gui_gym.envs.miniwob.drag import DRAG_STEPS as _DRAG_STEPS
 from gui_gym.envs.miniwob.oracles import OracleStuck
 from gui_gym.envs.miniwob.oracles.visual import (
     _grid_drag,

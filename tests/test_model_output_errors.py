@@ -15,7 +15,7 @@ import pytest
 import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents import OracleAgent
 from gui_gym.core.untrusted_text import load_json
-from gui_gym.models.embed import HashingEmbedder
+from gui_gym.models.embeddings import HashingEmbedder
 from gui_gym.models.judge import parse_claims, parse_decisions, parse_goal, parse_status
 from gui_gym.models.llm import LLMError, ScriptedLLM
 from gui_gym.models.milestones import (

@@ -1,5 +1,5 @@
 """Issue 33, item 5: every model client goes through the one asyncio client
-(:mod:`gui_gym.models.chat_http`) with one whole-request deadline and one retry policy, and
+(:mod:`gui_gym.models.llm.chat_http`) with one whole-request deadline and one retry policy, and
 a batch of envs waits for its slowest request once (the rollout engine steps the envs of a
 batch concurrently in inline mode, with a step deadline that works off the main thread)."""
 
@@ -21,8 +21,8 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents.base import AgentStep
 from gui_gym.agents.llm import LLMAgent
 from gui_gym.models.llm import ModelUnavailable, OpenAICompatLLM
-from gui_gym.models.stub_server import SlowServer as _SlowServer
-from gui_gym.models.stub_server import StubChatServer
+from gui_gym.models.llm.stub_server import SlowServer as _SlowServer
+from gui_gym.models.llm.stub_server import StubChatServer
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
 from tests.test_hardening_hangs import HANG_SEED, _hanging_env
 

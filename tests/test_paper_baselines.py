@@ -184,7 +184,7 @@ def test_the_orm_reward_replaces_the_outcome_at_the_end() -> None:
 
 def test_the_orm_term_needs_a_learned_orm(tmp_path: Path) -> None:
     require("torch", "llm")
-    from gui_gym.models.progress_model import ProgRM, build_word_tokenizer, tiny_backbone_config
+    from gui_gym.models.progress import ProgRM, build_word_tokenizer, tiny_backbone_config
 
     assert parse_reward("orm+progress") == {"orm": 1.0, "progress": 1.0, "outcome": 1.0}
     with pytest.raises(ValueError, match="judge and orm both replace"):

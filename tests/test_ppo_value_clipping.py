@@ -13,7 +13,8 @@ torch = require("torch", "llm")
 torch.set_num_threads(1)
 
 from gui_gym.train import ppo  # noqa: E402
-from gui_gym.train.core import TrainConfig, Trainer  # noqa: E402
+from gui_gym.train.config import TrainConfig  # noqa: E402
+from gui_gym.train.trainer import Trainer  # noqa: E402
 from tests.rl_helpers import TASK, make_env, one_step_prompt, policy_folder  # noqa: E402
 
 

@@ -642,7 +642,7 @@ def test_a_broken_prm_config_names_the_file_and_what_is_wrong(tmp_path) -> None:
     another version and a missing field are each one ValueError naming the file."""
     import json
 
-    from gui_gym.models.prm.transformers_prm import read_prm_config
+    from gui_gym.models.prm.checkpoint import read_prm_config
 
     path = tmp_path / "prm.json"
     assert read_prm_config(path, "gui-gym/prm", ()) is None  # no config: defaults apply

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gui_gym.core.trajectory import Step, Trajectory
-from gui_gym.models.embed import HashingEmbedder
+from gui_gym.models.embeddings import HashingEmbedder
 from gui_gym.rewards.lcs import StepSimilarity, soft_lcs
 from gui_gym.rewards.progress import (
     assign_progress,

@@ -11,13 +11,13 @@ import pytest
 
 import gui_gym  # noqa: F401
 from gui_gym.models.llm import LLMError, ScriptedLLM
-from gui_gym.models.progress_llm import (
+from gui_gym.models.progress import ProgressQuery
+from gui_gym.models.progress.llm import (
     PROMPTS,
     LLMProgressJudge,
     parse_progress,
     progress_messages,
 )
-from gui_gym.models.progress_model import ProgressQuery
 from gui_gym.wrappers import ProgressRewardVectorWrapper, ProgressRewardWrapper
 
 TASK = "clean_oil_paint_brushes-bookmark"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gui_gym.core.trajectory import Step, Trajectory
-from gui_gym.models.progress_model import (
+from gui_gym.models.progress import (
     MilestoneProgress,
     ProgressModel,
     ProgressQuery,
@@ -148,7 +148,7 @@ def toy_examples(n: int = 48) -> list[ProgressExample]:
 
 def tiny_model(examples: list[ProgressExample], kind: str = "gpt2", pooling: str = "last"):
     torch = require("torch", "llm")
-    from gui_gym.models.progress_model import ProgRM, tiny_backbone_config
+    from gui_gym.models.progress import ProgRM, tiny_backbone_config
 
     tokenizer = word_tokenizer([format_state(e.query) for e in examples])
     torch.manual_seed(0)
@@ -184,7 +184,7 @@ def test_bert_backbone_with_mean_pooling_also_works() -> None:
 
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
-    from gui_gym.models.progress_model import ProgRM
+    from gui_gym.models.progress import ProgRM
 
     examples = toy_examples(8)
     model = tiny_model(examples)
@@ -268,7 +268,7 @@ def test_checkpoints_are_in_the_trainers_shared_format(tmp_path: Path) -> None:
 
 
 def test_a_checkpoint_of_the_previous_format_is_refused_by_name(tmp_path: Path) -> None:
-    from gui_gym.models.progress_model import ProgRM
+    from gui_gym.models.progress import ProgRM
     from gui_gym.train.progress_model import ProgressTrainConfig, ProgressTrainer
 
     examples = toy_examples(16)
@@ -310,7 +310,7 @@ def test_fit_resumes_an_interrupted_run_exactly(tmp_path: Path) -> None:
 
 
 def test_bad_settings_are_rejected() -> None:
-    from gui_gym.models.progress_model import ProgRM
+    from gui_gym.models.progress import ProgRM
     from gui_gym.train.progress_model import ProgressTrainConfig, ProgressTrainer
 
     examples = toy_examples(4)
@@ -332,7 +332,7 @@ def test_bad_settings_are_rejected() -> None:
 
 def test_fit_builds_trains_and_saves_progrm_and_orm(tmp_path: Path) -> None:
     require("torch", "llm")
-    from gui_gym.models.progress_model import ProgRM
+    from gui_gym.models.progress import ProgRM
     from gui_gym.rewards.progress import label_env
     from gui_gym.train.progress_model import ProgressTrainConfig, fit_progress_model
 
@@ -354,7 +354,7 @@ def test_fit_builds_trains_and_saves_progrm_and_orm(tmp_path: Path) -> None:
 
 def test_word_tokenizer_builder() -> None:
     require("tokenizers", "llm")
-    from gui_gym.models.progress_model import build_word_tokenizer
+    from gui_gym.models.progress import build_word_tokenizer
 
     tok = build_word_tokenizer(["Click the Search button", "type pasta"], vocab_size=50)
     ids = tok(["click SEARCH"])["input_ids"][0]

@@ -16,7 +16,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 import gui_gym  # noqa: F401
 from gui_gym.agents import OracleAgent, run_episode
 from gui_gym.core.trajectory import Step, Trajectory, read_trajectories, write_trajectories
-from gui_gym.models.progress_model import MilestoneProgress, ProgressQuery
+from gui_gym.models.progress import MilestoneProgress, ProgressQuery
 from gui_gym.wrappers import ProgressRewardVectorWrapper, ProgressRewardWrapper
 
 ENV_ID = "GuiGym/WikiHow-v0"

@@ -15,9 +15,10 @@ import gui_gym  # noqa: F401
 from gui_gym.agents import AgentStep, LLMAgent
 from gui_gym.core.trajectory import Trajectory, read_trajectories, write_trajectories
 from gui_gym.models.llm import OpenAICompatLLM, ScriptedLLM, TransformersLLM
-from gui_gym.models.stub_server import StubChatServer
+from gui_gym.models.llm.stub_server import StubChatServer
 from gui_gym.runs.evaluate import make_agent
-from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, fork_env
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
+from gui_gym.runs.slots import fork_env
 from tests.conftest import require
 from tests.tiny_llm import tiny_gpt2, tiny_tokenizer
 

@@ -289,7 +289,7 @@ def test_maskable_ppo_learns_a_small_wikihow_subset_well_above_random():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
 
-    from gui_gym.models.progress_model import MilestoneProgress
+    from gui_gym.models.progress import MilestoneProgress
     from gui_gym.wrappers import ProgressRewardWrapper
 
     torch.set_num_threads(1)

@@ -111,7 +111,8 @@ def test_semi_online_trainer_writes_on_policy_thoughts_with_its_policy(tmp_path:
     torch = require("torch", "llm")
     torch.set_num_threads(1)
     from gui_gym.train import semi_online
-    from gui_gym.train.core import TrainConfig, Trainer
+    from gui_gym.train.config import TrainConfig
+    from gui_gym.train.trainer import Trainer
     from tests.rl_helpers import policy_folder
 
     data = ExpertDataset.load(SAMPLE_DATASET)

@@ -18,7 +18,8 @@ torch = require("torch", "llm")
 torch.set_num_threads(1)
 
 from gui_gym.train import arpo, grpo, offline_grpo, ppo, reinforce_pp, semi_online  # noqa: E402
-from gui_gym.train.core import TrainConfig, Trainer, load_metrics  # noqa: E402
+from gui_gym.train.config import TrainConfig  # noqa: E402
+from gui_gym.train.trainer import Trainer, load_metrics  # noqa: E402
 from tests.rl_helpers import (  # noqa: E402
     TASK,
     make_env,

@@ -1,5 +1,5 @@
-"""The shared RL core (train.core): token-exact scoring, losses with worked numbers, exact
-gradient accumulation, LoRA and the reward expression parser."""
+"""The shared RL core (train/losses.py, policy.py, config.py): token-exact scoring, losses
+with worked numbers, exact gradient accumulation, LoRA and the reward expression parser."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ torch = require("torch", "llm")
 # tiny models gain nothing from threads; on a busy machine they only contend
 torch.set_num_threads(1)
 
-from gui_gym.train.core import (  # noqa: E402
-    Policy,
-    TrainConfig,
+from gui_gym.train.config import TrainConfig  # noqa: E402
+from gui_gym.train.losses import (  # noqa: E402
     TurnSample,
     aggregate_tokens,
     clipped_surrogate,
@@ -24,6 +23,7 @@ from gui_gym.train.core import (  # noqa: E402
     score_completions,
     turns_from_trajectory,
 )
+from gui_gym.train.policy import Policy  # noqa: E402
 from gui_gym.train.reward_stack import parse_reward  # noqa: E402
 from tests.rl_helpers import PROMPT, RIGHT, line_tokenizer, policy_folder  # noqa: E402
 from tests.tiny_llm import tiny_gpt2  # noqa: E402
@@ -113,7 +113,7 @@ def test_turns_from_a_trajectory_without_token_ids_is_a_clear_error() -> None:
 
 
 def test_micro_batches_accumulate_to_the_mini_batch_gradient(model_and_tokenizer) -> None:
-    from gui_gym.train.core import LossInputs, policy_loss
+    from gui_gym.train.losses import LossInputs, policy_loss
 
     model, _ = model_and_tokenizer
     turns = [

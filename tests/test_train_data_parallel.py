@@ -18,8 +18,10 @@ torch = require("torch", "llm")
 torch.set_num_threads(1)
 
 from gui_gym.train import grpo, ppo  # noqa: E402
-from gui_gym.train.core import TrainConfig, Trainer, TurnSample  # noqa: E402
+from gui_gym.train.config import TrainConfig  # noqa: E402
 from gui_gym.train.data_parallel import DataParallel  # noqa: E402
+from gui_gym.train.losses import TurnSample  # noqa: E402
+from gui_gym.train.trainer import Trainer  # noqa: E402
 from tests.rl_helpers import TASK, make_env, one_step_prompt, policy_folder  # noqa: E402
 
 WORLD = 2

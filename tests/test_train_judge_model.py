@@ -23,7 +23,7 @@ from gui_gym.agents.oracle import OracleAgent  # noqa: E402
 from gui_gym.cli import app  # noqa: E402
 from gui_gym.models.judge.llm import LLMEvaluator, LLMJudge, LLMReasoner  # noqa: E402
 from gui_gym.models.llm import OpenAICompatLLM, TransformersLLM  # noqa: E402
-from gui_gym.models.stub_server import StubChatServer  # noqa: E402
+from gui_gym.models.llm.stub_server import StubChatServer  # noqa: E402
 from gui_gym.train.reward_stack import RewardStack  # noqa: E402
 from tests.test_train_cli import TASK_ENV, first_task, word_policy  # noqa: E402
 

@@ -24,7 +24,7 @@ import gui_gym  # noqa: F401  (registers the ids)
 from gui_gym.agents import OracleAgent
 from gui_gym.cli import app
 from gui_gym.core.trajectory import Step, read_jsonl, recorded_info, write_jsonl
-from gui_gym.models.progress_model import MilestoneProgress
+from gui_gym.models.progress import MilestoneProgress
 from gui_gym.view import (
     ViewError,
     category_success,

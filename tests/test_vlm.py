@@ -14,7 +14,7 @@ import pytest
 import gui_gym  # noqa: F401
 from gui_gym.agents import LLMAgent
 from gui_gym.models.llm import OpenAICompatLLM, TransformersLLM
-from gui_gym.models.stub_server import StubChatServer
+from gui_gym.models.llm.stub_server import StubChatServer
 from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
 from tests.conftest import require
 from tests.tiny_llm import tiny_llava

@@ -22,8 +22,9 @@ torch = require("torch", "llm")
 torch.set_num_threads(1)
 
 from gui_gym.train import grpo  # noqa: E402
-from gui_gym.train.core import TrainConfig, Trainer  # noqa: E402
+from gui_gym.train.config import TrainConfig  # noqa: E402
 from gui_gym.train.losses import turns_from_trajectory  # noqa: E402
+from gui_gym.train.trainer import Trainer  # noqa: E402
 from tests.rl_helpers import TASK, make_env  # noqa: E402
 from tests.test_vlm_rl import screenshot_prompt, vlm_folder  # noqa: E402
 

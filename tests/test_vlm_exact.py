@@ -19,7 +19,7 @@ import gui_gym  # noqa: F401
 from gui_gym.agents import LLMAgent
 from gui_gym.core.trajectory import Trajectory
 from gui_gym.models.llm import TransformersLLM
-from gui_gym.models.vision_inputs import (
+from gui_gym.models.llm.vision_inputs import (
     ImageStore,
     VisionMismatch,
     VisionRef,
@@ -237,7 +237,8 @@ def test_the_rl_trainer_loads_a_vlm_policy_and_scores_its_samples_exactly(
     import torch
 
     from gui_gym.train import grpo
-    from gui_gym.train.core import TrainConfig, Trainer
+    from gui_gym.train.config import TrainConfig
+    from gui_gym.train.trainer import Trainer
     from tests.rl_helpers import TASK, make_env
 
     tiny_llava(tmp_path / "vlm")

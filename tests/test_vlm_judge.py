@@ -17,7 +17,6 @@ import pytest
 
 import gui_gym  # noqa: F401
 from gui_gym.core.trajectory import Step, Trajectory
-from gui_gym.models.chat_messages import MAX_IMAGE_PIXELS, bounded_image, openai_messages
 from gui_gym.models.judge import (
     LLMClaimExtractor,
     LLMEvaluator,
@@ -31,6 +30,7 @@ from gui_gym.models.judge import (
     llm_components,
 )
 from gui_gym.models.llm import ScriptedLLM, prompt_images, prompt_text
+from gui_gym.models.llm.chat_messages import MAX_IMAGE_PIXELS, bounded_image, openai_messages
 from gui_gym.models.milestones import LLMMilestoneGenerator, trajectory_screenshots
 from tests.conftest import require
 
@@ -271,7 +271,7 @@ def test_milestone_generator_shows_the_trajectory_screenshots_with_its_actions(
 def test_milestone_wrapper_hands_a_live_success_screenshots_to_the_generator(
     tmp_path: Path,
 ) -> None:
-    from gui_gym.models.embed import default_embedder
+    from gui_gym.models.embeddings import default_embedder
     from gui_gym.models.milestones import CosineMatcher
     from gui_gym.wrappers import MilestoneWrapper
 
@@ -320,7 +320,7 @@ def _decode(url: str) -> np.ndarray:
 def test_openai_judge_and_generator_send_screenshots_as_png_image_url_parts() -> None:
     require("openai", "llm")
     from gui_gym.models.llm import OpenAICompatLLM
-    from gui_gym.models.stub_server import StubChatServer
+    from gui_gym.models.llm.stub_server import StubChatServer
 
     trace, _ = _played_trace()
     server = StubChatServer(latency=0.0, reply="Analysis: ok\nStatus: success")
@@ -388,13 +388,13 @@ class _Spy:
 
 
 def _image_tokens(llm: Any, ids: Any) -> int:
-    from gui_gym.models.vision_inputs import image_token_id
+    from gui_gym.models.llm.vision_inputs import image_token_id
 
     return int((ids == image_token_id(llm.processor)).sum())
 
 
 def test_tiny_vlm_judge_and_generator_feed_image_tokens_and_pixels(vlm: Any) -> None:
-    from gui_gym.models.vision_inputs import expected_image_tokens
+    from gui_gym.models.llm.vision_inputs import expected_image_tokens
 
     spy = _Spy(vlm)
     trace, _ = _played_trace(1)
@@ -542,7 +542,7 @@ def test_admire_example_screenshot_switch_builds_a_screenshot_reading_llm_genera
     )
     args = example.Args(screenshot=True, generator="llm", store=store, embedder="hashing")
     assert example.refuse(args) is None
-    from gui_gym.models.embed import default_embedder
+    from gui_gym.models.embeddings import default_embedder
 
     env = example.make_env(args, default_embedder("hashing"))
     assert "screenshot" in env.observation_space.spaces
@@ -552,7 +552,7 @@ def test_admire_example_screenshot_switch_builds_a_screenshot_reading_llm_genera
 def test_milestone_vector_wrapper_hands_each_env_its_own_screenshots(tmp_path: Path) -> None:
     from gymnasium.vector import SyncVectorEnv
 
-    from gui_gym.models.embed import default_embedder
+    from gui_gym.models.embeddings import default_embedder
     from gui_gym.models.milestones import CosineMatcher
     from gui_gym.wrappers import MilestoneVectorWrapper
 
@@ -612,7 +612,7 @@ def test_probing_wrapper_runs_the_llm_evaluator_and_judge_on_a_tiny_vlm(vlm: Any
     assert info["judge"]["verdict"] == "invalid" and reward == 0.0
     assert any("probe" in note for note in info["judge"]["notes"])
     assert len(spy.calls) == 2
-    from gui_gym.models.vision_inputs import expected_image_tokens
+    from gui_gym.models.llm.vision_inputs import expected_image_tokens
 
     assert all("pixel_values" in call for call in spy.calls)
     # the judge's call: the final screen, with the image tokens the processor makes for it

@@ -27,7 +27,9 @@ from gui_gym.train import (  # noqa: E402
     reinforce_pp,
     semi_online,
 )
-from gui_gym.train.core import TrainConfig, Trainer, TurnSample  # noqa: E402
+from gui_gym.train.config import TrainConfig  # noqa: E402
+from gui_gym.train.losses import TurnSample  # noqa: E402
+from gui_gym.train.trainer import Trainer  # noqa: E402
 from tests.rl_helpers import ACTIONS, PROMPT, RIGHT, TASK, make_env  # noqa: E402
 
 SCREEN = np.random.default_rng(0).integers(0, 256, (48, 40, 3), dtype=np.uint8)
@@ -63,7 +65,7 @@ def screenshot_prompt(prompt_input: Any) -> list[dict[str, Any]]:
 
 def vlm_folder(path: Path) -> Path:
     """A tiny LLaVA whose tokenizer has one token per line (so an action is one token)."""
-    from gui_gym.models.tiny import save_tiny_llava, word_tokenizer
+    from gui_gym.models.llm.tiny import save_tiny_llava, word_tokenizer
 
     tokenizer = word_tokenizer([*ACTIONS, PROMPT], split="line")
     return save_tiny_llava(path, tokenizer, chat_template=TEMPLATE)

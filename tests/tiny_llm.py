@@ -22,7 +22,7 @@ CHAT_TEMPLATE = (
 
 def tiny_tokenizer(chat_template: bool = False) -> Any:
     """A whitespace word-level fast tokenizer over :data:`WORDS` plus special tokens."""
-    from gui_gym.models.tiny import word_tokenizer
+    from gui_gym.models.llm.tiny import word_tokenizer
 
     specials = ("<pad>", "<eos>", "<unk>", "<|user|>", "<|assistant|>", "<|system|>")
     tokenizer = word_tokenizer(WORDS, specials=specials)
@@ -94,8 +94,8 @@ def small_gpt2(vocab_size: int, seed: int = 0, n_positions: int = 1024) -> Any:
 def tiny_llava(folder: Any) -> None:
     """Save a tiny LLaVA (CLIP vision tower, 2-layer Llama) and its processor to ``folder``:
     32x32 images in 8x8 patches, 16 image tokens each; loads with ``AutoProcessor`` and
-    ``AutoModelForImageTextToText`` (:func:`gui_gym.models.tiny.save_tiny_llava`)."""
-    from gui_gym.models.tiny import save_tiny_llava, word_tokenizer
+    ``AutoModelForImageTextToText`` (:func:`gui_gym.models.llm.tiny.save_tiny_llava`)."""
+    from gui_gym.models.llm.tiny import save_tiny_llava, word_tokenizer
 
     template = (
         "{% for m in messages %}<|{{ m['role'] }}|> {% if m['content'] is string %}"
@@ -122,7 +122,7 @@ def tiny_qwen2_vl(
     Images are resized to multiples of 28 pixels between 4 and 16 merged patches
     (``min_pixels``/``max_pixels``), so the number of image tokens depends on the screenshot's
     size, as in Qwen2-VL (``grid_t * grid_h * grid_w / merge**2``). The processor is the
-    image-only Qwen2-VL processor of :func:`gui_gym.models.vision_inputs.load_processor`: the
+    image-only Qwen2-VL processor of :func:`gui_gym.models.llm.vision_inputs.load_processor`: the
     image processor's slow (PIL) path, no video processor (both fast processors need
     torchvision, which has no CPU wheel here). ``words`` replaces the default vocabulary;
     ``lines=True`` makes each line one token (an action string is one token) and
@@ -131,8 +131,8 @@ def tiny_qwen2_vl(
     from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
     from transformers.models.qwen2_vl import Qwen2VLImageProcessorPil
 
-    from gui_gym.models.tiny import word_tokenizer
-    from gui_gym.models.vision_inputs import image_only_processor
+    from gui_gym.models.llm.tiny import word_tokenizer
+    from gui_gym.models.llm.vision_inputs import image_only_processor
 
     specials = (
         "<pad>",

@@ -58,7 +58,7 @@ class AgentStep:
             distribution (the behaviour policy), same length as ``completion_ids``.
         vision: For a vision-language policy, the screenshots shown (content keys into its
             LLM's ``image_store``) and the processor settings' key (see
-            :mod:`gui_gym.models.vision_inputs`).
+            :mod:`gui_gym.models.llm.vision_inputs`).
         thought: The reasoning part of ``text``, when the output format has one.
     """
 

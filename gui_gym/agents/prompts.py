@@ -104,6 +104,17 @@ def _user_content(
     return parts
 
 
+def _system_and_user(
+    system: str, text_before: str, inp: PromptInput, text_after: str
+) -> list[dict[str, Any]]:
+    """The chat of the prompt formats: the ``system`` message, then the user message of
+    :func:`_user_content` (``text_before``, the screenshots, ``text_after``)."""
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": _user_content(text_before, inp, text_after)},
+    ]
+
+
 def _numbered(history: Sequence[str]) -> str:
     if not history:
         return "(none yet)"
@@ -180,10 +191,7 @@ _DEFAULT_SYSTEM = (
 def _default(inp: PromptInput) -> list[dict[str, Any]]:
     before = f"Goal: {inp.instruction}\nPrevious actions:\n{_numbered(inp.history)}\n"
     after = f"\nScreen:\n{inp.screen}\nWhat is the next action?"
-    return [
-        {"role": "system", "content": _DEFAULT_SYSTEM},
-        {"role": "user", "content": _user_content(before, inp, after)},
-    ]
+    return _system_and_user(_DEFAULT_SYSTEM, before, inp, after)
 
 
 # ---------------------------------------------------------------------------------- ProgRM
@@ -215,10 +223,7 @@ _PROGRM_SYSTEM = (
 def _progrm(inp: PromptInput) -> list[dict[str, Any]]:
     before = f"Current instruction:\n{inp.instruction}\n"
     after = f"\nCurrent screen:\n{inp.screen}\nAction history:\n{_numbered(inp.history)}"
-    return [
-        {"role": "system", "content": _PROGRM_SYSTEM},
-        {"role": "user", "content": _user_content(before, inp, after)},
-    ]
+    return _system_and_user(_PROGRM_SYSTEM, before, inp, after)
 
 
 # ---------------------------------------------------------------------------------- ADMIRE
@@ -247,10 +252,7 @@ def _admire(inp: PromptInput) -> list[dict[str, Any]]:
         f"Here is a history of what you have done so far:\n{_numbered(inp.history)}\n"
     )
     after = f"\nThe current screen:\n{inp.screen}\nYour answer:"
-    return [
-        {"role": "system", "content": _ADMIRE_SYSTEM},
-        {"role": "user", "content": _user_content(before, inp, after)},
-    ]
+    return _system_and_user(_ADMIRE_SYSTEM, before, inp, after)
 
 
 # ---------------------------------------------------------------------------------- UI-S1
@@ -270,10 +272,7 @@ _UI_S1_SYSTEM = (
 def _ui_s1(inp: PromptInput) -> list[dict[str, Any]]:
     before = f"Task: {inp.instruction}\nAction history:\n{_numbered(inp.history)}\n"
     after = f"\nCurrent screen elements:\n{inp.screen}"
-    return [
-        {"role": "system", "content": _UI_S1_SYSTEM},
-        {"role": "user", "content": _user_content(before, inp, after)},
-    ]
+    return _system_and_user(_UI_S1_SYSTEM, before, inp, after)
 
 
 # ---------------------------------------------------------------------------- GUI-Shepherd
@@ -293,10 +292,7 @@ _SHEPHERD_SYSTEM = (
 def _gui_shepherd(inp: PromptInput) -> list[dict[str, Any]]:
     before = f"## User instruction\n{inp.instruction}\n## History\n{_numbered(inp.history)}\n"
     after = f"\n## Screen\n{inp.screen}"
-    return [
-        {"role": "system", "content": _SHEPHERD_SYSTEM},
-        {"role": "user", "content": _user_content(before, inp, after)},
-    ]
+    return _system_and_user(_SHEPHERD_SYSTEM, before, inp, after)
 
 
 # ------------------------------------------------------------------------ screenshot only

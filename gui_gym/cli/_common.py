@@ -68,12 +68,16 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
 __all__ = [
+    "EmbedderOption",
     "NoProgressOption",
+    "OrmModelOption",
+    "ProgressModelOption",
     "UsageError",
     "app",
     "check_agent",
     "check_device",
     "check_env_id",
+    "check_reward_model_folders",
     "check_split",
     "choose",
     "closest",
@@ -91,10 +95,21 @@ EXIT_USAGE = 2
 EXIT_MISSING_DEPENDENCY = 1
 SPLITS = ("train", "test", "all")
 _MAX_LISTED = 12
+"""Allowed values listed in full up to this many; longer lists are cut (with a count)."""
 
 NoProgressOption = Annotated[bool, typer.Option("--no-progress", help="hide the progress bars")]
 """The ``--no-progress`` flag every long-running command takes."""
-"""Allowed values listed in full up to this many; longer lists are cut (with a count)."""
+ProgressModelOption = Annotated[
+    Path | None, typer.Option(help="ProgRM folder (default: env milestones)")
+]
+"""``--progress-model``, as every command with a reward stack takes it."""
+OrmModelOption = Annotated[
+    Path | None,
+    typer.Option(help="outcome reward model folder (gui-gym train-progress --kind orm)"),
+]
+"""``--orm-model``, as every command with a reward stack takes it."""
+EmbedderOption = Annotated[str, typer.Option(help="milestone matching: minilm or hashing")]
+"""``--embedder`` (default ``minilm``), as every command with a reward stack takes it."""
 
 
 class UsageError(click_errors.UsageError):
@@ -266,20 +281,37 @@ def check_device(device: str | None) -> str | None:
 
 def existing_file(path: Path, what: str = "file") -> Path:
     """``path`` when it is an existing file (``what``: the option, e.g. ``--data``)."""
-    if not path.exists():
-        raise UsageError(f"{what}: no such file: {path}")
-    if not path.is_file():
-        raise UsageError(f"{what}: {path} is a folder, not a file")
-    return path
+    return _existing(path, what, folder=False)
 
 
 def existing_dir(path: Path, what: str = "folder") -> Path:
     """``path`` when it is an existing folder (``what``: the option, e.g. ``--dataset``)."""
+    return _existing(path, what, folder=True)
+
+
+def _existing(path: Path, what: str, *, folder: bool) -> Path:
+    """``path`` when it exists and is a folder (``folder``) or a file (not ``folder``);
+    else a :class:`UsageError` naming ``what`` and what is wrong."""
+    kind, other = ("folder", "file") if folder else ("file", "folder")
     if not path.exists():
-        raise UsageError(f"{what}: no such folder: {path}")
-    if not path.is_dir():
-        raise UsageError(f"{what}: {path} is a file, not a folder")
+        raise UsageError(f"{what}: no such {kind}: {path}")
+    if not (path.is_dir() if folder else path.is_file()):
+        raise UsageError(f"{what}: {path} is a {other}, not a {kind}")
     return path
+
+
+def check_reward_model_folders(
+    prm_model: Path | None, progress_model: Path | None, orm_model: Path | None
+) -> None:
+    """Check the reward-model folders a command was given (``--prm-model``,
+    ``--progress-model``, ``--orm-model``; None: not given) before anything loads."""
+    for folder, what in (
+        (prm_model, "--prm-model"),
+        (progress_model, "--progress-model"),
+        (orm_model, "--orm-model"),
+    ):
+        if folder is not None:
+            existing_dir(folder, what)
 
 
 # Outputs the running command declared (output_file / output_dir) that did not exist when it
@@ -335,11 +367,7 @@ def output_file(path: Path | None, what: str = "--out") -> Path | None:
         return None
     if path.is_dir():
         raise UsageError(f"{what} {path} is a folder; give a file path")
-    blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
-    if blocking is not None:
-        raise UsageError(f"{what} {path}: {blocking} is a file, not a folder")
-    _declare_output(path, what)
-    return path
+    return _writable_under(path, what)
 
 
 def output_dir(path: Path, what: str = "--out") -> Path:
@@ -347,6 +375,12 @@ def output_dir(path: Path, what: str = "--out") -> Path:
     run removes it again if it did not exist before."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"{what} {path} is a file; give a folder")
+    return _writable_under(path, what)
+
+
+def _writable_under(path: Path, what: str) -> Path:
+    """``path`` declared as an output (:func:`_declare_output`) once no parent of it is a
+    file: the check :func:`output_file` and :func:`output_dir` share."""
     blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise UsageError(f"{what} {path}: {blocking} is a file, not a folder")

@@ -9,12 +9,15 @@ from typing import Annotated
 import typer
 
 from gui_gym.cli._common import (
+    EmbedderOption,
     MissingDependency,
+    OrmModelOption,
+    ProgressModelOption,
     UsageError,
     app,
     check_env_id,
+    check_reward_model_folders,
     choose,
-    existing_dir,
     existing_file,
     open_env,
     parse_kwargs,
@@ -59,16 +62,9 @@ def serve_openenv(
     prm_model: Annotated[
         Path | None, typer.Option(help="gui-gym train-prm folder (prm reward)")
     ] = None,
-    progress_model: Annotated[
-        Path | None, typer.Option(help="ProgRM folder (default: env milestones)")
-    ] = None,
-    orm_model: Annotated[
-        Path | None,
-        typer.Option(help="outcome reward model folder (gui-gym train-progress --kind orm)"),
-    ] = None,
-    embedder: Annotated[str, typer.Option(help="milestone matching: minilm or hashing")] = (
-        "minilm"
-    ),
+    progress_model: ProgressModelOption = None,
+    orm_model: OrmModelOption = None,
+    embedder: EmbedderOption = "minilm",
     progress_k: Annotated[
         int, typer.Option(min=1, help="history length k of the progress reward (ProgRM Eq. 2)")
     ] = 1,
@@ -87,13 +83,7 @@ def serve_openenv(
     _positive(session_timeout, "--session-timeout")
     _positive(step_timeout, "--step-timeout")
     choose(embedder, ("minilm", "hashing"), "--embedder")
-    for folder, what in (
-        (prm_model, "--prm-model"),
-        (progress_model, "--progress-model"),
-        (orm_model, "--orm-model"),
-    ):
-        if folder is not None:
-            existing_dir(folder, what)
+    check_reward_model_folders(prm_model, progress_model, orm_model)
     if milestone_store is not None:
         existing_file(milestone_store, "--milestone-store")
     reward_options = {

@@ -135,13 +135,16 @@ def eval_cmd(
                 f"{mode} runs the built-in agents (oracle, random, random:done=P); evaluate "
                 "an LLM agent on an env id, or from Python with gui_gym.runs.sop"
             )
+        run: dict[str, Any] = {
+            "seed": seed,
+            "out": out,
+            "skip_bad": skip_bad,
+            "progress": not no_progress,
+        }
         if sop:
-            _eval_sop(
-                dataset, agent, matcher or "loose", seed, out, skip_bad, no_step_accuracy,
-                no_progress,
-            )  # fmt: skip
+            _eval_sop(dataset, agent, matcher or "loose", run, not no_step_accuracy)
         else:
-            _eval_offline(dataset, agent, matcher or "strict", seed, out, skip_bad, no_progress)
+            _eval_offline(dataset, agent, matcher or "strict", run)
         return
     if env_id is None:
         raise UsageError("give an env id, or --sop/--offline --dataset DIR")
@@ -250,39 +253,37 @@ def eval_cmd(
         typer.echo(f"results written to {out}")
 
 
-def _eval_sop(
-    dataset: Path | None,
-    agent: str,
-    matcher: str,
-    seed: int,
-    out: Path | None,
-    skip_bad: bool,
-    no_step_accuracy: bool,
-    no_progress: bool,
-) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
+def _replay(
+    evaluate: Any, mode: str, dataset: Path | None, agent: str, matcher: str, **kwargs: Any
+) -> Any:
+    """``evaluate(dataset, agent, matcher=matcher, **kwargs)`` for ``mode`` (``--sop`` or
+    ``--offline``) once ``--dataset`` and ``--matcher`` are checked; a bad dataset, agent,
+    matcher or --out is a :class:`UsageError`."""
     from gui_gym.envs.replay import DatasetError
-    from gui_gym.runs.sop import evaluate_sop
 
     if dataset is None:
-        raise UsageError("--sop needs --dataset DIR")
+        raise UsageError(f"{mode} needs --dataset DIR")
     existing_dir(dataset, "--dataset")
     choose(matcher, ("loose", "strict"), "--matcher")
     try:
-        summary, _ = evaluate_sop(
-            dataset,
-            agent,
-            matcher=matcher,
-            step_accuracy=not no_step_accuracy,
-            seed=seed,
-            out=out,
-            skip_bad=skip_bad,
-            progress=not no_progress,
-        )
+        return evaluate(dataset, agent, matcher=matcher, **kwargs)
     except (DatasetError, ValueError) as err:  # a bad dataset, agent, matcher or --out
         raise UsageError(str(err)) from None
+
+
+def _eval_sop(
+    dataset: Path | None, agent: str, matcher: str, run: dict[str, Any], step_accuracy: bool
+) -> None:
+    """``eval --sop``: SOP of ``agent`` replayed over ``dataset`` (``run``: seed, out,
+    skip_bad, progress), printed as a table."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from gui_gym.runs.sop import evaluate_sop
+
+    summary, _ = _replay(
+        evaluate_sop, "--sop", dataset, agent, matcher, step_accuracy=step_accuracy, **run
+    )
     table = Table(title=f"SOP of {agent} on {dataset} (matcher {matcher})")
     for column in ("category", "tasks", "PG", "TSR", "Score"):
         table.add_column(column, justify="right")
@@ -302,41 +303,19 @@ def _eval_sop(
         typer.echo(f"skipped {summary.skipped} bad record(s) (--skip-bad)")
     if summary.failed:
         typer.echo(f"left out {summary.failed} recorded episode(s) whose expert failed")
-    if out is not None:
-        typer.echo(f"results written to {out}")
+    if run["out"] is not None:
+        typer.echo(f"results written to {run['out']}")
 
 
-def _eval_offline(
-    dataset: Path | None,
-    agent: str,
-    matcher: str,
-    seed: int,
-    out: Path | None,
-    skip_bad: bool,
-    no_progress: bool,
-) -> None:
+def _eval_offline(dataset: Path | None, agent: str, matcher: str, run: dict[str, Any]) -> None:
+    """``eval --offline``: step metrics of ``agent`` on ``dataset`` (``run``: seed, out,
+    skip_bad, progress), printed as a table."""
     from rich.console import Console
     from rich.table import Table
 
-    from gui_gym.envs.replay import DatasetError
     from gui_gym.runs.sop import evaluate_offline
 
-    if dataset is None:
-        raise UsageError("--offline needs --dataset DIR")
-    existing_dir(dataset, "--dataset")
-    choose(matcher, ("loose", "strict"), "--matcher")
-    try:
-        levels = evaluate_offline(
-            dataset,
-            agent,
-            matcher=matcher,
-            seed=seed,
-            out=out,
-            skip_bad=skip_bad,
-            progress=not no_progress,
-        )
-    except (DatasetError, ValueError) as err:  # a bad dataset, agent, matcher or --out
-        raise UsageError(str(err)) from None
+    levels = _replay(evaluate_offline, "--offline", dataset, agent, matcher, **run)
     table = Table(title=f"offline step metrics of {agent} on {dataset} (matcher {matcher})")
     for column in ("instruction", "category", "steps", "type match", "exact match"):
         table.add_column(column, justify="right")
@@ -355,5 +334,5 @@ def _eval_offline(
                 f"{stats['exact_match']:.1%}",
             )
     Console().print(table)
-    if out is not None:
-        typer.echo(f"results written to {out}")
+    if run["out"] is not None:
+        typer.echo(f"results written to {run['out']}")

@@ -281,7 +281,7 @@ def label_cmd(
         raise UsageError(f"{trajectories} holds no trajectories")
     start = time.perf_counter()
     if method == "lcs":
-        from gui_gym.models.embed import default_embedder
+        from gui_gym.models.embeddings import default_embedder
         from gui_gym.rewards.lcs import StepSimilarity
 
         similarity = StepSimilarity(default_embedder(embedder), epsilon=epsilon)
@@ -294,7 +294,7 @@ def label_cmd(
             ),
         )
     else:
-        from gui_gym.models.progress_model import MilestoneProgress
+        from gui_gym.models.progress import MilestoneProgress
 
         totals = None
         source = env_id or data[0].env_id

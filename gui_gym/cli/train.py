@@ -10,11 +10,15 @@ from typing import Annotated
 import typer
 
 from gui_gym.cli._common import (
+    EmbedderOption,
     NoProgressOption,
+    OrmModelOption,
+    ProgressModelOption,
     UsageError,
     app,
     check_device,
     check_env_id,
+    check_reward_model_folders,
     choose,
     existing_dir,
     existing_file,
@@ -22,6 +26,19 @@ from gui_gym.cli._common import (
     output_dir,
     parse_kwargs,
 )
+
+_ImagesOption = Annotated[
+    int, typer.Option(help="earlier screenshots each prompt shows (with --screenshot)")
+]
+"""``--images`` of the commands that train a vision-language policy (default 0)."""
+_CoordinatesOption = Annotated[
+    str,
+    typer.Option(
+        help="where the policy's _XY coordinates live: screen (pixels), qwen2_5_vl (the "
+        "image as Qwen2.5-VL's processor resizes it) or relative_1000"
+    ),
+]
+"""``--coordinates`` of the commands that train a policy (default ``screen``)."""
 
 
 def _check_judge_flags(reward: str, judge_model: str | None, judge_url: str | None) -> None:
@@ -110,16 +127,8 @@ def sft_cmd(
             "--screenshots)",
         ),
     ] = False,
-    images: Annotated[
-        int, typer.Option(help="earlier screenshots each prompt shows (with --screenshot)")
-    ] = 0,
-    coordinates: Annotated[
-        str,
-        typer.Option(
-            help="where the policy's _XY coordinates live: screen (pixels), qwen2_5_vl (the "
-            "image as Qwen2.5-VL's processor resizes it) or relative_1000"
-        ),
-    ] = "screen",
+    images: _ImagesOption = 0,
+    coordinates: _CoordinatesOption = "screen",
     train_vision: Annotated[
         bool,
         typer.Option("--train-vision", help="also train the vision tower (frozen by default)"),
@@ -229,16 +238,9 @@ def train_cmd(
     prm_model: Annotated[
         Path | None, typer.Option(help="gui-gym train-prm folder (prm reward, PPO critic)")
     ] = None,
-    progress_model: Annotated[
-        Path | None, typer.Option(help="ProgRM folder (default: env milestones)")
-    ] = None,
-    orm_model: Annotated[
-        Path | None,
-        typer.Option(help="outcome reward model folder (gui-gym train-progress --kind orm)"),
-    ] = None,
-    embedder: Annotated[str, typer.Option(help="milestone matching: minilm or hashing")] = (
-        "minilm"
-    ),
+    progress_model: ProgressModelOption = None,
+    orm_model: OrmModelOption = None,
+    embedder: EmbedderOption = "minilm",
     progress_k: Annotated[
         int,
         typer.Option(
@@ -279,16 +281,8 @@ def train_cmd(
             help="the policy is a vision-language model shown each step's screenshot",
         ),
     ] = False,
-    images: Annotated[
-        int, typer.Option(help="earlier screenshots each prompt shows (with --screenshot)")
-    ] = 0,
-    coordinates: Annotated[
-        str,
-        typer.Option(
-            help="where the policy's _XY coordinates live: screen (pixels), qwen2_5_vl (the "
-            "image as Qwen2.5-VL's processor resizes it) or relative_1000"
-        ),
-    ] = "screen",
+    images: _ImagesOption = 0,
+    coordinates: _CoordinatesOption = "screen",
     no_progress: NoProgressOption = False,
 ) -> None:
     """Train an LLM agent with RL; a rerun with the same --out resumes from its checkpoint.
@@ -312,13 +306,7 @@ def train_cmd(
     choose(milestones, MILESTONE_MODES, "--milestones")
     if milestone_store is not None:
         existing_file(milestone_store, "--milestone-store")
-    for folder, what in (
-        (prm_model, "--prm-model"),
-        (progress_model, "--progress-model"),
-        (orm_model, "--orm-model"),
-    ):
-        if folder is not None:
-            existing_dir(folder, what)
+    check_reward_model_folders(prm_model, progress_model, orm_model)
     _check_judge_flags(reward, judge_model, judge_url)
     if config is not None:
         existing_file(config, "--config")

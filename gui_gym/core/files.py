@@ -147,12 +147,7 @@ def lock_output(path: str | Path, what: str | None = None) -> Iterator[Path]:
     key = str(path)
     if key in _HELD:
         _HELD[key][1] += 1
-        try:
-            yield path
-        finally:
-            _HELD[key][1] -= 1
-            if _HELD[key][1] == 0:
-                _release(key)
+        yield from _holding(key, path)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = _lock_file(path)
@@ -179,6 +174,12 @@ def lock_output(path: str | Path, what: str | None = None) -> Iterator[Path]:
     os.ftruncate(fd, 0)
     os.write(fd, str(os.getpid()).encode("ascii"))
     _HELD[key] = [fd, 1]
+    yield from _holding(key, path)
+
+
+def _holding(key: str, path: Path) -> Iterator[Path]:
+    """The block of :func:`lock_output` at one depth of the lock ``key``: yields ``path``,
+    then gives up that depth, releasing the lock when it was the last."""
     try:
         yield path
     finally:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gui_gym.core.actions import Action, ActionType
+from gui_gym.core.ui import FLAG_ORDER
 
 if TYPE_CHECKING:
     from gui_gym.core.ui import UITree
@@ -306,17 +307,7 @@ class _ScreenContains(Predicate):
         return self.text in haystack
 
 
-_ELEMENT_FLAGS = (
-    "clickable",
-    "long_clickable",
-    "editable",
-    "scrollable",
-    "checkable",
-    "checked",
-    "selected",
-    "focused",
-    "enabled",
-)
+_ELEMENT_FLAGS = (*FLAG_ORDER, "enabled")
 
 
 class _ElementPredicate(Predicate):

@@ -18,10 +18,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
+    "ANDROID_CLASS_ROLES",
+    "FLAG_ORDER",
     "ROLES",
     "Bounds",
     "UIElement",
     "UITree",
+    "android_role",
     "render_text",
 ]
 
@@ -331,7 +334,7 @@ class UITree:
         )
 
 
-_FLAG_ORDER = (
+FLAG_ORDER = (
     "clickable",
     "long_clickable",
     "editable",
@@ -341,6 +344,43 @@ _FLAG_ORDER = (
     "selected",
     "focused",
 )
+"""The :class:`UIElement` flags that are off by default, in the order :func:`render_text`
+shows the ones that are on (``enabled``, on by default, shows as ``disabled`` when off)."""
+
+
+ANDROID_CLASS_ROLES = (
+    ("EditText", "input"),
+    ("AutoCompleteTextView", "input"),
+    ("CheckBox", "checkbox"),
+    ("Switch", "switch"),
+    ("ToggleButton", "switch"),
+    ("RadioButton", "radio"),
+    ("SeekBar", "slider"),
+    ("ImageButton", "button"),
+    ("Button", "button"),
+    ("ImageView", "image"),
+    ("RecyclerView", "list"),
+    ("ListView", "list"),
+    ("ScrollView", "list"),
+    ("TextView", "text"),
+    ("Spinner", "select"),
+    ("TabWidget", "tab"),
+)
+"""``(class-name suffix, role)`` of Android views, the first match winning (see
+:func:`android_role`)."""
+
+
+def android_role(
+    class_name: str, clickable: bool, roles: Iterable[tuple[str, str]] = ANDROID_CLASS_ROLES
+) -> str:
+    """The role of an Android view of class ``class_name`` (``android.widget.Button``): the
+    role of the first of ``roles`` whose suffix ends the short class name, else ``button``
+    for a clickable view and ``container`` for the rest."""
+    short = class_name.rsplit(".", 1)[-1]
+    for suffix, role in roles:
+        if short.endswith(suffix):
+            return role
+    return "button" if clickable else "container"
 
 
 def _escape(text: str) -> str:
@@ -350,7 +390,7 @@ def _escape(text: str) -> str:
 def render_element(element: UIElement) -> str:
     """One line of :func:`render_text`: ``<button id=3 clickable>Search</button>``."""
     parts = [element.role, f"id={element.index}"]
-    parts.extend(flag for flag in _FLAG_ORDER if getattr(element, flag))
+    parts.extend(flag for flag in FLAG_ORDER if getattr(element, flag))
     if not element.enabled:
         parts.append("disabled")
     if element.description and element.text:

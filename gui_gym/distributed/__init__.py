@@ -11,8 +11,9 @@
 Importing this package does not import Ray; creating a pool does (``gui-gym[distributed]``).
 """
 
+from gui_gym.distributed.calls import WorkerFailure, WorkerRestartWarning
 from gui_gym.distributed.collect import BatchPolicy, Episode, collect_episodes, episode_stats
-from gui_gym.distributed.pool import RayVectorEnv, WorkerFailure, WorkerRestartWarning, ensure_ray
+from gui_gym.distributed.pool import RayVectorEnv, ensure_ray
 
 __all__ = [
     "BatchPolicy",

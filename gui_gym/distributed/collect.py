@@ -2,7 +2,7 @@
 
 Each episode ``k`` is reset with its own seed (``seeds[k]``), so it can be replayed: when
 its worker dies, hangs past the pool's ``step_timeout`` or raises, the worker is replaced
-(with a :class:`~gui_gym.distributed.pool.WorkerRestartWarning`) and the episode is rerun
+(with a :class:`~gui_gym.distributed.calls.WorkerRestartWarning`) and the episode is rerun
 from the start with the same seed. Every episode is returned once, in index order, whatever
 happened; one that failed ``max_attempts`` times is returned with ``infra_error`` set and no
 reward: an episode lost to infrastructure, never scored 0 (``episode_stats`` leaves it out
@@ -19,19 +19,32 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from gui_gym.distributed.pool import RayVectorEnv, WorkerFailure, WorkerRestartWarning, fetch
+from gui_gym.distributed.calls import WorkerFailure, WorkerHung, WorkerRestartWarning, fetch
+from gui_gym.runs.deadline import hung_message, past
 
-__all__ = ["BatchPolicy", "Episode", "collect_episodes", "episode_stats"]
+__all__ = ["BatchPolicy", "Episode", "WorkerPool", "collect_episodes", "episode_stats"]
 
 BatchPolicy = Callable[[list[Any], list[dict[str, Any]]], Sequence[Any]]
 """``policy(observations, infos) -> actions``, one action per observation. Each info carries
 ``info["episode"]`` (the episode's index) and ``info["episode_step"]``, so a policy with
 per-episode memory can key it. An object with ``act_batch(observations, infos)`` (the
 agents' batch form, returning actions or steps with an ``.action``) works too."""
+
+
+class WorkerPool(Protocol):
+    """What :func:`collect_episodes` drives: a :class:`~gui_gym.distributed.RayVectorEnv`."""
+
+    workers: list[Any]
+    num_envs: int
+    step_timeout: float
+
+    def restart_worker(self, index: int, reason: str) -> None: ...
+
+    def worker_succeeded(self, index: int) -> None: ...
 
 
 @dataclass
@@ -103,7 +116,7 @@ def _act(policy: Any, observations: list[Any], infos: list[dict[str, Any]]) -> l
 
 
 def collect_episodes(
-    envs: RayVectorEnv,
+    envs: WorkerPool,
     policy: BatchPolicy | Any,
     n: int,
     *,
@@ -212,9 +225,9 @@ def collect_episodes(
             if ref in ready:
                 del pending[ref]
                 result = fetch(ref)
-            elif now - sent > envs.step_timeout:
+            elif past(sent, envs.step_timeout, now):
                 del pending[ref]
-                result = WorkerFailure(f"no answer within step_timeout={envs.step_timeout:g} s")
+                result = WorkerHung(hung_message(envs.step_timeout))
             else:
                 continue
             if isinstance(result, WorkerFailure):

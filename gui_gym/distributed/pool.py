@@ -6,11 +6,12 @@ trainer that takes a ``VectorEnv`` (the rollout engine included) uses it unchang
 sub-envs live elsewhere: in worker processes on this machine (local Ray, the default) or on
 the nodes of a Ray cluster (``address="auto"`` or ``"ray://head:10001"``).
 
-A worker that dies (its process killed, its node lost) or hangs past ``step_timeout`` is
-killed and replaced by a fresh one, with a :class:`WorkerRestartWarning`. Its episode cannot
-be continued: the step reports it ``truncated`` with ``infos["infra_error"]`` saying why (an
-episode lost to infrastructure, never a failure of the agent), and the sub-env starts a new
-episode. :func:`~gui_gym.distributed.collect_episodes` goes further and reruns such an
+A worker that dies (its process killed, its node lost) or hangs past ``step_timeout`` (the
+rollout engine's deadline rule, :mod:`gui_gym.runs.deadline`) is killed and replaced by a
+fresh one, with a :class:`~gui_gym.distributed.calls.WorkerRestartWarning`. Its episode
+cannot be continued: the step reports it ``truncated`` with ``infos["infra_error"]`` saying
+why (an episode lost to infrastructure, never a failure of the agent), and the sub-env
+starts a new episode. :func:`~gui_gym.distributed.collect_episodes` goes further and reruns such an
 episode from its seed, so no episode is lost or counted twice.
 """
 
@@ -25,25 +26,12 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
+from gui_gym.distributed.calls import WorkerFailure, WorkerRestartWarning, gather
+from gui_gym.distributed.collect import collect_episodes
 from gui_gym.distributed.worker import EnvFactory, make_env_factory, remote_worker_class
-from gui_gym.runs.rollout import hung_message
+from gui_gym.runs.deadline import START_TIMEOUT, check_timeout
 
-__all__ = [
-    "RayVectorEnv",
-    "WorkerFailure",
-    "WorkerRestartWarning",
-    "ensure_ray",
-    "fetch",
-    "gather",
-]
-
-
-class WorkerRestartWarning(RuntimeWarning):
-    """An env worker died, hung or raised and was replaced by a fresh one."""
-
-
-class WorkerFailure(Exception):
-    """Why a remote call on a worker gave no result (dead, hung past the timeout, raised)."""
+__all__ = ["RayVectorEnv", "ensure_ray"]
 
 
 def ensure_ray(address: str | None = None, **init_kwargs: Any) -> bool:
@@ -74,38 +62,6 @@ def ensure_ray(address: str | None = None, **init_kwargs: Any) -> bool:
     return True
 
 
-def gather(refs: list[Any], timeout: float) -> list[Any]:
-    """``ray.get`` of each ref, waiting at most ``timeout`` seconds for all of them together;
-    a ref that failed or is not ready in time gives a :class:`WorkerFailure` in its place."""
-    import ray
-
-    if not refs:
-        return []
-    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
-    ready_set = set(ready)
-    out: list[Any] = []
-    for ref in refs:
-        if ref not in ready_set:
-            out.append(WorkerFailure(hung_message(timeout)))
-        else:
-            out.append(fetch(ref))
-    return out
-
-
-def fetch(ref: Any) -> Any:
-    """The result of a finished ref, or a :class:`WorkerFailure` saying why there is none
-    (the worker died, or the env raised)."""
-    import ray
-
-    try:
-        return ray.get(ref)
-    except ray.exceptions.RayActorError as err:
-        return WorkerFailure(f"worker died ({type(err).__name__})")
-    except ray.exceptions.RayTaskError as err:
-        cause = err.cause if getattr(err, "cause", None) is not None else err
-        return WorkerFailure(f"env raised {type(cause).__name__}: {cause}")
-
-
 class RayVectorEnv(VectorEnv):
     """A Gymnasium ``VectorEnv`` whose sub-envs run in Ray actors.
 
@@ -118,7 +74,8 @@ class RayVectorEnv(VectorEnv):
             ``"ray://head:10001"`` a remote one.
         autoreset_mode: Gymnasium's autoreset mode (``NEXT_STEP`` by default, as
             ``SyncVectorEnv``).
-        step_timeout: Seconds a step or reset may take before its worker counts as hung.
+        step_timeout: Seconds a step or reset may take before its worker counts as hung
+            (the rollout engine's rule and wording: :mod:`gui_gym.runs.deadline`).
         start_timeout: Seconds a new worker may take to start and build its env.
         max_restarts: Restarts of one sub-env's worker in a row (without a successful step
             between them) before :meth:`step` gives up with a RuntimeError: an env that fails
@@ -141,7 +98,7 @@ class RayVectorEnv(VectorEnv):
         address: str | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         step_timeout: float = 120.0,
-        start_timeout: float = 300.0,
+        start_timeout: float = START_TIMEOUT,
         max_restarts: int = 3,
         actor_options: dict[str, Any] | None = None,
         ray_init: dict[str, Any] | None = None,
@@ -150,10 +107,8 @@ class RayVectorEnv(VectorEnv):
     ):
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        if not step_timeout > 0:
-            raise ValueError(f"step_timeout must be > 0 seconds, got {step_timeout!r}")
-        if not start_timeout > 0:
-            raise ValueError(f"start_timeout must be > 0 seconds, got {start_timeout!r}")
+        check_timeout(step_timeout, optional=False)
+        check_timeout(start_timeout, "start_timeout", optional=False)
         if not isinstance(max_restarts, int) or max_restarts < 0:
             raise ValueError(f"max_restarts must be an int >= 0, got {max_restarts!r}")
         self.factory = make_env_factory(env, env_kwargs)
@@ -414,8 +369,6 @@ class RayVectorEnv(VectorEnv):
 
     def collect_episodes(self, policy: Any, n: int, **kwargs: Any) -> list[Any]:
         """:func:`~gui_gym.distributed.collect_episodes` on this pool."""
-        from gui_gym.distributed.collect import collect_episodes
-
         return collect_episodes(self, policy, n, **kwargs)
 
     def __repr__(self) -> str:

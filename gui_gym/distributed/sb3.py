@@ -30,8 +30,10 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from gui_gym.distributed.pool import RayVectorEnv, WorkerFailure, gather
+from gui_gym.distributed.calls import WorkerFailure, gather
+from gui_gym.distributed.pool import RayVectorEnv
 from gui_gym.distributed.worker import EnvFactory
+from gui_gym.runs.deadline import hung_message
 
 __all__ = ["RaySB3VecEnv"]
 
@@ -159,7 +161,7 @@ class RaySB3VecEnv(VecEnv):
         out = []
         for ref in refs:
             if ref not in ready:
-                raise RuntimeError(f"{what}: no answer within {self.envs.step_timeout:g} s")
+                raise RuntimeError(f"{what}: {hung_message(self.envs.step_timeout)}")
             try:
                 out.append(ray.get(ref))
             except ray.exceptions.RayTaskError as err:

@@ -20,7 +20,9 @@ sequence (verl's agent loop, TRL's ``environment_factory``) hold it.
 
 Rewards come from :class:`~gui_gym.train.reward_stack.RewardStack` (the ``--reward`` expressions
 of ``gui-gym train``) and are read with its readers, never recomputed: the episode reward is
-:func:`~gui_gym.train.reward_stack.episode_return` of the finished trajectory.
+:func:`~gui_gym.train.reward_stack.episode_return` of the finished trajectory, and each step's
+reward is split per term as every engine adapter splits it
+(:func:`~gui_gym.integrations.reward_components.step_reward_components`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 
 from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import Step, Trajectory
+from gui_gym.integrations.reward_components import step_reward_components
 from gui_gym.train.reward_stack import (
     RewardStack,
     admire_step_rewards,
@@ -95,9 +98,12 @@ class EpisodeResult:
         step_rewards: ``r_t`` per step (:func:`reward_stream`).
         admire_step_rewards: ADMIRE's ``R_total(t)`` per step (the outcome on every step,
             for step-level advantages).
-        components: Per step, the reward terms the stack reported (``reward`` is the wrapped
-            env's; ``task_reward``, ``progress``, ``prm``, ``format``, ``milestone``, ``judge``,
-            ``orm`` where that term is on).
+        components: Per step, ``reward`` (the wrapped env's), ``task_reward`` (the task's
+            own) and the reward split per term of the stack
+            (:func:`~gui_gym.integrations.reward_components.step_reward_components`: every
+            term of the expression, ``outcome``, ``progress``, ``prm``, ``format``, ``judge``,
+            ``orm``, summing to ``reward``); ``milestone`` holds ADMIRE's deferred credit
+            ``R_mil(t)`` once the episode ended.
         success: Whether the task was completed.
         num_steps: Env steps taken.
         ended: True when the env ended the episode (done, answer, success or its step
@@ -127,19 +133,6 @@ class EpisodeResult:
         for term in terms:
             out[term] = float(sum(c.get(term, 0.0) for c in self.components))
         return out
-
-
-def _step_components(reward: float, info: Mapping[str, Any]) -> dict[str, float]:
-    """The reward terms of one step, read from what each wrapper put in ``info``."""
-    out = {"reward": float(reward), "task_reward": float(info.get("task_reward", 0.0))}
-    progress = info.get("progress")
-    if isinstance(progress, Mapping) and progress.get("delta") is not None:
-        out["progress"] = float(progress["delta"])
-    for key in ("prm", "format", "judge", "orm"):
-        part = info.get(key)
-        if isinstance(part, Mapping) and part.get("reward") is not None:
-            out[key] = float(part["reward"])
-    return out
 
 
 @dataclass
@@ -258,7 +251,13 @@ class ChatEpisode:
                 len(trajectory.steps), screen, action, reward, terminated, truncated, info
             )
         )
-        self._components.append(_step_components(reward, info))
+        self._components.append(
+            {
+                "reward": float(reward),
+                "task_reward": float(info.get("task_reward", 0.0)),
+                **step_reward_components(self.env, reward, info, self.stack.weights),
+            }
+        )
         self._observation = observation
         if terminated or truncated:
             self.done = self.ended = True

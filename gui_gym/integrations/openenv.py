@@ -19,14 +19,15 @@ validity and description, milestones, the reward stack's components, success) an
 :class:`GuiState`. What it adds to OpenEnv's server:
 
 * **Every env in its own worker process** (the rollout engine's worker,
-  :class:`gui_gym.runs.rollout._ProcessEnv`, with the reward stack applied inside it; forked
+  :class:`gui_gym.runs.slots.ProcessEnv`, with the reward stack applied inside it; forked
   from a forkserver with gui-gym preloaded, so a session starts in milliseconds), so a
   crashed env, a Chromium that dies under MiniWoB++ or a step that hangs cannot take the
   server or another session down. A dead worker is one clear error for its own session
   (``env worker ... died``); the session's next ``reset`` starts a new worker.
-* **Step timeout**: a step (or reset) running past ``step_timeout`` kills its worker and
-  fails with an error saying so; the session's slot stays usable (a new worker's first
-  reset gets :data:`WORKER_START_SECONDS` more, to start).
+* **Step timeout**: the rollout engine's step deadline (:mod:`gui_gym.runs.deadline`): a
+  step (or reset) running past ``step_timeout`` kills its worker and fails with an error
+  saying so; the session's slot stays usable (a new worker's first reset gets
+  :data:`WORKER_START_SECONDS` more, to start).
 * **Session timeout and slot reclaim**: a WebSocket client that sends nothing for
   ``session_timeout`` seconds (it vanished, hung, or lost its network without closing the
   socket) is disconnected with close code 4000 and its slot, worker and env are released
@@ -83,7 +84,8 @@ except ImportError as err:  # pragma: no cover - exercised by the missing-extra 
     ) from err
 
 from gui_gym.integrations.wire import make_wire_env
-from gui_gym.runs.rollout import EnvFailure, EnvHung, WorkerDied, _ProcessEnv
+from gui_gym.runs.deadline import EnvFailure, EnvHung, WorkerDied, check_timeout
+from gui_gym.runs.slots import ProcessEnv
 from gui_gym.train.reward_stack import RewardStack, parse_reward
 
 __all__ = [
@@ -173,7 +175,7 @@ class ServedEnv:
         reward_options: The other :class:`~gui_gym.train.reward_stack.RewardStack` fields
             (``prm_model``, ``progress_model``, ``milestone_store``, ``embedder``, ...).
         step_timeout: Seconds a reset or step may take before its worker is killed (None:
-            no limit).
+            no limit; :func:`~gui_gym.runs.deadline.check_timeout`).
 
     Raises:
         ValueError: for a bad reward expression or timeout.
@@ -187,8 +189,7 @@ class ServedEnv:
 
     def __post_init__(self) -> None:
         self.stack = RewardStack(parse_reward(self.reward), **self.reward_options)
-        if self.step_timeout is not None and not self.step_timeout > 0:
-            raise ValueError(f"step_timeout must be > 0 seconds, got {self.step_timeout!r}")
+        self.step_timeout = check_timeout(self.step_timeout)
 
     def factory(self) -> Callable[[], gym.Env]:
         """The picklable callable a worker makes its env with."""
@@ -216,26 +217,22 @@ _WORKER_NUMBERS = itertools.count()
 _PRELOADED: set[str] = set()
 
 
-class _SessionWorker(_ProcessEnv):
+class _SessionWorker(ProcessEnv):
     """The rollout engine's env worker, forked from a forkserver that has gui-gym, the
     served env's module and the reward wrappers imported already: a new session's worker
     starts in milliseconds instead of importing them (about 1.5 s of CPU each, which 16
-    sessions opening at once on 2 cores turn into tens of seconds)."""
+    sessions opening at once on 2 cores turn into tens of seconds). Its deadline is the
+    engine's (poll, then kill: ``EnvHung``); a new worker's first call gets
+    :data:`WORKER_START_SECONDS` more (it imports gui-gym and builds its env)."""
 
     START_METHOD = "forkserver"
+    START_EXTRA = WORKER_START_SECONDS
 
     def __init__(
         self, index: int, make: Callable[[], gym.Env], env_id: str, timeout: float | None = None
     ):
         _preload_forkserver(env_id)
         super().__init__(index, make, None, timeout)
-
-    def _budget(self) -> float | None:
-        # the rollout engine's deadline (poll, then kill: EnvHung); a new worker's first
-        # call gets WORKER_START_SECONDS more (it imports gui-gym and builds its env)
-        if self.timeout is not None and self._fresh:
-            return self.timeout + WORKER_START_SECONDS
-        return self.timeout
 
 
 def _preload_forkserver(env_id: str) -> None:
@@ -248,7 +245,7 @@ def _preload_forkserver(env_id: str) -> None:
     ``gui-gym serve-openenv`` and pytest have light main modules."""
     if _PRELOADED:
         return
-    modules = ["gui_gym", "gui_gym.runs.rollout", "gui_gym.integrations.wire", "gui_gym.wrappers"]
+    modules = ["gui_gym", "gui_gym.runs.slots", "gui_gym.integrations.wire", "gui_gym.wrappers"]
     with contextlib.suppress(Exception):  # an id without a spec: nothing more to preload
         entry = gym.spec(env_id).entry_point
         if isinstance(entry, str):
@@ -307,13 +304,13 @@ class GuiGymEnvironment(Environment[GuiAction, GuiObservation, GuiState]):
         worker = self._worker
         assert worker is not None
         try:
-            return worker._call(command, *args)
-        except EnvHung:  # the engine's worker deadline killed it (a new one at reset)
+            return worker.call(command, *args)
+        except EnvHung as err:  # the engine's worker deadline killed it (a new one at reset)
             self._in_episode = False
             raise RuntimeError(
                 f"{command} took longer than the step timeout "
-                f"({self.served.step_timeout:g} s): the env worker was stopped and this "
-                "episode is lost; call reset() to start again"
+                f"({self.served.step_timeout:g} s): {err}; the env worker was stopped and "
+                "this episode is lost; call reset() to start again"
             ) from None
         except WorkerDied as err:
             self._in_episode = False

@@ -2,9 +2,11 @@
 
 A trainer inside gui-gym reads the components from ``info`` itself (the
 :mod:`gui_gym.train.reward_stack` readers); an engine on the other side of a socket or an
-adapter (an OpenEnv client, a skyrl-gym generator) gets one float per term instead:
-:func:`step_reward_components` splits the step's ``reward`` into the terms of the stack that
-produced it, so that the parts always add up to the reward the env returned.
+adapter (an OpenEnv client, a skyrl-gym generator, verl's agent loop and TRL through
+:class:`~gui_gym.integrations.episode.ChatEpisode`) gets one float per term instead:
+:func:`step_reward_components`, the one split every adapter uses, splits the step's
+``reward`` into the terms of the stack that produced it, so that the parts always add up to
+the reward the env returned.
 
 The stack's wrappers nest (``RewardStack.wrap``: judge or ORM innermost, then progress, PRM,
 format and milestone outermost), each adding its part to the reward it receives; the split

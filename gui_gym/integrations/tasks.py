@@ -36,7 +36,7 @@ exporting needs no verl)."""
 
 
 def _text_only(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
-    from gui_gym.models.chat_messages import content_text
+    from gui_gym.models.llm.chat_messages import content_text
 
     return [{"role": m["role"], "content": content_text(m["content"])} for m in messages]
 

@@ -42,7 +42,7 @@ class WireFormat(gym.Wrapper):
     def _fields(self, observation: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
         screenshot = observation.get("screenshot")
         if screenshot is not None:
-            from gui_gym.models.chat_messages import _image_data_url
+            from gui_gym.models.llm.chat_messages import _image_data_url
 
             screenshot = _image_data_url(screenshot)
         return {

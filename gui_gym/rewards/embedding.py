@@ -1,7 +1,7 @@
 """The ``Embedder`` protocol the similarity formulas need (Soft-LCS, milestone matching).
 
 It lives here, beside the formulas that use it, so ``rewards/`` never imports from
-``models/``; ``gui_gym.models.embed`` implements it (MiniLM, hashed bag-of-words) and
+``models/``; ``gui_gym.models.embeddings`` implements it (MiniLM, hashed bag-of-words) and
 re-exports it.
 """
 

@@ -366,7 +366,7 @@ class StepSimilarity:
 
     Args:
         embedder: Sentence embedder for text similarity, e.g.
-            ``gui_gym.models.embed.default_embedder("minilm")`` (the paper's SBERT).
+            ``gui_gym.models.embeddings.default_embedder("minilm")`` (the paper's SBERT).
         epsilon: Weight of a NOTHING/NOTHING match.
         text_types: Types compared by text embedding.
         empty_types: Types weighted by ``epsilon``.

@@ -5,6 +5,10 @@
   record``, SFT data, every RL trainer and the benchmarks share, and
   :func:`~gui_gym.runs.rollout.as_batch_agent` (any agent a caller holds, as the engine
   takes it).
+* :mod:`gui_gym.runs.slots`: where the engine's envs live (in this process, or one worker
+  process each; the OpenEnv server's sessions use the same workers) and ``fork_env``.
+* :mod:`gui_gym.runs.deadline`: the one step deadline (timeouts, ``EnvHung``, its wording)
+  that the engine, the OpenEnv server and the Ray pool share.
 * :mod:`gui_gym.runs.evaluate`: ``gui-gym eval`` (resumable, per-category summaries).
 * :mod:`gui_gym.runs.record`: ``gui-gym record`` (expert datasets from a live env).
 * :mod:`gui_gym.runs.sop`: UI-S1's Semi-Online Performance and the offline step metrics.

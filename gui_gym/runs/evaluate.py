@@ -27,12 +27,8 @@ from gui_gym.agents.base import Agent, BatchAgent
 from gui_gym.agents.named import AGENTS, make_agent, make_llm_agent  # what `agent` may name
 from gui_gym.core.progress import progress_bar, progress_enabled
 from gui_gym.core.trajectory import Trajectory, atomic_write_text, dumps_json, open_run_log
-from gui_gym.runs.rollout import (
-    DEFAULT_STEP_TIMEOUT,
-    EpisodeSpec,
-    RolloutEngine,
-    as_batch_agent,
-)
+from gui_gym.runs.deadline import DEFAULT_STEP_TIMEOUT
+from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine, as_batch_agent
 
 __all__ = [
     "AGENTS",

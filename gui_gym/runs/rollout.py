@@ -36,7 +36,7 @@ API (what a trainer needs)::
   seed (identical start state), sharing ``group_id``; returns :class:`RolloutGroup` s.
 * ``run_fork_groups(specs, anchor_step=k, group_size=G)``: each spec's episode is run to
   step ``k``, its env is forked ``G`` times (``env.unwrapped.fork()``, wrappers copied, see
-  :func:`fork_env`) and the policy acts once in each copy of the identical state; each
+  :func:`~gui_gym.runs.slots.fork_env`) and the policy acts once in each copy of the identical state; each
   member then runs to its episode's end (``continue_to_end=False`` stops after the one
   action). Members share the prefix ``steps[:k]`` and have ``anchor_step == k``. Needs
   in-process envs.
@@ -47,20 +47,17 @@ API (what a trainer needs)::
   goes on. :class:`RolloutGroup` keeps such episodes in ``infra`` apart from
   ``trajectories``; :attr:`RolloutEngine.stats` counts them apart. They are never reward 0.
   Any other exception from the agent (a bug) propagates.
-* A hung env call (past ``step_timeout``, default 60 s) is an infrastructure failure too:
-  the worker is killed and restarted (inline: the env is rebuilt at once and the hung call
-  left to end on its thread).
-* Inline envs are stepped concurrently: the env calls that the episodes issue together (all
-  the steps of one round, after one batched ``act_batch``) run at once, one thread each, so
-  a round waits for its slowest call once, not for the sum (an env whose PRM or judge waits
-  on a model server). Results are handed back in the order the calls were issued, so the
-  agent sees the same batches and the episodes end in the same order as in a serial loop,
-  whichever thread finishes first. Envs must therefore not share objects that are unsafe to
-  call from two threads at once (each env of a factory its own browser, store handle or
-  tokenizer-using model, or one that locks; torch modules are safe for inference). An env
-  class with process-wide state sets ``thread_safe = False``: calls into its envs then take
-  turns (one lock per class), as in a serial loop, while other envs still run together.
-* ``workers="process"`` runs each env in its own worker process (for slow envs such as
+* A hung env call (past ``step_timeout``, default 60 s; the rule is
+  :mod:`gui_gym.runs.deadline`'s) is an infrastructure failure too: the worker is killed and
+  restarted (inline: the env is rebuilt at once and the hung call left to end on its thread).
+* Inline envs are stepped concurrently (:class:`~gui_gym.runs.slots.InlineRounds`): the env
+  calls that the episodes issue together (all the steps of one round, after one batched
+  ``act_batch``) run at once, one thread each, so a round waits for its slowest call once,
+  not for the sum; results are handed back in the order the calls were issued, so the
+  episodes go on as in a serial loop. Envs must therefore be safe to call from two threads
+  at once, or their class sets ``thread_safe = False`` (its envs' calls then take turns).
+* ``workers="process"`` runs each env in its own worker process
+  (:class:`~gui_gym.runs.slots.ProcessEnv`, for slow envs such as
   MiniWoB's Chromium); a worker that dies is detected (its index, task and exit code are
   logged and put in ``infra_error``), restarted, and the run continues. The env callable
   and agent factory must then be picklable (a registered id, ``functools.partial``, a
@@ -75,45 +72,32 @@ import contextlib
 import copy
 import functools
 import logging
-import multiprocessing
-import queue
-import threading
 import time
-import traceback
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import gymnasium as gym
-import numpy as np
 
 from gui_gym.agents.base import Agent, AgentStep, BatchAgent, Turn, history_description
 from gui_gym.agents.named import make_agent
-from gui_gym.core.actions import Action
 from gui_gym.core.trajectory import Step, Trajectory, json_safe
 from gui_gym.models.llm import LLMError
+from gui_gym.runs.deadline import DEFAULT_STEP_TIMEOUT, EnvFailure, EnvHung, check_timeout
+from gui_gym.runs.slots import AgentFactory, InlineEnv, InlineRounds, ProcessEnv
 
 __all__ = [
-    "DEFAULT_STEP_TIMEOUT",
-    "AgentFactory",
-    "EnvFailure",
-    "EnvHung",
     "EpisodeSpec",
     "RolloutEngine",
     "RolloutGroup",
     "RolloutStats",
-    "WorkerDied",
     "as_batch_agent",
-    "fork_env",
     "sanitize_prompt",
 ]
 
 _T = TypeVar("_T")
 
 logger = logging.getLogger(__name__)
-
-AgentFactory = Callable[[gym.Env, int], Agent]
-"""Builds a one-env agent for an env and an episode seed (oracle, random, ...)."""
 
 
 def as_batch_agent(
@@ -147,85 +131,6 @@ def _named_agent(name: str, env: gym.Env, seed: int) -> Agent:
 
 def _factory_agent(factory: Callable[[gym.Env], Agent], env: gym.Env, seed: int) -> Agent:
     return factory(env)
-
-
-class EnvFailure(RuntimeError):
-    """An env raised (in this process or in its worker); the message has the cause."""
-
-
-class WorkerDied(EnvFailure):
-    """An env worker process is gone (killed or crashed)."""
-
-
-class EnvHung(EnvFailure):
-    """An env call (reset, step, a one-env agent's act) ran past ``step_timeout``: its worker
-    was killed (``workers="process"``) or, inline, the engine stopped waiting for its thread;
-    the env is rebuilt and the episode is ``infra_error``."""
-
-
-DEFAULT_STEP_TIMEOUT = 60.0
-"""Seconds one env call may take before it counts as hung (``RolloutEngine(step_timeout=)``,
-``gui-gym eval --step-timeout``). A worker's first call after it starts (building its env,
-e.g. launching Chromium) gets at least :data:`START_TIMEOUT`."""
-
-START_TIMEOUT = 300.0
-
-
-def hung_message(timeout: float) -> str:
-    """The one wording of a hung env call (the rollout engine's and the Ray pool's)."""
-    return f"no answer within step_timeout={timeout:g} s (hung)"
-
-
-class _CallThreads:
-    """Daemon threads that run inline env calls, one thread per call in flight: a batch of
-    calls starts together, so each call's deadline counts from the same moment. A hung
-    call's thread is written off (Python cannot stop a thread) and another is started for
-    the next call; it ends when the call returns (closing the abandoned env usually ends
-    it: a closed browser fails the call)."""
-
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0
-        self._queued = 0
-        self._threads = 0
-
-    def submit(self, call: Callable[[], Any], deliver: Callable[[bool, Any], None]) -> None:
-        """Run ``call()`` on a thread; ``deliver(ok, result_or_exception)`` gets its end."""
-        with self._lock:
-            self._queued += 1
-            if self._queued > self._idle:
-                self._idle += 1
-                self._threads += 1
-                threading.Thread(
-                    target=self._work, name=f"gui-gym-env-call-{self._threads}", daemon=True
-                ).start()
-        self._queue.put((call, deliver))
-
-    def _work(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            with self._lock:
-                self._queued -= 1
-                self._idle -= 1
-            call, deliver = item
-            try:
-                outcome: tuple[bool, Any] = (True, call())
-            except BaseException as err:  # handed to the engine's loop
-                outcome = (False, err)
-            with self._lock:  # free before the loop hears of it, so its next call reuses it
-                self._idle += 1
-            deliver(*outcome)
-            del item, call, deliver, outcome
-
-    def close(self) -> None:
-        """Let the idle threads end (a hung one ends when its call returns)."""
-        with self._lock:
-            count = self._idle
-        for _ in range(count):
-            self._queue.put(None)
 
 
 @dataclass
@@ -320,280 +225,6 @@ def sanitize_prompt(prompt: Any) -> Any:
     return out
 
 
-def _copy_layer_state(layer: gym.Wrapper) -> gym.Wrapper:
-    """A shallow copy of one wrapper whose list/dict/set/array attributes are copied one level
-    deep (per-episode state such as reached milestones or the last progress score), so the
-    copy and the original no longer share them; models and stores stay shared."""
-    clone = copy.copy(layer)
-    for key, value in vars(layer).items():
-        if isinstance(value, list | dict | set | np.ndarray):
-            setattr(clone, key, copy.copy(value))
-    return clone
-
-
-def fork_env(env: gym.Env) -> gym.Env:
-    """An independent copy of a (possibly wrapped) gui-gym env in the same state.
-
-    The base env is forked with ``env.unwrapped.fork()``; each wrapper above it is copied
-    with its container attributes copied one level deep. A wrapper that keeps deeper
-    per-episode state can define ``fork(inner) -> wrapper`` and is then asked instead.
-
-    Raises:
-        TypeError: when the base env has no ``fork()``.
-    """
-    if not isinstance(env, gym.Wrapper):
-        fork = getattr(env, "fork", None)
-        if fork is None:
-            raise TypeError(f"{type(env).__name__} has no fork(); fork groups need gui-gym envs")
-        return fork()
-    inner = fork_env(env.env)
-    own = getattr(type(env), "fork", None)
-    if own is not None:
-        return own(env, inner)
-    clone = _copy_layer_state(env)
-    clone.env = inner
-    return clone
-
-
-def _task_meta(env: gym.Env) -> dict[str, Any]:
-    task = getattr(env.unwrapped, "task", None)
-    return {"category": getattr(task, "category", ""), "split": getattr(task, "split", "")}
-
-
-def _agent_step(agent: Agent, action: Action | str) -> AgentStep:
-    """What a one-env agent did, as an :class:`AgentStep` (with its tokens when it is an
-    ``LLMAgent`` acting alone)."""
-    last = getattr(agent, "last_step", None)
-    if isinstance(last, AgentStep):
-        return last
-    text = action.to_string() if isinstance(action, Action) else str(action)
-    return AgentStep(action=text, text=text, thought=getattr(agent, "last_thought", None))
-
-
-# ------------------------------------------------------------------------------ env slots
-
-
-class _InlineEnv:
-    """An env in this process (and its one-env agent, if any)."""
-
-    def __init__(self, make: Callable[[], gym.Env], factory: AgentFactory | None):
-        self._make = make
-        self._factory = factory
-        self.env = make()
-        self.agent: Agent | None = None
-        self.replaced = False  # the env was just rebuilt after a hung call
-
-    @classmethod
-    def forked(cls, parent: _InlineEnv, seed: int) -> _InlineEnv:
-        slot = cls.__new__(cls)
-        slot._make = parent._make
-        slot._factory = parent._factory
-        slot.env = fork_env(parent.env)
-        slot.agent = parent._factory(slot.env, seed) if parent._factory is not None else None
-        slot.replaced = False
-        return slot
-
-    def reset(self, seed: int | None, options: dict[str, Any] | None) -> tuple[Any, ...]:
-        self.replaced = False
-        observation, info = self.env.reset(seed=seed, options=options)
-        meta = _task_meta(self.env)
-        if self._factory is not None:
-            self.agent = self._factory(self.env, seed if seed is not None else 0)
-            self.agent.reset(observation, info)
-            meta["agent"] = str(getattr(self.agent, "name", type(self.agent).__name__))
-        return observation, info, meta
-
-    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> AgentStep:
-        assert self.agent is not None
-        return _agent_step(self.agent, self.agent.act(observation, info))
-
-    def step(self, action: str) -> tuple[Any, ...]:
-        return self.env.step(action)
-
-    def tree(self) -> dict[str, Any] | None:
-        base = self.env.unwrapped
-        return base.ui_tree.to_dict() if hasattr(base, "ui_tree") else None
-
-    def restart(self) -> None:
-        if self.replaced:  # rebuilt already when its call hung (abandon)
-            self.replaced = False
-            return
-        with contextlib.suppress(Exception):
-            self.env.close()
-        self.env = self._make()
-        self.agent = None
-
-    def abandon(self) -> None:
-        """A call into the env hung (it still runs on its thread): build a new env at once,
-        and close the old one on a daemon thread (never wait for it; closing a browser
-        usually ends the hung call)."""
-        old = self.env
-        self.env = self._make()
-        self.agent = None
-        self.replaced = True
-
-        def close_old() -> None:
-            with contextlib.suppress(BaseException):
-                old.close()
-
-        threading.Thread(target=close_old, name="gui-gym-close-hung-env", daemon=True).start()
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.env.close()
-
-
-def _worker_main(conn: Any, make: Callable[[], gym.Env], factory: AgentFactory | None) -> None:
-    """A worker process: one env (and one-env agent), driven over a pipe."""
-    import gui_gym  # noqa: F401  (registers the ids in a spawned process)
-
-    slot = _InlineEnv(make, factory)
-    while True:
-        try:
-            command, args = conn.recv()
-        except (EOFError, KeyboardInterrupt):
-            break
-        if command == "close":
-            slot.close()
-            conn.send(("ok", None))
-            break
-        try:
-            result = getattr(slot, command)(*args)
-        except Exception as err:  # sent back: the engine marks the episode infra_error
-            conn.send(("error", f"{type(err).__name__}: {err}\n{traceback.format_exc()}"))
-        else:
-            conn.send(("ok", result))
-    conn.close()
-
-
-class _ProcessEnv:
-    """An env in its own worker process; a dead worker raises :class:`WorkerDied`."""
-
-    POLL_SECONDS = 0.5
-    START_METHOD = "spawn"
-    """How the worker process starts (a subclass may use ``forkserver`` with modules
-    preloaded, as the OpenEnv server does for its per-session workers)."""
-
-    def __init__(
-        self,
-        index: int,
-        make: Callable[[], gym.Env],
-        factory: AgentFactory | None,
-        timeout: float | None = None,
-    ):
-        self.index = index
-        self._make = make
-        self._factory = factory
-        self.timeout = timeout
-        self._start()
-
-    def _start(self) -> None:
-        context = multiprocessing.get_context(self.START_METHOD)
-        self._conn, child = context.Pipe()
-        self.process = context.Process(
-            target=_worker_main,
-            args=(child, self._make, self._factory),
-            name=f"gui-gym-env-{self.index}",
-            daemon=True,
-        )
-        self.process.start()
-        child.close()
-        self._fresh = True  # the first call waits for the env to be built too
-
-    def _budget(self) -> float | None:
-        """Seconds the next call may take: ``timeout``, and at least :data:`START_TIMEOUT`
-        for a new worker's first call (it builds the env)."""
-        if self.timeout is not None and self._fresh:
-            return max(self.timeout, START_TIMEOUT)
-        return self.timeout
-
-    def _call(self, command: str, *args: Any) -> Any:
-        timeout = self._budget()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        try:
-            self._conn.send((command, args))
-            while not self._conn.poll(self.POLL_SECONDS):
-                if not self.process.is_alive():
-                    break
-                if deadline is not None and time.monotonic() > deadline:
-                    pid = self.process.pid
-                    self._terminate()  # the engine restarts it (_fail)
-                    raise EnvHung(f"env worker {self.index} (pid {pid}): {hung_message(timeout)}")
-            status, result = self._conn.recv()
-            self._fresh = False
-        except (EOFError, BrokenPipeError, ConnectionResetError, OSError) as err:
-            self.process.join(timeout=1.0)
-            raise WorkerDied(
-                f"env worker {self.index} (pid {self.process.pid}) died with exit code "
-                f"{self.process.exitcode}"
-            ) from err
-        if status == "error":
-            raise EnvFailure(f"env worker {self.index}: {result}")
-        return result
-
-    def reset(self, seed: int | None, options: dict[str, Any] | None) -> tuple[Any, ...]:
-        return self._call("reset", seed, options)
-
-    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> AgentStep:
-        return self._call("act", observation, info)
-
-    def step(self, action: str) -> tuple[Any, ...]:
-        return self._call("step", action)
-
-    def tree(self) -> dict[str, Any] | None:
-        return self._call("tree")
-
-    def restart(self) -> None:
-        self._terminate()
-        self._start()
-
-    def _terminate(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(timeout=5.0)
-        with contextlib.suppress(Exception):
-            self._conn.close()
-
-    def close(self) -> None:
-        if self.process.is_alive():
-            with contextlib.suppress(Exception):
-                self._conn.send(("close", ()))
-                if self._conn.poll(5.0):
-                    self._conn.recv()
-        self._terminate()
-
-
-_SERIAL_LOCKS: dict[type, threading.Lock] = {}
-_SERIAL_LOCKS_GUARD = threading.Lock()
-
-
-def _serial_lock(env: gym.Env) -> threading.Lock | None:
-    """The lock that serialises calls into envs whose base class says ``thread_safe =
-    False`` (process-wide state, e.g. a planner that rewrites ``sys.argv``): one lock per
-    such class, so its envs take turns while the others run together. None for the rest."""
-    try:
-        base = env.unwrapped
-    except Exception:  # a half-built env: its call raises on its own
-        return None
-    if getattr(base, "thread_safe", True):
-        return None
-    with _SERIAL_LOCKS_GUARD:
-        return _SERIAL_LOCKS.setdefault(type(base), threading.Lock())
-
-
-def _stamped(
-    started: list[float | None], index: int, lock: threading.Lock | None, call: Callable[[], Any]
-) -> Any:
-    """Run ``call`` (holding ``lock``, when given), first writing when it began its own work
-    into ``started[index]``: for envs that take turns, the moment it got its turn."""
-    if lock is None:
-        started[index] = time.monotonic()
-        return call()
-    with lock:
-        started[index] = time.monotonic()
-        return call()
-
-
 # ---------------------------------------------------------------------------------- engine
 
 
@@ -660,13 +291,13 @@ class RolloutEngine:
             (``{"prompt_ids", "vision", "prompt"}``, from the batch agent's ``encode_state``):
             PPO bootstraps the critic's value there (GAE's ``V(s_T)``).
         step_timeout: Seconds one env call (reset, step, a one-env agent's act) may take
-            (default :data:`DEFAULT_STEP_TIMEOUT`, 60 s; None: no limit). Past it the call
-            counts as hung: a worker process is killed and restarted; for an inline env
-            (whose calls run on threads, see the module docstring) the engine stops waiting,
+            (default :data:`~gui_gym.runs.deadline.DEFAULT_STEP_TIMEOUT`, 60 s; None: no
+            limit). Past it the call counts as hung (:mod:`gui_gym.runs.deadline`): a worker
+            process is killed and restarted; for an inline env the engine stops waiting,
             rebuilds the env at once and closes the old one on a daemon thread, from any
-            thread the engine runs in (no signals; a Python thread cannot be killed, so
-            the hung call's thread ends only when the call returns). The episode ends as
-            ``infra_error`` (:class:`EnvHung`), as the Ray pool does with its workers.
+            thread the engine runs in (no signals; the hung call's thread ends only when the
+            call returns). The episode ends as ``infra_error``
+            (:class:`~gui_gym.runs.deadline.EnvHung`), as in the Ray pool and OpenEnv server.
 
     Raises:
         ValueError: for a bad ``num_envs``, ``workers`` or ``step_timeout``.
@@ -689,17 +320,12 @@ class RolloutEngine:
         final_prompts: bool = False,
         step_timeout: float | None = DEFAULT_STEP_TIMEOUT,
     ):
-        if step_timeout is not None and not (
-            isinstance(step_timeout, int | float) and 0 < step_timeout < float("inf")
-        ):
-            raise ValueError(f"step_timeout must be > 0 seconds or None, got {step_timeout!r}")
+        step_timeout = check_timeout(step_timeout)
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         if workers not in ("inline", "process"):
             raise ValueError(f"workers must be 'inline' or 'process', got {workers!r}")
         if isinstance(env, str):
-            import functools
-
             import gui_gym  # noqa: F401  (registers the ids)
 
             self.env_id = env
@@ -726,24 +352,22 @@ class RolloutEngine:
         self.on_end = on_end
         self.info_keys = tuple(info_keys)
         self.final_prompts = bool(final_prompts)
-        self.step_timeout = None if step_timeout is None else float(step_timeout)
+        self.step_timeout = step_timeout
         self._make = make
         factory = None if self.batch_agent else agent
         self._slots: list[Any] = []
         for i in range(num_envs):
             if workers == "inline":
-                self._slots.append(_InlineEnv(make, factory))  # type: ignore[arg-type]
+                self._slots.append(InlineEnv(make, factory))  # type: ignore[arg-type]
             else:
-                self._slots.append(_ProcessEnv(i, make, factory, self.step_timeout))  # type: ignore[arg-type]
+                self._slots.append(ProcessEnv(i, make, factory, self.step_timeout))  # type: ignore[arg-type]
         if not self.env_id:
             spec = getattr(self._slots[0].env, "spec", None) if workers == "inline" else None
             self.env_id = spec.id if spec is not None else ""
         self._keep_screenshots = int(getattr(agent, "images", 0) or 0) > 0
         self._async_agent = self.batch_agent and bool(getattr(agent, "is_async", False))
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
-        self._threads = _CallThreads()  # the inline envs' calls
-        self._round: list[tuple[Any, str, tuple[Any, ...], asyncio.Future]] = []
-        self._rounds: asyncio.Future | None = None
+        self._inline = InlineRounds(self.step_timeout)  # the inline envs' calls
         self._live = 0
         self._in_env = 0
         self._batcher: _Batcher | None = None
@@ -761,10 +385,10 @@ class RolloutEngine:
 
     async def _env_call(self, slot: Any, method: str, *args: Any) -> Any:
         """Call an env slot: in a thread for in-process envs (the calls issued together run
-        together, see :meth:`_inline_call`), in a thread waiting on the worker process for
+        together, see :class:`~gui_gym.runs.slots.InlineRounds`), in a thread waiting on the worker process for
         worker processes (the loop keeps serving other envs while one waits)."""
-        if isinstance(slot, _InlineEnv):
-            return await self._inline_call(slot, method, args)
+        if isinstance(slot, InlineEnv):
+            return await self._inline.call(slot, method, args)
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(self.num_envs)
         self._in_env += 1
@@ -775,101 +399,6 @@ class RolloutEngine:
             return await loop.run_in_executor(self._executor, getattr(slot, method), *args)
         finally:
             self._in_env -= 1
-
-    async def _inline_call(self, slot: _InlineEnv, method: str, args: tuple[Any, ...]) -> Any:
-        """Queue one call into an in-process env and wait for its result.
-
-        The calls that the episodes issue together (every env's step of one round, after
-        one batched ``act_batch``) run together, each on its own thread, so the round waits
-        for its slowest call once, not for the sum (an env whose wrapper waits on a model
-        server). Rounds run one after another and their results are handed back in the order
-        the calls were issued, so the episodes go on in the same order as in a serial loop:
-        same batches, same results, whatever thread finishes first. A call past
-        ``step_timeout`` raises :class:`EnvHung` (its env is rebuilt at once; the hung
-        thread is left to end by itself). This works from any thread (no signals).
-        """
-        future = asyncio.get_running_loop().create_future()
-        self._round.append((slot, method, args, future))
-        if self._rounds is None or self._rounds.done():
-            self._rounds = asyncio.ensure_future(self._run_rounds())
-        return await future
-
-    async def _run_rounds(self) -> None:
-        loop = asyncio.get_running_loop()
-        await asyncio.sleep(0)  # the other episodes of this turn of the loop issue theirs
-        while self._round:
-            batch, self._round = self._round, []
-            ends = [loop.create_future() for _ in batch]
-            started: list[float | None] = [None] * len(batch)
-            for index, ((slot, method, args, _), end) in enumerate(zip(batch, ends, strict=True)):
-
-                def deliver(ok: bool, value: Any, end: asyncio.Future = end) -> None:
-                    def settle() -> None:
-                        if not end.done():
-                            (end.set_result if ok else end.set_exception)(value)
-
-                    with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
-                        loop.call_soon_threadsafe(settle)
-
-                call = functools.partial(getattr(slot, method), *args)
-                guard = _serial_lock(slot.env)
-                call = functools.partial(_stamped, started, index, guard, call)
-                self._threads.submit(call, deliver)
-            hung = await self._wait_round(ends, started)
-            for index, ((slot, method, _, future), end) in enumerate(zip(batch, ends, strict=True)):
-                if future.done():  # cancelled (the run is being torn down)
-                    continue
-                if index in hung and not end.done():
-                    end.cancel()
-                    try:
-                        slot.abandon()
-                    except Exception as err:  # reported; the episode is lost either way
-                        logger.error("env could not be rebuilt after a hung call: %s", err)
-                    future.set_exception(
-                        EnvHung(f"env {method}: {hung_message(self.step_timeout or 0)}")
-                    )
-                elif end.exception() is not None:
-                    future.set_exception(end.exception())
-                else:
-                    future.set_result(end.result())
-
-    async def _wait_round(
-        self, ends: list[asyncio.Future], started: list[float | None]
-    ) -> set[int]:
-        """Wait for a round's calls; returns the indices of those that hung.
-
-        A call hangs when it has run ``step_timeout`` seconds since it began its own work:
-        for envs that take turns (``thread_safe = False``), since it got its turn, so a step
-        queued behind its round's other steps is not charged for their time. A call still
-        waiting for its turn hangs when no call of the round has started or ended for
-        ``step_timeout`` seconds (the turn's holder is hung and will not hand it on).
-        """
-        timeout = self.step_timeout
-        if timeout is None:
-            await asyncio.wait(ends)
-            return set()
-        hung: set[int] = set()
-        progress = time.monotonic()
-        seen = (0, 0)
-        while True:
-            pending = [e for i, e in enumerate(ends) if not e.done() and i not in hung]
-            if not pending:
-                return hung
-            await asyncio.wait(
-                pending, timeout=min(0.25, timeout), return_when=asyncio.FIRST_COMPLETED
-            )
-            now = time.monotonic()
-            state = (sum(e.done() for e in ends), sum(t is not None for t in started))
-            if state != seen:
-                seen, progress = state, now
-            for i, end in enumerate(ends):
-                if end.done() or i in hung:
-                    continue
-                began = started[i]
-                if (began is not None and now - began >= timeout) or (
-                    began is None and now - progress >= timeout
-                ):
-                    hung.add(i)
 
     async def _act(
         self, slot: Any, observation: dict[str, Any], info: dict[str, Any], turns: list[Turn]
@@ -1062,9 +591,9 @@ class RolloutEngine:
                 else f"the episode ended after {len(prefix.steps)} steps, before step {anchor_step}"
             )
             return group
-        if not isinstance(slot, _InlineEnv):
+        if not isinstance(slot, InlineEnv):
             raise TypeError("fork groups need in-process envs (workers='inline')")
-        children = [_InlineEnv.forked(slot, spec.seed or 0) for _ in range(size)]
+        children = [InlineEnv.forked(slot, spec.seed or 0) for _ in range(size)]
         members = [copy.deepcopy(prefix) for _ in children]
         for member in members:
             member.anchor_step = anchor_step
@@ -1088,7 +617,7 @@ class RolloutEngine:
 
     async def _member(
         self,
-        slot: _InlineEnv,
+        slot: InlineEnv,
         member: Trajectory,
         observation: dict[str, Any],
         info: dict[str, Any],
@@ -1154,10 +683,7 @@ class RolloutEngine:
         finally:
             self._live = 0
             self._in_env = 0
-            if self._rounds is not None and not self._rounds.done():
-                self._rounds.cancel()
-            self._rounds = None
-            self._round = []
+            self._inline.stop()
             self.stats.seconds += time.perf_counter() - started
         return results
 
@@ -1282,7 +808,7 @@ class RolloutEngine:
             slot.close()
         if self._executor is not None:
             self._executor.shutdown(wait=False)
-        self._threads.close()
+        self._inline.close()
 
     def __enter__(self) -> RolloutEngine:
         return self

@@ -1,14 +1,12 @@
 """Training: SFT and the RL algorithms for LLM GUI agents, over the rollout engine every
-trainer and ``gui-gym eval`` share (:mod:`gui_gym.runs.rollout`; ``gui_gym.train.rollout``
-is its old import path, kept as a re-export).
+trainer and ``gui-gym eval`` share (:mod:`gui_gym.runs.rollout`).
 
 * What every RL algorithm shares, split by job: :mod:`~gui_gym.train.config` (the shared
   hyperparameters, device and seeding), :mod:`~gui_gym.train.policy` (model, LoRA,
   reference, dtype), :mod:`~gui_gym.train.losses` (token scoring, clipped surrogate, KL
   estimators, loss aggregation), :mod:`~gui_gym.train.checkpoint` (the one checkpoint format,
   SFT's too) and :mod:`~gui_gym.train.trainer` (the ``Algorithm`` interface and the training
-  loop: optimizer and schedule, checkpoints with exact resume, metrics, progress);
-  :mod:`gui_gym.train.core` re-exports their public names as the stable import path.
+  loop: optimizer and schedule, checkpoints with exact resume, metrics, progress).
 * :mod:`gui_gym.train.data_parallel`: data-parallel training over the processes
   ``accelerate launch`` starts (sharded rollouts, summed gradients, rank 0 writes).
 * One module per algorithm, holding only its advantages and loss: :mod:`~gui_gym.train.grpo`

@@ -189,7 +189,7 @@ class DataParallel:
         this process's ``trajectories`` show.
 
         A vision-language policy's steps hold content keys into the sampler's
-        :class:`~gui_gym.models.vision_inputs.ImageStore`, which is per process; after the
+        :class:`~gui_gym.models.llm.vision_inputs.ImageStore`, which is per process; after the
         trajectories are all-gathered, a process scoring another's step needs its pixels.
         Each image travels once per process that made it, as raw bytes, and is stored under
         the key its pixels hash to (a key that does not match its pixels is refused).

@@ -47,7 +47,7 @@ class TurnSample:
             with its own tokenizer).
         episode: Index of the episode in the batch; ``step`` its step index.
         vision: A vision-language step's screenshots and processor settings
-            (:class:`~gui_gym.models.vision_inputs.VisionRef` as a dict); scoring rebuilds
+            (:class:`~gui_gym.models.llm.vision_inputs.VisionRef` as a dict); scoring rebuilds
             its pixel inputs from these and refuses ids that do not fit them.
     """
 
@@ -138,7 +138,7 @@ def batch_pixel_inputs(
     model: Any, turns: Sequence[Any], vision: tuple[Any, Any] | None
 ) -> dict[str, Any]:
     """The pixel inputs of a batch of turns (rows in order), rebuilt from each turn's ``vision``
-    record with :func:`~gui_gym.models.vision_inputs.rebuild_inputs` and cast to ``model``'s
+    record with :func:`~gui_gym.models.llm.vision_inputs.rebuild_inputs` and cast to ``model``'s
     dtype; ``{}`` when no turn shows a screenshot. The policy's scoring and PPO's critic both
     read a VLM step through it, so they see the same pixels the sampler saw.
 
@@ -154,7 +154,7 @@ def batch_pixel_inputs(
             "of the policy that sampled them"
         )
     torch = require_torch()
-    from gui_gym.models.vision_inputs import rebuild_inputs
+    from gui_gym.models.llm.vision_inputs import rebuild_inputs
 
     parts: dict[str, list[Any]] = {}
     for turn in turns:
@@ -187,7 +187,7 @@ def score_completions(
 
     Turns with a ``vision`` record (a vision-language policy's steps) need ``vision=(processor,
     image_store)``: their pixel inputs are rebuilt from the stored screenshots with
-    :func:`~gui_gym.models.vision_inputs.rebuild_inputs`, which refuses ids that do not fit
+    :func:`~gui_gym.models.llm.vision_inputs.rebuild_inputs`, which refuses ids that do not fit
     them, and go with the batch in row order.
 
     Raises:
@@ -198,7 +198,7 @@ def score_completions(
     pixels = batch_pixel_inputs(model, turns, vision)
     placeholders: list[int] | None = None
     if vision is not None and any(t.vision for t in turns):
-        from gui_gym.models.vision_inputs import placeholder_token_ids
+        from gui_gym.models.llm.vision_inputs import placeholder_token_ids
 
         # the sampler never draws a media placeholder (TransformersLLM suppresses them)
         placeholders = placeholder_token_ids(vision[0])
@@ -215,7 +215,7 @@ def score_completions(
     ids, mask = ids.to(device), mask.to(device)
     pixels = {k: v.to(device) for k, v in pixels.items()}
     if pixels:
-        from gui_gym.models.vision_inputs import token_type_inputs
+        from gui_gym.models.llm.vision_inputs import token_type_inputs
 
         pixels.update(token_type_inputs(vision[0], ids))  # type: ignore[index]
     logits = model(input_ids=ids, attention_mask=mask, **pixels).logits

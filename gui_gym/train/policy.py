@@ -70,7 +70,7 @@ class Policy:
         torch = require_torch()
         import transformers
 
-        from gui_gym.models.vision_inputs import load_processor
+        from gui_gym.models.llm.vision_inputs import load_processor
 
         path = Path(config.model)
         if not path.is_dir():

@@ -135,7 +135,7 @@ def clipped_value_loss(values: Any, old_values: Any, returns: Any, clip: float |
 def _value_model_class() -> Any:
     import torch
 
-    from gui_gym.models.vision_inputs import token_type_inputs
+    from gui_gym.models.llm.vision_inputs import token_type_inputs
 
     class _ValueModel(torch.nn.Module):
         def __init__(self, backbone: Any, tokenizer: Any, head: Any, *, own_tokenizer: bool):

@@ -1,4 +1,4 @@
-"""ProgRM's trainer: a :class:`~gui_gym.models.progress_model.ProgRM` (or the ORM baseline)
+"""ProgRM's trainer: a :class:`~gui_gym.models.progress.ProgRM` (or the ORM baseline)
 fitted with binary cross-entropy on progress labels (ProgRM Sec. 2.3, Eq. 5).
 
 * :func:`progress_examples` and :func:`orm_examples` turn labelled episodes into
@@ -9,7 +9,7 @@ fitted with binary cross-entropy on progress labels (ProgRM Sec. 2.3, Eq. 5).
   balance, train, save.
 
 The model half (the query, the protocol, the rule-based and learned models) is
-:mod:`gui_gym.models.progress_model`.
+:mod:`gui_gym.models.progress`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 from gui_gym.core.files import atomic_write_text
 from gui_gym.core.progress import progress_bar
 from gui_gym.core.trajectory import Trajectory
-from gui_gym.models.progress_model import (
+from gui_gym.models.progress import (
     KINDS,
     ProgressModel,
     ProgressQuery,

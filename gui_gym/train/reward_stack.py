@@ -120,7 +120,7 @@ class RewardStack:
         prm_model: A ``gui-gym train-prm`` folder for the PRM term; None uses the rule-based
             :class:`~gui_gym.models.prm.RulePRM` (the env's expert and milestones).
         progress_model: A ProgRM folder for the progress term; None uses the env milestones
-            (ProgRM-Env, :class:`~gui_gym.models.progress_model.MilestoneProgress`).
+            (ProgRM-Env, :class:`~gui_gym.models.progress.MilestoneProgress`).
         orm_model: A ``gui-gym train-progress --kind orm`` folder for the ``orm`` term (the
             learned outcome reward model of ProgRM Table 1); required by that term.
         progress_k: History length ``k`` of the progress reward, ``Prog(s_t) - Prog(s_{t-k})``
@@ -235,14 +235,14 @@ class RewardStack:
         return env
 
     def _progress_model(self) -> Any:
-        from gui_gym.models.progress_model import MilestoneProgress, ProgRM
+        from gui_gym.models.progress import MilestoneProgress, ProgRM
 
         if self.progress_model is not None:
             return ProgRM.load(self.progress_model)
         return MilestoneProgress()
 
     def _orm(self) -> Any:
-        from gui_gym.models.progress_model import ProgRM
+        from gui_gym.models.progress import ProgRM
 
         model = ProgRM.load(self.orm_model)  # type: ignore[arg-type]
         if model.kind != "orm":
@@ -273,7 +273,7 @@ class RewardStack:
         return RulePRM()
 
     def _milestone_models(self) -> tuple[Any, Any]:
-        from gui_gym.models.embed import default_embedder
+        from gui_gym.models.embeddings import default_embedder
         from gui_gym.models.milestones import CosineMatcher, TrajectoryMilestoneGenerator
 
         embedder = default_embedder(self.embedder)

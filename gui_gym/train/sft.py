@@ -45,7 +45,7 @@ from gui_gym.agents.llm import LLMAgent
 from gui_gym.core.actions import ActionParseError, describe, parse_action
 from gui_gym.core.progress import library_bars_follow_the_rule, progress_bar, progress_enabled
 from gui_gym.core.trajectory import atomic_write_text, dumps_json
-from gui_gym.models.chat_messages import prompt_images
+from gui_gym.models.llm.chat_messages import prompt_images
 
 __all__ = ["SFTConfig", "SFTExample", "SFTReport", "build_examples", "train_sft"]
 
@@ -383,7 +383,7 @@ def _pixels(llm: Any, images: list[Any], net: Any) -> dict[str, Any]:
     """The pixel inputs of a batch's screenshots, in row order, in the model's dtype."""
     if not images:
         return {}
-    from gui_gym.models.vision_inputs import pixel_inputs
+    from gui_gym.models.llm.vision_inputs import pixel_inputs
 
     dtype = next(net.parameters()).dtype
     return {
@@ -427,22 +427,19 @@ def train_sft(
     from gui_gym.core.files import lock_output
 
     with lock_output(out, "SFT output"):
-        return _train_sft(
-            dataset, model, out, config, tokenizer=tokenizer, device=device, progress=progress
-        )
+        return _train_sft(dataset, model, out, config, (tokenizer, device, progress))
 
 
 def _train_sft(
     dataset: str | Path | Sequence[Any],
     model: str | Path | Any,
     out: str | Path,
-    config: SFTConfig | None = None,
-    *,
-    tokenizer: Any | None = None,
-    device: str | None = None,
-    progress: bool = True,
+    config: SFTConfig | None,
+    options: tuple[Any | None, str | None, bool],
 ) -> SFTReport:
-    """:func:`train_sft` under the lock on ``out``."""
+    """:func:`train_sft` under the lock on ``out`` (``options``: its ``tokenizer``,
+    ``device`` and ``progress``)."""
+    tokenizer, device, progress = options
     import torch
 
     from gui_gym.envs.replay.dataset import ExpertDataset
@@ -589,7 +586,7 @@ def _train_sft(
                 ids, labels, mask = (t.to(llm.device) for t in (ids, labels, mask))
                 pixels = _pixels(llm, [i for _, _, shown in rows for i in shown], net)
                 if pixels:  # Qwen2-VL's M-RoPE also reads the processor's token types
-                    from gui_gym.models.vision_inputs import token_type_inputs
+                    from gui_gym.models.llm.vision_inputs import token_type_inputs
 
                     pixels.update(token_type_inputs(llm.processor, ids))
                 with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and on_cuda):

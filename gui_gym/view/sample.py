@@ -23,10 +23,10 @@ __all__ = ["record_sample_run"]
 
 
 def _stack(env: gym.Env, store: Path) -> gym.Env:
-    from gui_gym.models.embed import HashingEmbedder
+    from gui_gym.models.embeddings import HashingEmbedder
     from gui_gym.models.milestones import CosineMatcher, TrajectoryMilestoneGenerator
     from gui_gym.models.prm import RulePRM
-    from gui_gym.models.progress_model import MilestoneProgress
+    from gui_gym.models.progress import MilestoneProgress
     from gui_gym.wrappers import (
         MilestoneWrapper,
         PRMWrapper,

@@ -1,7 +1,7 @@
 """ADMIRE's adaptive milestone reward (Adaptive Milestone Reward for GUI Agents) on any gui-gym
 env: :class:`MilestoneWrapper` for one env, :class:`MilestoneVectorWrapper` for a vector env
 (one batched matcher call per step for all sub-envs). Both run one
-:class:`~gui_gym.models.milestone_tracker.MilestoneTracker`, the engine that matches, updates
+:class:`~gui_gym.models.milestones.tracker.MilestoneTracker`, the engine that matches, updates
 the store and pays the credit; they only feed it steps and report what it says."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import gymnasium as gym
 import numpy as np
 
 from gui_gym.core.trajectory import Step, Trajectory
-from gui_gym.models.milestone_tracker import MilestoneEpisode, MilestoneTracker
 from gui_gym.models.milestones import MilestoneGenerator, MilestoneMatcher
+from gui_gym.models.milestones.tracker import MilestoneEpisode, MilestoneTracker
 from gui_gym.rewards.milestone_store import MilestoneStore
 from gui_gym.wrappers.vector_slice import action_slice, autoreset_mode, env_slice
 
@@ -82,13 +82,13 @@ class _MilestoneReward(gym.utils.RecordConstructorArgs):
     def refine_from_success(self, trajectory: Trajectory) -> dict[str, Any]:
         """Initialise (Eq. 6) or refine (Eq. 7) the task's milestones from one successful
         trajectory (:meth:`MilestoneTracker.refine_from_success
-        <gui_gym.models.milestone_tracker.MilestoneTracker.refine_from_success>`).
+        <gui_gym.models.milestones.tracker.MilestoneTracker.refine_from_success>`).
 
         A trainer that refines once per batch, as ADMIRE's Algorithm 1 does, runs the wrapper
         with ``adaptive=False``, calls this with the batch's best success, then scores every
         trajectory of the batch with :meth:`score_trajectory`, so one group never mixes
         milestone versions (:meth:`MilestoneTracker.refine_batch
-        <gui_gym.models.milestone_tracker.MilestoneTracker.refine_batch>` does both).
+        <gui_gym.models.milestones.tracker.MilestoneTracker.refine_batch>` does both).
         """
         return self.tracker.refine_from_success(trajectory)
 
@@ -171,7 +171,7 @@ class MilestoneWrapper(
             Eq. 11; False is the ablation "w/o Base Reward for Fail Traj."). The third
             ablation, "w/o Reward Decay", is ``decay=1.0``.
 
-    The engine is ``tracker``, a :class:`~gui_gym.models.milestone_tracker.MilestoneTracker`;
+    The engine is ``tracker``, a :class:`~gui_gym.models.milestones.tracker.MilestoneTracker`;
     its settings (``store``, ``generator``, ``matcher``, ``delta``, ...) and ``weight`` read
     through the wrapper, and :meth:`set_epoch`, :meth:`refine_from_success` and
     :meth:`score_trajectory` call it.

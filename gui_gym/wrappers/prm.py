@@ -2,22 +2,23 @@
 
 GUI-Shepherd's online PPO rewards every step with the PRM's score of the action taken from
 the state before it, plus a format reward (Sec. 4.1, Eq. 3; App. B.2). The arithmetic is
-:func:`gui_gym.rewards.prm.prm_step_reward`; these wrappers only gather the query, call the
-PRM, and add the result. ``PRMVectorWrapper`` does the same for a whole vector env with one
+:func:`gui_gym.rewards.prm.prm_step_reward` and each step's query comes from a
+:class:`~gui_gym.rewards.prm_context.PRMContext`; these wrappers only keep one per env, call
+the PRM, and add the result. ``PRMVectorWrapper`` does the same for a whole vector env with one
 batched PRM call per step, through the same scoring code as ``PRMWrapper``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from gui_gym.core.actions import ActionParseError, parse_action
+from gui_gym.core.actions import try_parse_action
 from gui_gym.models.prm import PRMOutputError, ProcessRewardModel
-from gui_gym.rewards.prm import PRMQuery, PRMReward, format_step_reward, prm_step_reward
+from gui_gym.rewards.prm import PRMReward, format_step_reward, prm_step_reward
+from gui_gym.rewards.prm_context import PRMContext
 from gui_gym.wrappers.vector_slice import autoreset_mode, env_slice
 
 __all__ = ["FormatRewardWrapper", "PRMVectorWrapper", "PRMWrapper"]
@@ -44,10 +45,8 @@ def _checked_scores(prm: Any, values: Any, n: int) -> np.ndarray:
 
 def _try_parse(action: Any) -> str | None:
     """The canonical text of ``action``, or None when it does not parse."""
-    try:
-        return str(parse_action(action))
-    except ActionParseError:
-        return None
+    parsed, _ = try_parse_action(action)
+    return None if parsed is None else str(parsed)
 
 
 def _last_error(prm: Any, i: int) -> str | None:
@@ -55,54 +54,6 @@ def _last_error(prm: Any, i: int) -> str | None:
     if isinstance(errors, list) and i < len(errors):
         return errors[i]
     return None
-
-
-def _copy_screenshot(observation: dict[str, Any]) -> Any:
-    shot = observation.get("screenshot")
-    return None if shot is None else np.array(shot, dtype=np.uint8)
-
-
-@dataclass
-class _Context:
-    """One env's episode as the PRM sees it: the instruction and the screen the next action
-    is chosen on, the descriptions of the earlier valid actions, and the step number. Text
-    is copied in (``str``): async vector envs hand out live views of shared memory."""
-
-    instruction: str = ""
-    screen: str = ""
-    history: list[str] = field(default_factory=list)
-    step: int = 0
-    screenshot: Any = None  # a copy, for a vision-language PRM
-
-    @classmethod
-    def start(cls, observation: dict[str, Any], info: dict[str, Any]) -> _Context:
-        return cls(
-            str(observation.get("instruction", "")),
-            str(observation.get("screen", "")),
-            step=int(info.get("step", 0)),
-            screenshot=_copy_screenshot(observation),
-        )
-
-    def query(self, action: str, description: str, history_length: int) -> PRMQuery:
-        history = self.history[-history_length:] if history_length else []
-        return PRMQuery(
-            instruction=self.instruction,
-            screen=self.screen,
-            action=action,
-            action_description=description,
-            history=tuple(history),
-            step=self.step,
-            screenshot=self.screenshot,
-        )
-
-    def advance(self, observation: dict[str, Any], info: dict[str, Any], valid: bool) -> None:
-        """Move on past a step: its description joins the history when it was valid."""
-        if valid:
-            self.history.append(str(info.get("action_description", "")))
-        self.instruction = str(observation.get("instruction", ""))
-        self.screen = str(observation.get("screen", ""))
-        self.step = int(info.get("step", self.step + 1))
-        self.screenshot = _copy_screenshot(observation)
 
 
 class _PRMReward(gym.utils.RecordConstructorArgs):
@@ -151,7 +102,7 @@ class _PRMReward(gym.utils.RecordConstructorArgs):
 
     def _score(
         self,
-        contexts: list[_Context],
+        contexts: list[PRMContext],
         actions: list[str],
         descriptions: list[str],
         envs: list[gym.Env] | None = None,
@@ -231,12 +182,12 @@ class PRMWrapper(
                 f"{type(self.prm).__name__} judges on a fork of the env, and "
                 f"{type(env.unwrapped).__name__} has no fork()"
             )
-        self._context = _Context()
+        self._context = PRMContext()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset the env and the PRM history."""
         observation, info = self.env.reset(seed=seed, options=options)
-        self._context = _Context.start(observation, info)
+        self._context = PRMContext.start(observation, info)
         return observation, info
 
     def step(self, action: Any):
@@ -356,14 +307,14 @@ class PRMVectorWrapper(_PRMReward, gym.vector.VectorWrapper, gym.utils.RecordCon
                 f"SyncVectorEnv (got {type(env.unwrapped).__name__}), or a text PRM"
             )
         self._next_step_reset = autoreset_mode(env) == gym.vector.AutoresetMode.NEXT_STEP
-        self._contexts = [_Context() for _ in range(self.num_envs)]
+        self._contexts = [PRMContext() for _ in range(self.num_envs)]
         self._resetting = np.zeros(self.num_envs, dtype=bool)
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
         """Reset every sub-env and the PRM histories."""
         observation, info = self.env.reset(seed=seed, options=options)
         self._contexts = [
-            _Context.start(env_slice(observation, i), {}) for i in range(self.num_envs)
+            PRMContext.start(env_slice(observation, i), {}) for i in range(self.num_envs)
         ]
         self._resetting = np.zeros(self.num_envs, dtype=bool)
         return observation, info
@@ -429,6 +380,6 @@ class PRMVectorWrapper(_PRMReward, gym.vector.VectorWrapper, gym.utils.RecordCon
             if judged[i] and not ended[i]:
                 self._contexts[i].advance(observation_i, rows[i], bool(valid[i]))
             else:  # this step was a reset, or the next one starts anew
-                self._contexts[i] = _Context.start(observation_i, {})
+                self._contexts[i] = PRMContext.start(observation_i, {})
         self._resetting = ended.copy() if self._next_step_reset else np.zeros(n, dtype=bool)
         return observation, outcome + added, terminated, truncated, info

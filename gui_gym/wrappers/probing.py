@@ -9,8 +9,6 @@ import gymnasium as gym
 import numpy as np
 
 from gui_gym.models.judge import (
-    AGGREGATIONS,
-    PROBE_MODES,
     ClaimExtractor,
     ClaimFilter,
     ClaimJudge,
@@ -26,7 +24,7 @@ from gui_gym.models.judge import (
     ScriptedReasoner,
     check_component_screenshots,
 )
-from gui_gym.rewards.probing import VERDICTS, VOTE_RULES, verdict_reward
+from gui_gym.rewards.probing import VERDICTS, verdict_reward
 
 __all__ = ["ProbingJudgeWrapper"]
 
@@ -65,7 +63,7 @@ class ProbingJudgeWrapper(
     Screenshots: on an env made with ``screenshot=True`` the policy's trace and every probe
     keep each screen's screenshot, and the LLM components built on an image-text model show
     them (the evaluator the current screen, the claim extractor and filter the trace's
-    screens, the judge the final screen; :mod:`gui_gym.models.vision_prompts`). A text-only
+    screens, the judge the final screen; :mod:`gui_gym.models.llm.vision_prompts`). A text-only
     LLM component on such an env is refused here unless built with ``screenshots=False``,
     and one built with ``screenshots=True`` is refused on an env without screenshots.
 
@@ -129,24 +127,7 @@ class ProbingJudgeWrapper(
             filter_policy_claims=filter_policy_claims,
         )
         gym.Wrapper.__init__(self, env)
-        if mode not in PROBE_MODES:
-            raise ValueError(f"mode must be one of {PROBE_MODES}, got {mode!r}")
-        if vote not in VOTE_RULES:
-            raise ValueError(f"vote must be one of {VOTE_RULES}, got {vote!r}")
-        if aggregation is not None and aggregation not in AGGREGATIONS:
-            raise ValueError(
-                f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}"
-            )
-        if reward_map is not None:
-            unknown = set(reward_map) - set(VERDICTS)
-            if unknown:
-                raise ValueError(f"reward_map keys must be among {VERDICTS}, got {sorted(unknown)}")
-        base = env.unwrapped
-        for attr in ("fork", "ui_tree"):
-            if not hasattr(type(base), attr):
-                raise TypeError(
-                    f"{type(base).__name__} has no {attr}; ProbingJudgeWrapper needs a gui-gym env"
-                )
+        # the pipeline checks n_probes, mode, vote, aggregation and the probe budget
         self.pipeline = ProReJudge(
             reasoner=reasoner if reasoner is not None else ScriptedReasoner(),
             evaluator=evaluator if evaluator is not None else ScriptedEvaluator(),
@@ -164,6 +145,16 @@ class ProbingJudgeWrapper(
             filter_policy_claims=filter_policy_claims,
             raw_judge=raw_judge,
         )
+        if reward_map is not None:
+            unknown = set(reward_map) - set(VERDICTS)
+            if unknown:
+                raise ValueError(f"reward_map keys must be among {VERDICTS}, got {sorted(unknown)}")
+        base = env.unwrapped
+        for attr in ("fork", "ui_tree"):
+            if not hasattr(type(base), attr):
+                raise TypeError(
+                    f"{type(base).__name__} has no {attr}; ProbingJudgeWrapper needs a gui-gym env"
+                )
         spaces = getattr(env.observation_space, "spaces", None) or {}
         check_component_screenshots(
             [reasoner, evaluator, claim_extractor, claim_filter, judge, raw_judge],

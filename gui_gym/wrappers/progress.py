@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
 from gui_gym.models.llm import LLMError, ModelUnavailable
-from gui_gym.models.progress_model import ProgressModel, ProgressQuery
+from gui_gym.models.progress import ProgressModel, ProgressQuery
 from gui_gym.rewards.progress import progress_gain
 from gui_gym.wrappers.vector_slice import action_slice, autoreset_mode, env_slice
 
@@ -97,6 +97,14 @@ class _Track:
         return progress_gain(self.values), self.values[0]
 
 
+def _step_tracked(wrapper: Any, action: Any) -> tuple[_Track, Any]:
+    """The wrapper's episode track and ``env.step(action)``; a track is made at reset."""
+    track = wrapper._track
+    if track is None:
+        raise gym.error.ResetNeeded("call reset() before step()")
+    return track, wrapper.env.step(action)
+
+
 class ProgressRewardWrapper(
     gym.Wrapper[dict[str, Any], Any, dict[str, Any], Any], gym.utils.RecordConstructorArgs
 ):
@@ -111,12 +119,12 @@ class ProgressRewardWrapper(
     "reference": Prog(s_{t-k})}``; at reset the delta is 0.
 
     A model that also has ``milestone_progress(reached, total, task_id)`` (as
-    :class:`~gui_gym.models.progress_model.MilestoneProgress` does) is asked that instead of
+    :class:`~gui_gym.models.progress.MilestoneProgress` does) is asked that instead of
     ``predict``: the milestone count is all it reads, so no query is built per step.
 
     Args:
         env: A gui-gym env (its info must carry ``action_description``; ``milestones`` for
-            :class:`~gui_gym.models.progress_model.MilestoneProgress`).
+            :class:`~gui_gym.models.progress.MilestoneProgress`).
         model: A progress model: ``predict(queries) -> values in [0, 1]``.
         k: History length of Eq. 2 (the paper uses 1).
         weight: Scale of the progress reward.
@@ -174,10 +182,7 @@ class ProgressRewardWrapper(
         return observation, info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        track = self._track
-        if track is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        observation, reward, terminated, truncated, info = self.env.step(action)
+        track, (observation, reward, terminated, truncated, info) = _step_tracked(self, action)
         by_milestones = self._by_milestones
         if by_milestones is not None:
             value = by_milestones(len(info.get("milestones", ())), track.total, track.task_id)
@@ -223,7 +228,7 @@ class ProgressRewardVectorWrapper(VectorWrapper, gym.utils.RecordConstructorArgs
     (``SAME_STEP``).
 
     Milestone totals are not in a vector env's info: give
-    :class:`~gui_gym.models.progress_model.MilestoneProgress` its totals
+    :class:`~gui_gym.models.progress.MilestoneProgress` its totals
     (``MilestoneProgress.from_env_id(env_id)``).
 
     Args:
@@ -401,10 +406,7 @@ class OutcomeModelWrapper(
         return observation, info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        track = self._track
-        if track is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        observation, reward, terminated, truncated, info = self.env.step(action)
+        track, (observation, reward, terminated, truncated, info) = _step_tracked(self, action)
         track.actions.append(_action_text(info, action))
         if terminated or truncated:
             [score] = _predict(self.model, [track.query(observation, info.get("milestones", ()))])

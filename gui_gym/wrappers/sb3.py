@@ -12,6 +12,9 @@ out), which array libraries cannot batch. Two thin wrappers turn any gui-gym env
   every candidate action (hashed bag-of-words or sentence embeddings, by argument), so a
   policy can score the candidates it is offered.
 
+The candidate list, its space and the feature layout are computed in
+:mod:`gui_gym.core.candidates`; the wrappers keep them current per screen.
+
 Typical use::
 
     env = make_sb3_env("GuiGym/WikiHow-v0", max_candidates=40, features="hash")
@@ -23,7 +26,6 @@ checks it.
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -32,8 +34,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_gym.core.actions import Action, ActionType, describe, parse_action
-from gui_gym.models.embed import HashingEmbedder, SentenceEmbedder
+from gui_gym.core.actions import Action, describe, parse_action
+from gui_gym.core.candidates import (
+    CANDIDATE_TYPES,
+    CandidateSpace,
+    candidate_features,
+    candidate_width,
+    offered_candidates,
+)
+from gui_gym.models.embeddings import HashingEmbedder, SentenceEmbedder
 from gui_gym.rewards.embedding import Embedder
 
 __all__ = [
@@ -43,41 +52,6 @@ __all__ = [
     "FeaturizedObservation",
     "make_sb3_env",
 ]
-
-CANDIDATE_TYPES: tuple[ActionType, ...] = (
-    ActionType.CLICK,
-    ActionType.LONG_CLICK,
-    ActionType.INPUT,
-    ActionType.SCROLL,
-    ActionType.GOBACK,
-    ActionType.SEARCH,
-    ActionType.DONE,
-)
-"""Action types with their own one-hot slot in a candidate's features (others share one)."""
-
-_QUOTED = re.compile(r"\"([^\"]{1,80})\"|“([^”]{1,80})”|'([^']{1,80})'")
-
-
-class CandidateSpace(spaces.Discrete):
-    """``Discrete(K)`` whose ``sample()`` draws from the current screen's candidates only.
-
-    The wrapper updates :attr:`current_mask` after every reset and step; an explicit
-    ``mask`` or ``probability`` passed to :meth:`sample` still wins. Libraries that sample
-    their own random actions from ``n`` (TorchRL's ``rand()``) may hit a padding index:
-    :class:`CandidateActions` maps it to a real candidate (``padding="wrap"``, the default)
-    or counts it as an invalid step (``padding="invalid"``).
-    """
-
-    def __init__(self, n: int, seed: int | np.random.Generator | None = None):
-        super().__init__(n, seed=seed)
-        self.current_mask: np.ndarray | None = None
-
-    def sample(
-        self, mask: np.ndarray | None = None, probability: np.ndarray | None = None
-    ) -> np.int64:
-        if mask is None and probability is None and self.current_mask is not None:
-            mask = self.current_mask.astype(np.int8)
-        return super().sample(mask=mask, probability=probability)
 
 
 class CandidateActions(
@@ -153,28 +127,18 @@ class CandidateActions(
         self._descriptions: list[str] | None = None
 
     def _refresh(self, instruction: str) -> None:
-        base = self.env.unwrapped
-        found = list(base.candidate_actions())
-        typed_into = {a.index for a in found if a.type is ActionType.INPUT}
-        if typed_into:
-            offered = {(a.index, a.text) for a in found if a.type is ActionType.INPUT}
-            for phrase in _quoted_phrases(instruction):
-                for index in sorted(typed_into):
-                    if (index, phrase) not in offered:
-                        found.append(Action(ActionType.INPUT, index=index, text=phrase))
         room = self.max_candidates - (self.done_action is not None)
-        self.dropped = max(0, len(found) - room)
+        found, self.dropped = offered_candidates(
+            self.env.unwrapped.candidate_actions(), instruction, room, self.done_action
+        )
         if self.dropped and not self._warned_dropped:
             warnings.warn(
-                f"{len(found)} candidate actions on this screen, more than max_candidates="
+                f"{room + self.dropped} candidate actions on this screen, more than max_candidates="
                 f"{self.max_candidates}: the last {self.dropped} are dropped (raise "
                 "max_candidates to keep them; warned once)",
                 stacklevel=3,
             )
             self._warned_dropped = True
-        found = found[:room]
-        if self.done_action is not None:
-            found.append(self.done_action)
         self.candidates = found
         self._descriptions = None
         mask = np.zeros(self.max_candidates, dtype=bool)
@@ -250,7 +214,7 @@ class FeaturizedObservation(
           | one-hot of the candidate's type (len(CANDIDATE_TYPES) + 1) | is-real flag ) ]
 
     ``e`` is an L2-normalised embedding: ``features="hash"`` a hashed bag of words and
-    character trigrams (:class:`~gui_gym.models.embed.HashingEmbedder`, no dependency),
+    character trigrams (:class:`~gui_gym.models.embeddings.HashingEmbedder`, no dependency),
     ``features="minilm"`` all-MiniLM-L6-v2 sentence embeddings (``gui-gym[llm]``), or any
     :class:`~gui_gym.rewards.embedding.Embedder`. A candidate is embedded by its description
     (``click "Search" button``), so its features do not depend on the per-screen index;
@@ -278,7 +242,7 @@ class FeaturizedObservation(
         self.embedder = _make_embedder(features, dim)
         self.dim = int(self.embedder.dim)
         self.max_candidates = self._candidates.max_candidates
-        self.candidate_width = self.dim + 1 + len(CANDIDATE_TYPES) + 1 + 1
+        self.candidate_width = candidate_width(self.dim)
         size = 2 * self.dim + self.max_candidates * self.candidate_width
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(size,), dtype=np.float32)
 
@@ -292,20 +256,7 @@ class FeaturizedObservation(
         vectors = self.embedder.encode(
             [observation["instruction"], observation["screen"], *descriptions]
         )
-        instruction, screen, candidate_vectors = vectors[0], vectors[1], vectors[2:]
-        out = np.zeros(self.observation_space.shape, dtype=np.float32)
-        d = self.dim
-        out[:d] = instruction
-        out[d : 2 * d] = screen
-        rows = out[2 * d :].reshape(self.max_candidates, self.candidate_width)
-        count = len(descriptions)
-        rows[:count, :d] = candidate_vectors
-        rows[:count, d] = candidate_vectors @ instruction
-        for row, action in enumerate(wrapper.candidates):
-            slot = CANDIDATE_TYPES.index(action.type) if action.type in CANDIDATE_TYPES else -1
-            rows[row, d + 1 + (slot if slot >= 0 else len(CANDIDATE_TYPES))] = 1.0
-        rows[:count, -1] = 1.0
-        return np.clip(out, -1.0, 1.0, out=out)
+        return candidate_features(vectors, wrapper.candidates, self.max_candidates, self.dim)
 
 
 def make_sb3_env(
@@ -328,15 +279,6 @@ def make_sb3_env(
         env = wrap(env)
     env = CandidateActions(env, max_candidates, done_action=done_action, padding=padding)
     return FeaturizedObservation(env, features=features, dim=dim)
-
-
-def _quoted_phrases(instruction: str) -> list[str]:
-    phrases: list[str] = []
-    for match in _QUOTED.finditer(instruction):
-        phrase = next(g for g in match.groups() if g is not None).strip()
-        if phrase and phrase not in phrases:
-            phrases.append(phrase)
-    return phrases
 
 
 def _as_index(action: Any, n: int) -> int:

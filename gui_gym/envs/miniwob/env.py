@@ -42,6 +42,7 @@ from gui_gym.envs.miniwob.browser import (
 )
 from gui_gym.envs.miniwob.catalog import MINIWOB_TASKS
 from gui_gym.envs.miniwob.dom import dom_to_tree
+from gui_gym.envs.miniwob.drag import DRAG_STEPS
 
 __all__ = [
     "MAX_INPUT_CHARS",
@@ -62,9 +63,6 @@ MAX_INPUT_CHARS = 256
 """Longest text one ``INPUT`` types on MiniWoB++ (longer is an invalid action). The browser
 receives one key event per character, about 1 ms each (emoji far more), against the task's
 10-second limit; every MiniWoB++ task needs far fewer (miniwob's own text space: 64)."""
-_DRAG_STEPS = 4
-"""Intermediate pointer moves of a drag: jQuery UI's draggables and sortables only notice a
-drag that moves the mouse after the press, as a hand does."""
 DRAG_KEY = "gui_gym_drag"
 CLICK_HOLDING_KEY = "gui_gym_click_holding"
 """``last_miniwob_actions`` entry of a click with held keys: ``{CLICK_HOLDING_KEY: {"point":
@@ -896,20 +894,14 @@ class MiniWoBEnv(GuiEnv):
             if ref > 0:
                 return [act(ActionTypes.CLICK_ELEMENT, ref=ref)]
             return [act(ActionTypes.CLICK_COORDS, coords=centre(element.index))]
-        if t is ActionType.HOVER:
+        if t is ActionType.HOVER or t is ActionType.DOUBLE_CLICK:
             if element is None and not action.has_point:
-                raise ValueError("HOVER needs an element index, a label or coordinates")
+                raise ValueError(f"{t} needs an element index, a label or coordinates")
             point = (
                 coords(action.x, action.y) if action.has_point else centre(element.index)  # type: ignore[union-attr]
             )
-            return [act(ActionTypes.MOVE_COORDS, coords=point)]
-        if t is ActionType.DOUBLE_CLICK:
-            if element is None and not action.has_point:
-                raise ValueError("DOUBLE_CLICK needs an element index, a label or coordinates")
-            point = (
-                coords(action.x, action.y) if action.has_point else centre(element.index)  # type: ignore[union-attr]
-            )
-            return [act(ActionTypes.DBLCLICK_COORDS, coords=point)]
+            kind = ActionTypes.MOVE_COORDS if t is ActionType.HOVER else ActionTypes.DBLCLICK_COORDS
+            return [act(kind, coords=point)]
         if t is ActionType.INPUT:
             text = action.text or ""
             if len(text) > MAX_INPUT_CHARS:
@@ -964,7 +956,7 @@ class MiniWoBEnv(GuiEnv):
                 via = action.via
                 path = [start, *(coords(x, y) for x, y in zip(via[::2], via[1::2])), end]
             else:
-                path = [start + (end - start) * (k / _DRAG_STEPS) for k in range(_DRAG_STEPS + 1)]
+                path = [start + (end - start) * (k / DRAG_STEPS) for k in range(DRAG_STEPS + 1)]
             return [{DRAG_KEY: [[float(x), float(y)] for x, y in path]}]
         if t is ActionType.SELECT:
             return self._select_actions(action, screen, act)

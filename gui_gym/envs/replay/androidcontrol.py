@@ -65,7 +65,7 @@ from typing import Any
 
 from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import Step, Trajectory
-from gui_gym.core.ui import UIElement, UITree
+from gui_gym.core.ui import ANDROID_CLASS_ROLES, FLAG_ORDER, UIElement, UITree, android_role
 from gui_gym.core.untrusted_text import load_json
 from gui_gym.envs.replay.dataset import IMAGES_DIR, DatasetError, ExpertDatasetWriter
 
@@ -73,33 +73,11 @@ __all__ = ["ConversionReport", "convert_androidcontrol", "nodes_to_tree"]
 
 ENV_ID = "AndroidControl"
 
-_ROLES = (
-    ("EditText", "input"),
-    ("AutoCompleteTextView", "input"),
-    ("CheckBox", "checkbox"),
-    ("Switch", "switch"),
-    ("ToggleButton", "switch"),
-    ("RadioButton", "radio"),
-    ("SeekBar", "slider"),
-    ("Button", "button"),
-    ("ImageView", "image"),
-    ("RecyclerView", "list"),
-    ("ListView", "list"),
-    ("ScrollView", "list"),
-    ("TextView", "text"),
-    ("Spinner", "select"),
-)
-_FLAGS = {
-    "is_clickable": "clickable",
-    "is_long_clickable": "long_clickable",
-    "is_editable": "editable",
-    "is_scrollable": "scrollable",
-    "is_checkable": "checkable",
-    "is_checked": "checked",
-    "is_selected": "selected",
-    "is_focused": "focused",
-    "is_enabled": "enabled",
-}
+_ROLES = tuple(entry for entry in ANDROID_CLASS_ROLES if entry[0] != "TabWidget")
+"""AndroidControl's view roles: the device's (:data:`~gui_gym.core.ui.ANDROID_CLASS_ROLES`)
+but for tabs, which its trees leave as buttons or containers."""
+_FLAGS = {f"is_{flag}": flag for flag in (*FLAG_ORDER, "enabled")}
+"""AndroidControl's ``is_<flag>`` keys and the :class:`UIElement` flags they set."""
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -118,14 +96,6 @@ class ConversionReport:
     converted: int
     existing: int
     skipped: list[str] = field(default_factory=list)
-
-
-def _role(class_name: str, clickable: bool) -> str:
-    short = class_name.rsplit(".", 1)[-1]
-    for suffix, role in _ROLES:
-        if short.endswith(suffix):
-            return role
-    return "button" if clickable else "container"
 
 
 def _bounds(value: Any, where: str) -> tuple[int, int, int, int]:
@@ -180,7 +150,7 @@ def nodes_to_tree(nodes: Any, width: int, height: int, where: str = "tree") -> U
         elements.append(
             UIElement(
                 index=len(elements),
-                role=_role(texts["class_name"], flags["clickable"]),
+                role=android_role(texts["class_name"], flags["clickable"], _ROLES),
                 text=texts["text"],
                 description=texts["content_description"],
                 resource_id=texts["view_id_resource_name"],

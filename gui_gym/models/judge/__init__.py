@@ -14,7 +14,9 @@ The package, by job:
   out probes, :mod:`~gui_gym.models.judge.rule_claims` extracts and filters claims,
   :mod:`~gui_gym.models.judge.rule_judges` judges);
 * :mod:`~gui_gym.models.judge.llm` and :mod:`~gui_gym.models.judge.llm_parsing`: the LLM
-  components, their prompts and the strict parsers of their replies.
+  components, their prompts and the strict parsers of their replies;
+  :mod:`~gui_gym.models.judge.llm_baselines`: the LLM judges ProRe is compared with (the
+  raw-observation ablation judge, the DigiRL- and WebRL-style trajectory-only judges).
 
 Every public name is importable from here (``from gui_gym.models.judge import ProReJudge,
 RuleJudge, LLMJudge``).
@@ -22,6 +24,7 @@ RuleJudge, LLMJudge``).
 
 from gui_gym.models.judge import (
     llm,
+    llm_baselines,
     llm_parsing,
     pipeline,
     protocols,
@@ -32,6 +35,7 @@ from gui_gym.models.judge import (
     types,
 )
 from gui_gym.models.judge.llm import *  # noqa: F403
+from gui_gym.models.judge.llm_baselines import *  # noqa: F403
 from gui_gym.models.judge.llm_parsing import *  # noqa: F403
 from gui_gym.models.judge.pipeline import *  # noqa: F403
 from gui_gym.models.judge.protocols import *  # noqa: F403
@@ -52,6 +56,7 @@ __all__ = [
     *rule_judges.__all__,
     *llm_parsing.__all__,
     *llm.__all__,
+    *llm_baselines.__all__,
     "TaskAnalysis",
     "analyse_task",
     "normalize",

@@ -47,7 +47,7 @@ from gui_gym.models.judge.types import (
     Verdict,
     kept_claims,
 )
-from gui_gym.models.llm import ModelUnavailable
+from gui_gym.models.llm.base import ModelUnavailable
 from gui_gym.rewards.probing import VOTE_RULES, combine_votes
 
 __all__ = ["ProReJudge"]

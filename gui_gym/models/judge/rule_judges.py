@@ -453,9 +453,10 @@ class RuleRawJudge:
 
 class RuleTrajectoryJudge:
     """Trajectory-only judges after ProRe Table 2's baselines, by rules (their LLM forms
-    are :class:`~gui_gym.models.judge.llm.LLMTrajectoryJudge`): ``digirl`` reads the last
-    ``last_states`` screens only; ``webrl`` also reads the action history (what was typed,
-    whether the agent declared completion). An :class:`~gui_gym.models.judge.EpisodeJudge`.
+    are :class:`~gui_gym.models.judge.llm_baselines.LLMTrajectoryJudge`): ``digirl`` reads
+    the last ``last_states`` screens only; ``webrl`` also reads the action history (what was
+    typed, whether the agent declared completion). An
+    :class:`~gui_gym.models.judge.EpisodeJudge`.
 
     Args:
         style: ``digirl`` or ``webrl``.

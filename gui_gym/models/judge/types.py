@@ -131,7 +131,7 @@ class Trace:
             first step, sub-goal)`` per sub-goal, in order (empty for a single goal).
         screenshots: One HxWx3 uint8 screenshot per screen, in step with ``screens``, when
             the env makes them (``screenshot=True``); empty otherwise. Vision-language LLM
-            components show them (:mod:`gui_gym.models.vision_prompts`); never serialised.
+            components show them (:mod:`gui_gym.models.llm.vision_prompts`); never serialised.
     """
 
     role: str

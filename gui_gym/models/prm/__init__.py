@@ -15,12 +15,13 @@ is correct. The package, one scorer a module:
 * :mod:`~gui_gym.models.prm.server`: :class:`OpenAICompatPRM`, any OpenAI-compatible
   server (vLLM, ...), from the label tokens' log-probabilities (App. B.2);
 * :mod:`~gui_gym.models.prm.llm`: :class:`LLMStepJudgePRM`, ADMIRE's LLM step judge
-  (yes/no) as a PRM.
+  (yes/no) as a PRM;
+* :mod:`~gui_gym.models.prm.checkpoint`: :func:`read_prm_config`, the check of a checkpoint
+  folder's ``prm.json`` that the two transformers PRMs share.
 
 torch, transformers and openai are imported inside the classes that need them.
 """
 
-from gui_gym.core.files import write_folder_atomically  # re-exported for older importers
 from gui_gym.models.prm.llm import (
     ADMIRE_PROCESS_REWARD_WEIGHT,
     STEP_JUDGE_PROMPT,
@@ -61,5 +62,4 @@ __all__ = [
     "parse_step_verdict",
     "tiny_causal_lm",
     "verification_scores",
-    "write_folder_atomically",
 ]

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.models.llm import LLM, LLMError, ModelUnavailable, ask_until_parsed
+from gui_gym.models.llm.base import LLM, LLMError, ModelUnavailable, ask_until_parsed
 from gui_gym.models.prm.protocol import PRMResponseWarning, check_on_error, check_queries
 from gui_gym.rewards.prm import PRMQuery
 

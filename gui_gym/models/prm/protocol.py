@@ -21,6 +21,7 @@ __all__ = [
     "ProcessRewardModel",
     "check_on_error",
     "check_queries",
+    "label_token_ids",
     "verification_scores",
 ]
 
@@ -93,3 +94,35 @@ def check_on_error(on_error: str, neutral_score: float) -> None:
         raise ValueError(f"on_error must be 'neutral' or 'raise', got {on_error!r}")
     if not 0.0 <= neutral_score <= 1.0:
         raise ValueError(f"neutral_score must be in [0, 1], got {neutral_score!r}")
+
+
+def label_token_ids(
+    tokenizer: Any, positive_token: str, negative_token: str, hint: str = ""
+) -> tuple[int, int]:
+    """The ids of a model PRM's two label tokens (``positive_token``, ``negative_token``) in
+    ``tokenizer``: each a non-empty string that is exactly one token, the two different.
+
+    Raises:
+        ValueError: naming the label and what is wrong (``hint`` ends the message of a label
+            that is not one token).
+    """
+
+    def single(text: str, name: str) -> int:
+        if not isinstance(text, str) or not text:
+            raise ValueError(f"{name} must be a non-empty string, got {text!r}")
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        if len(ids) != 1:
+            raise ValueError(
+                f"{name} {text!r} is {len(ids)} tokens {ids} in this tokenizer; the label must "
+                f"be exactly one token{hint}"
+            )
+        return int(ids[0])
+
+    positive = single(positive_token, "positive_token")
+    negative = single(negative_token, "negative_token")
+    if positive == negative:
+        raise ValueError(
+            f"positive_token {positive_token!r} and negative_token {negative_token!r} are "
+            f"the same token (id {positive})"
+        )
+    return positive, negative

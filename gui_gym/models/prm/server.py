@@ -1,7 +1,7 @@
 """A PRM behind any OpenAI-compatible server (vLLM, ...), read from the label tokens'
 log-probabilities (GUI-Shepherd serves its PRM with vLLM, App. B.2).
 
-Requests go through the one model HTTP client (:func:`gui_gym.models.chat_http.post_all`):
+Requests go through the one model HTTP client (:func:`gui_gym.models.llm.chat_http.post_all`):
 every request of a call in flight together, each under a whole-request deadline. A server
 that gives no answer (unreachable, past the deadline, HTTP errors after the retries) raises
 :class:`~gui_gym.models.llm.ModelUnavailable`: infrastructure, never a score. An answer
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.untrusted_text import load_json
-from gui_gym.models.chat_http import ResponseTooLarge, TransportError, post_all
-from gui_gym.models.llm import ModelUnavailable
+from gui_gym.models.llm.base import ModelUnavailable
+from gui_gym.models.llm.chat_http import ResponseTooLarge, TransportError, post_all
 from gui_gym.models.prm.protocol import (
     PRMOutputError,
     PRMResponseWarning,

@@ -26,9 +26,11 @@ import numpy as np
 from gui_gym.core.files import write_folder_atomically
 from gui_gym.core.progress import library_bars_follow_the_rule
 from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
+from gui_gym.models.prm.checkpoint import read_prm_config
 from gui_gym.models.prm.protocol import (
     PRMOutputError,
     check_queries,
+    label_token_ids,
 )
 from gui_gym.rewards.prm import LabelledStep, PRMQuery, PromptTemplate
 
@@ -110,35 +112,6 @@ def build_tokenizer(
     return transformers.PreTrainedTokenizerFast(
         tokenizer_object=tok, pad_token=pad_token, eos_token=eos_token
     )
-
-
-def read_prm_config(
-    path: Path,
-    format_name: str,
-    keys: Sequence[str],
-    *,
-    version: int | None = None,
-) -> dict[str, Any] | None:
-    """A PRM folder's ``prm.json`` as a dict (None when the folder has none), checked: valid
-    JSON, the expected ``format`` (and ``version``), every key in ``keys`` and ``template``.
-
-    Raises:
-        ValueError: naming the file and what is wrong with it.
-    """
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path}: not valid JSON ({err})") from None
-    if not isinstance(data, dict) or data.get("format") != format_name:
-        raise ValueError(f"{path}: not a {format_name} config")
-    if version is not None and data.get("version") != version:
-        raise ValueError(f"{path}: version {data.get('version')!r}, expected {version}")
-    missing = [key for key in (*keys, "template") if key not in data]
-    if missing:
-        raise ValueError(f"{path}: missing {', '.join(missing)}")
-    return data
 
 
 def tiny_causal_lm(
@@ -243,13 +216,12 @@ class TransformersPRM:
         self.tokenizer = tokenizer
         self.positive_token = positive_token
         self.negative_token = negative_token
-        self.positive_id = self._single_token_id(positive_token, "positive_token")
-        self.negative_id = self._single_token_id(negative_token, "negative_token")
-        if self.positive_id == self.negative_id:
-            raise ValueError(
-                f"positive_token {positive_token!r} and negative_token {negative_token!r} "
-                f"are the same token (id {self.positive_id})"
-            )
+        self.positive_id, self.negative_id = label_token_ids(
+            self.tokenizer,
+            positive_token,
+            negative_token,
+            " (try it with or without a leading space)",
+        )
         pad = tokenizer.pad_token_id
         if pad is None:
             pad = tokenizer.eos_token_id
@@ -277,17 +249,6 @@ class TransformersPRM:
         self._supports_keep = True
 
     # -- construction ----------------------------------------------------------------------
-
-    def _single_token_id(self, text: str, name: str) -> int:
-        if not isinstance(text, str) or not text:
-            raise ValueError(f"{name} must be a non-empty string, got {text!r}")
-        ids = self.tokenizer.encode(text, add_special_tokens=False)
-        if len(ids) != 1:
-            raise ValueError(
-                f"{name} {text!r} is {len(ids)} tokens {ids} in this tokenizer; the label must be "
-                "exactly one token (try it with or without a leading space)"
-            )
-        return int(ids[0])
 
     @classmethod
     def tiny(

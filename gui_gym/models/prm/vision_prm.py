@@ -27,8 +27,8 @@ import numpy as np
 
 from gui_gym.core.files import write_folder_atomically
 from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
-from gui_gym.models.prm.protocol import PRMOutputError, check_queries
-from gui_gym.models.prm.transformers_prm import read_prm_config
+from gui_gym.models.prm.checkpoint import read_prm_config
+from gui_gym.models.prm.protocol import PRMOutputError, check_queries, label_token_ids
 from gui_gym.rewards.prm import LabelledStep, PRMQuery, PromptTemplate
 
 __all__ = ["VISION_FORMAT", "VisionPRM", "has_processor"]
@@ -83,27 +83,14 @@ class VisionPRM:
         self.tokenizer = processor.tokenizer
         self.positive_token = positive_token
         self.negative_token = negative_token
-        self.positive_id = self._single_token_id(positive_token, "positive_token")
-        self.negative_id = self._single_token_id(negative_token, "negative_token")
-        if self.positive_id == self.negative_id:
-            raise ValueError(
-                f"positive_token {positive_token!r} and negative_token {negative_token!r} are "
-                f"the same token (id {self.positive_id})"
-            )
+        self.positive_id, self.negative_id = label_token_ids(
+            self.tokenizer, positive_token, negative_token
+        )
         self.template = template or PromptTemplate()
         self.batch_size = int(batch_size)
         if device is not None:
             self.model.to(device)
         self.model.eval()
-
-    def _single_token_id(self, text: str, name: str) -> int:
-        ids = self.tokenizer.encode(text, add_special_tokens=False)
-        if len(ids) != 1:
-            raise ValueError(
-                f"{name} {text!r} is {len(ids)} tokens {ids} in this tokenizer; the label must "
-                "be exactly one token"
-            )
-        return int(ids[0])
 
     # -- inputs ----------------------------------------------------------------------------
 
@@ -256,7 +243,7 @@ class VisionPRM:
             }
         settings.update(overrides)
         with errors_naming(folder):
-            from gui_gym.models.vision_inputs import load_processor
+            from gui_gym.models.llm.vision_inputs import load_processor
 
             # AutoProcessor, or Qwen2-VL's image-only processor where torchvision is missing
             processor = load_processor(folder)

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 from xml.etree import ElementTree
 
 from gui_gym.core.env import GuiEnv
-from gui_gym.core.ui import UIElement, UITree
+from gui_gym.core.ui import UIElement, UITree, android_role
 from gui_gym.envs.androidworld.apps.contacts import digits
 from gui_gym.envs.androidworld.apps.files import EMULATOR_DIRECTORIES
 from gui_gym.envs.androidworld.backends.adb_state import (
@@ -152,32 +152,6 @@ class GuardedDevice:
 # -- accessibility XML --------------------------------------------------------------------------
 
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
-_ROLE_BY_CLASS = (
-    ("EditText", "input"),
-    ("AutoCompleteTextView", "input"),
-    ("CheckBox", "checkbox"),
-    ("Switch", "switch"),
-    ("ToggleButton", "switch"),
-    ("RadioButton", "radio"),
-    ("SeekBar", "slider"),
-    ("ImageButton", "button"),
-    ("Button", "button"),
-    ("ImageView", "image"),
-    ("RecyclerView", "list"),
-    ("ListView", "list"),
-    ("ScrollView", "list"),
-    ("TextView", "text"),
-    ("Spinner", "select"),
-    ("TabWidget", "tab"),
-)
-
-
-def _role(class_name: str, clickable: bool) -> str:
-    short = class_name.rsplit(".", 1)[-1]
-    for suffix, role in _ROLE_BY_CLASS:
-        if short.endswith(suffix):
-            return role
-    return "button" if clickable else "container"
 
 
 def hierarchy_to_tree(xml: str, width: int, height: int, name: str = "") -> UITree:
@@ -239,7 +213,7 @@ def hierarchy_to_tree(xml: str, width: int, height: int, name: str = "") -> UITr
                 elements.append(
                     UIElement(
                         index=index,
-                        role=_role(klass, flag["clickable"]),
+                        role=android_role(klass, flag["clickable"]),
                         text=text,
                         description=description,
                         resource_id=attrs.get("resource-id", ""),

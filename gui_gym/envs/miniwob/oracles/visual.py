@@ -16,7 +16,7 @@ import numpy as np
 from gui_gym.core.actions import Action, ActionType
 from gui_gym.core.predicates import PredicateContext
 from gui_gym.core.ui import UIElement, UITree
-from gui_gym.envs.miniwob.env import _DRAG_STEPS  # the pointer moves of a straight drag
+from gui_gym.envs.miniwob.drag import DRAG_STEPS  # the pointer moves of a straight drag
 from gui_gym.envs.miniwob.oracles.common import (
     OracleStuck,
     click,
@@ -251,7 +251,7 @@ def _sortable_drop(
 def _grid_drag(
     boxes: list[tuple[int, int, int, int]], source: int, target: int
 ) -> tuple[int, int, int, int]:
-    """Press and release points of one straight drag (:data:`_DRAG_STEPS` pointer moves)
+    """Press and release points of one straight drag (:data:`DRAG_STEPS` pointer moves)
     that moves item ``source`` to position ``target`` of a floated sortable whose items
     sit in ``boxes``, whether or not the page re-reads the items' positions mid-drag; the
     one whose release point lies deepest inside an item."""
@@ -270,8 +270,8 @@ def _grid_drag(
     for _, ex, ey in ends:
         for sx, sy in starts:
             path = [
-                (int(sx + (ex - sx) * k / _DRAG_STEPS), int(sy + (ey - sy) * k / _DRAG_STEPS))
-                for k in range(_DRAG_STEPS + 1)
+                (int(sx + (ex - sx) * k / DRAG_STEPS), int(sy + (ey - sy) * k / DRAG_STEPS))
+                for k in range(DRAG_STEPS + 1)
             ]
             if all(
                 _sortable_drop(boxes, source, path, refresh) == target for refresh in (False, True)

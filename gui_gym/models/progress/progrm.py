@@ -1,13 +1,7 @@
-"""Progress models: ``Prog([g, s_t])`` in ``[0, 1]`` (ProgRM Sec. 2.3).
-
-* :class:`ProgressQuery` is what a model scores: the task goal ``g``, the actions taken so far
-  and the current screen, i.e. ProgRM's state ``s_t = [a_1, ..., a_{t-1}, o_t]`` (Eq. 6).
-* :class:`ProgressModel` is the protocol wrappers call: ``predict(queries) -> values``.
-* :class:`MilestoneProgress` is rule-based: the fraction of the env's milestones reached. No
-  torch, no GPU; the reference for ProgRM-Env's ground truth.
-* :class:`ProgRM` is the learned model: a transformers backbone, an MLP head and a sigmoid,
-  trained with binary cross-entropy on progress labels (Eq. 5). Trained on final-step
-  success only it is the ORM baseline. Its trainer is :mod:`gui_gym.train.progress_model`.
+"""ProgRM, the learned progress model: a transformers backbone, an MLP head and a sigmoid,
+trained with binary cross-entropy on progress labels (ProgRM Sec. 2.3, Eq. 5). Trained on
+final-step success only it is the ORM baseline. Its trainer is
+:mod:`gui_gym.train.progress_model`.
 
 torch, transformers, tokenizers and safetensors are imported inside the functions that need
 them (``pip install 'gui-gym[llm]'``).
@@ -16,184 +10,29 @@ them (``pip install 'gui-gym[llm]'``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gui_gym.core.files import write_folder_atomically
-from gui_gym.core.task import TaskSuite
-from gui_gym.core.trajectory import Trajectory, check_replaceable_folder, errors_naming
+from gui_gym.core.trajectory import check_replaceable_folder, errors_naming
 from gui_gym.core.untrusted_text import load_json
+from gui_gym.models.progress.protocol import ProgressQuery, format_state
 
 if TYPE_CHECKING:
     import torch
 
 __all__ = [
     "KINDS",
-    "MilestoneProgress",
     "ProgRM",
-    "ProgressModel",
-    "ProgressQuery",
     "build_word_tokenizer",
-    "format_state",
     "tiny_backbone_config",
-    "trajectory_queries",
 ]
 
 CHECKPOINT_FORMAT = "gui-gym/progress-model"
 CHECKPOINT_VERSION = 1
-
-
-class ProgressQuery(NamedTuple):
-    """One state to score: ProgRM's ``[g, s_t]`` with ``s_t = [a_1, ..., a_{t-1}, o_t]``.
-
-    A ``NamedTuple`` so that building one per env step costs next to nothing.
-
-    Attributes:
-        instruction: The task goal ``g``.
-        actions: Actions taken so far, oldest first (natural-language descriptions).
-        screen: The current screen ``o_t`` (rendered text).
-        task_id: The task, for models keyed by task (milestone totals).
-        milestones: Env milestones reached so far (``info["milestones"]``).
-        milestone_total: The task's number of milestones, when the caller knows it.
-    """
-
-    instruction: str
-    actions: Sequence[str]
-    screen: str
-    task_id: str = ""
-    milestones: Sequence[str] = ()
-    milestone_total: int | None = None
-
-
-@runtime_checkable
-class ProgressModel(Protocol):
-    """Anything that scores states: one progress value in ``[0, 1]`` per query."""
-
-    def predict(self, queries: Sequence[ProgressQuery]) -> Sequence[float]: ...
-
-
-def format_state(query: ProgressQuery) -> str:
-    """The text a learned progress model reads: goal, action history, current screen.
-
-    Laid out like ProgRM's prompt (Appendix G, Table 7): instructions, history actions,
-    current screen; the screen comes last so truncation cuts the end of the screen first.
-    """
-    history = "\n".join(f"{i}. {a}" for i, a in enumerate(query.actions, 1)) or "(none)"
-    return (
-        f"Instructions:\n{query.instruction}\n"
-        f"History actions:\n{history}\n"
-        f"Current screen:\n{query.screen}"
-    )
-
-
-def _action_text(step: Any) -> str:
-    return step.action_description or step.action
-
-
-def trajectory_queries(trajectory: Trajectory) -> list[ProgressQuery]:
-    """The states ``s_0 .. s_T`` of a recorded episode as queries.
-
-    ``s_0`` is the reset screen with no actions; ``s_t`` (t >= 1) is the screen after step
-    ``t - 1`` with its actions so far, which is where that step's progress label belongs.
-    """
-    steps = trajectory.steps
-    if not steps:
-        return [
-            ProgressQuery(trajectory.instruction, (), trajectory.final_screen, trajectory.task_id)
-        ]
-    actions = [_action_text(s) for s in steps]
-    queries = [ProgressQuery(trajectory.instruction, (), steps[0].screen, trajectory.task_id)]
-    for t, step in enumerate(steps):
-        screen = steps[t + 1].screen if t + 1 < len(steps) else trajectory.final_screen
-        queries.append(
-            ProgressQuery(
-                trajectory.instruction,
-                tuple(actions[: t + 1]),
-                screen,
-                trajectory.task_id,
-                tuple(step.milestones),
-            )
-        )
-    return queries
-
-
-# ---------------------------------------------------------------------------------------------
-# Rule-based
-
-
-class MilestoneProgress:
-    """Progress as the fraction of the task's env milestones reached.
-
-    ``Prog = |milestones reached| / K`` with ``K`` the task's milestone count: the even
-    progress over milestones that ProgRM takes as ground truth (Sec. 3.3). Needs no model.
-
-    Args:
-        totals: ``K`` per task id. A query's own ``milestone_total`` (which the single-env
-            wrapper fills from the env's task) takes precedence.
-
-    Raises:
-        ValueError: if a total is below 1.
-    """
-
-    def __init__(self, totals: Mapping[str, int] | None = None):
-        self.totals = dict(totals or {})
-        for task_id, total in self.totals.items():
-            if int(total) < 1:
-                raise ValueError(f"task {task_id!r}: milestone total must be >= 1, got {total!r}")
-
-    @classmethod
-    def from_suite(cls, suite: TaskSuite) -> MilestoneProgress:
-        """Totals from every task of a suite (``env.unwrapped.suite``)."""
-        return cls({task.task_id: len(task.milestones) for task in suite if task.milestones})
-
-    @classmethod
-    def from_env_id(cls, env_id: str, **kwargs: Any) -> MilestoneProgress:
-        """Totals from the suite of a registered id (made once with ``gym.make``)."""
-        import gymnasium as gym
-
-        # the ids are registered already: importing this module ran gui_gym/__init__.py
-        env = gym.make(env_id, **kwargs)
-        try:
-            return cls.from_suite(env.unwrapped.suite)
-        finally:
-            env.close()
-
-    def predict(self, queries: Sequence[ProgressQuery]) -> list[float]:
-        """``min(1, |milestones| / K)`` per query.
-
-        Raises:
-            ValueError: for a task whose total is unknown.
-        """
-        score = self.milestone_progress
-        return [score(len(q.milestones), q.milestone_total, q.task_id) for q in queries]
-
-    def milestone_progress(self, reached: int, total: int | None, task_id: str) -> float:
-        """Progress from a milestone count alone: ``min(1, reached / K)``.
-
-        ``ProgressRewardWrapper`` calls this directly when a model has it, so the rule-based
-        reward costs a division per step rather than a query (see the speed benchmark).
-
-        Args:
-            reached: Milestones reached so far.
-            total: The task's milestone count if the caller knows it, else None.
-            task_id: The task, to look the total up.
-
-        Raises:
-            ValueError: for a task whose total is unknown.
-        """
-        if total or (total := self.totals.get(task_id)):
-            return 1.0 if reached >= total else reached / total
-        raise ValueError(
-            f"MilestoneProgress does not know how many milestones task {task_id!r} has; "
-            f"build it with MilestoneProgress.from_suite(...) or from_env_id(...), or pass totals"
-        )
-
-
-# ---------------------------------------------------------------------------------------------
-# Learned: backbone + MLP + sigmoid
 
 
 def _require(module: str) -> Any:

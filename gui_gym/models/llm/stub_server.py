@@ -8,7 +8,7 @@ and the most it held at once. One asyncio loop, HTTP/1.1 keep-alive, no dependen
 
 Run it in its own process (what ``benchmarks/rollout_throughput.py`` does)::
 
-    python -m gui_gym.models.stub_server --latency 0.05 --port 8000 \\
+    python -m gui_gym.models.llm.stub_server --latency 0.05 --port 8000 \\
         --reply '<action>SCROLL(down)</action>'
 
 or in a thread of a test: ``with StubChatServer(latency=0.01).running() as url: ...``.
@@ -278,7 +278,7 @@ class SlowServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m gui_gym.models.stub_server``: serve until killed; prints the URL first."""
+    """``python -m gui_gym.models.llm.stub_server``: serve until killed; prints the URL first."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
     parser.add_argument("--reply", default="<action>SCROLL(down)</action>")

@@ -28,7 +28,9 @@ one warning.
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -105,6 +107,19 @@ def _bucket(value: int, floor: int) -> int:
     while size < value:
         size *= 2
     return size
+
+
+def _in_inference_mode(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` run under ``torch.inference_mode()`` (the instance's ``_torch``): the
+    static cache is made and reset in inference mode too, so its tensors are inference
+    tensors."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._torch.inference_mode():
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class StaticGenerator:
@@ -200,6 +215,7 @@ class StaticGenerator:
 
     # -- the loop ----------------------------------------------------------------------------
 
+    @_in_inference_mode
     def generate(
         self,
         input_ids: Any,
@@ -216,29 +232,6 @@ class StaticGenerator:
         sampling, as ``generate(num_return_sequences=n)`` orders them; a finished row holds
         the pad id after its end token) and the sampled ids' log-probs (float32, on CPU).
         """
-        # the cache is made (and reset) in inference mode too: its tensors are inference tensors
-        with self._torch.inference_mode():
-            return self._generate(
-                input_ids,
-                attention_mask,
-                max_new_tokens=max_new_tokens,
-                temperature=temperature,
-                n=n,
-                pad_token_id=pad_token_id,
-                end_ids=end_ids,
-            )
-
-    def _generate(
-        self,
-        input_ids: Any,
-        attention_mask: Any,
-        *,
-        max_new_tokens: int,
-        temperature: float,
-        n: int,
-        pad_token_id: int,
-        end_ids: set[int],
-    ) -> tuple[Any, Any]:
         torch = self._torch
         sample = temperature > 0.0
         if sample and n > 1:

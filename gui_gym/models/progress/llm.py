@@ -4,13 +4,13 @@ ProgRM compares its trained progress model with an outcome reward model that pro
 general LLM ("ORM-Claude", Tables 9 and 10 of the paper): the LLM reads the instruction, the
 history of actions and the current screen and answers with a percentage of progress, either
 directly or after a ``<think>`` block. :class:`LLMProgressJudge` is that baseline behind the
-:class:`~gui_gym.models.progress_model.ProgressModel` protocol, so it plugs into
+:class:`~gui_gym.models.progress.protocol.ProgressModel` protocol, so it plugs into
 ``ProgressRewardWrapper`` and ``benchmarks/progress_table.py`` like a trained ProgRM.
 
 The prompt texts are ours, written after the structure of the paper's tables: a system prompt
 that makes the model an expert of the app who assesses how far someone got, the three inputs,
 and what to answer (:data:`PROMPTS`). The user message is
-:func:`~gui_gym.models.progress_model.format_state`, the same layout a trained ProgRM reads.
+:func:`~gui_gym.models.progress.protocol.format_state`, the same layout a trained ProgRM reads.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.untrusted_text import tagged_blocks
-from gui_gym.models.llm import LLM, LLMError, ask_until_parsed
-from gui_gym.models.progress_model import ProgressQuery, format_state
+from gui_gym.models.llm.base import LLM, LLMError, ask_until_parsed
+from gui_gym.models.progress.protocol import ProgressQuery, format_state
 
 __all__ = [
     "PROMPTS",

@@ -17,7 +17,7 @@ it shows, then the component's text prompt (the question after the pictures, as
 :class:`~gui_gym.models.prm.VisionPRM` asks it). The backend renders it in its own chat
 template (:class:`~gui_gym.models.llm.TransformersLLM` with a processor) or sends the images
 as ``image_url`` parts with PNG data URLs (:class:`~gui_gym.models.llm.OpenAICompatLLM`,
-size-bounded by :func:`gui_gym.models.chat_messages.bounded_image`).
+size-bounded by :func:`gui_gym.models.llm.chat_messages.bounded_image`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_gym.models.chat_messages import Prompt
+from gui_gym.models.llm.chat_messages import Prompt
 
 __all__ = [
     "ScreenshotReader",
@@ -55,7 +55,8 @@ def reads_images(llm: object) -> bool:
     own = getattr(llm, "reads_images", None)
     if isinstance(own, bool):
         return own
-    from gui_gym.models.llm import OpenAICompatLLM, TransformersLLM
+    from gui_gym.models.llm.openai_compat import OpenAICompatLLM
+    from gui_gym.models.llm.transformers_llm import TransformersLLM
 
     if isinstance(llm, TransformersLLM):
         return llm.processor is not None

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gui_gym.core.progress import library_bars_follow_the_rule
-from gui_gym.models.cache import BatchLRUCache
+from gui_gym.models.embeddings.cache import BatchLRUCache
 from gui_gym.rewards.embedding import Embedder
 
 __all__ = [

@@ -34,15 +34,13 @@ import numpy as np
 
 from gui_gym.core.actions import ActionParseError, parse_action
 from gui_gym.core.trajectory import Step, Trajectory
-from gui_gym.models.llm import LLMError, ModelUnavailable
-from gui_gym.models.milestones import (
-    CosineMatcher,
+from gui_gym.models.llm.base import LLMError, ModelUnavailable
+from gui_gym.models.milestones.generators import (
     MilestoneGenerationError,
     MilestoneGenerator,
-    MilestoneMatcher,
     TrajectoryMilestoneGenerator,
-    score_pairs,
 )
+from gui_gym.models.milestones.matchers import CosineMatcher, MilestoneMatcher, score_pairs
 from gui_gym.rewards.milestone_store import MilestoneStore, StaleMilestonesError
 from gui_gym.rewards.milestones import (
     advance_pointer,
