@@ -273,3 +273,28 @@ def test_saving_a_prm_over_a_foreign_folder_is_refused(tmp_path: Path) -> None:
     assert (folder / "notes.txt").read_text() == "keep me"
     prm.save(tmp_path / "prm")
     prm.save(tmp_path / "prm")
+
+
+def test_atomic_writes_give_files_and_folders_the_umask_mode_not_tempfiles_0600(
+    tmp_path: Path,
+) -> None:
+    import os
+    import stat
+
+    from gui_gym.core.files import atomic_write_text, write_folder_atomically
+
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "result.json", "{}")
+        folder = write_folder_atomically(
+            tmp_path / "model", lambda tmp: (tmp / "config.json").write_text("{}")
+        )
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "result.json").stat().st_mode) == 0o644
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    # A file replaced keeps the mode its owner gave it.
+    os.chmod(tmp_path / "result.json", 0o600)
+    atomic_write_text(tmp_path / "result.json", "[]")
+    assert stat.S_IMODE((tmp_path / "result.json").stat().st_mode) == 0o600
+    assert (tmp_path / "result.json").read_text() == "[]"

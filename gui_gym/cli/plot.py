@@ -24,6 +24,7 @@ from typing import Annotated, Any
 import typer
 
 from gui_gym.cli._common import MissingDependency, UsageError, app, existing_file, output_dir
+from gui_gym.core.files import new_file_mode
 
 __all__ = ["KINDS", "detect_kind", "plot_learning_curves", "render"]
 
@@ -45,7 +46,9 @@ def _save(fig: Any, path: Path) -> None:
     """Write the figure to ``path`` through a temporary file, so no half PNG is left."""
     plt = _pyplot()
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = new_file_mode(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
+    os.fchmod(fd, mode)
     os.close(fd)
     try:
         fig.tight_layout()

@@ -22,18 +22,40 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "lock_output",
+    "new_file_mode",
     "recover_folder",
     "replace_folder",
     "write_folder_atomically",
 ]
 
 
+def _umask() -> int:
+    """The process's umask (read by setting and restoring it: there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def new_file_mode(path: str | Path, *, folder: bool = False) -> int:
+    """The permission bits a file (or folder) written at ``path`` should get: those of the one
+    it replaces, else what ``open``/``mkdir`` would give under the umask (``0o666``/``0o777``
+    less the umask). ``tempfile`` creates its files 0600 and folders 0700, which an atomic
+    write would otherwise leave on every result, report and saved model."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return (0o777 if folder else 0o666) & ~_umask()
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename."""
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename.
+    The file keeps the mode of the one it replaces (a new one: ``0o666`` less the umask)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = new_file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -61,8 +83,10 @@ def write_folder_atomically(path: str | Path, write: Callable[[Path], Any]) -> P
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     recover_folder(path)
+    mode = new_file_mode(path, folder=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
+        os.chmod(tmp, mode)
         write(tmp)
         replace_folder(tmp, path)
     except BaseException:
