@@ -17,7 +17,15 @@ torch = require("torch", "llm")
 # tiny models gain nothing from threads; on a busy machine they only contend
 torch.set_num_threads(1)
 
-from gui_gym.train import arpo, grpo, offline_grpo, ppo, reinforce_pp, semi_online  # noqa: E402
+from gui_gym.train import (  # noqa: E402
+    arpo,
+    gigpo,
+    grpo,
+    offline_grpo,
+    ppo,
+    reinforce_pp,
+    semi_online,
+)
 from gui_gym.train.config import TrainConfig  # noqa: E402
 from gui_gym.train.trainer import Trainer, load_metrics  # noqa: E402
 from tests.rl_helpers import (  # noqa: E402
@@ -40,6 +48,9 @@ def build(name: str, env_factory: Any = make_env) -> tuple[Any, dict[str, Any]]:
         return grpo.GRPO(env_factory, [TASK], config), grpo.TRAIN_DEFAULTS
     if name == "arpo":
         return arpo.ARPO(env_factory, [TASK], arpo.ARPOConfig()), arpo.TRAIN_DEFAULTS
+    if name == "gigpo":
+        config = gigpo.GiGPOConfig(tasks_per_iteration=1)
+        return gigpo.GiGPO(env_factory, [TASK], config), gigpo.TRAIN_DEFAULTS
     if name == "reinforce_pp":
         config = reinforce_pp.ReinforcePPConfig(tasks_per_iteration=8)
         return reinforce_pp.ReinforcePP(env_factory, [TASK], config), reinforce_pp.TRAIN_DEFAULTS
@@ -81,7 +92,16 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
-    ["grpo", "grpo_rloo_episode", "arpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo"],
+    [
+        "grpo",
+        "grpo_rloo_episode",
+        "gigpo",
+        "arpo",
+        "reinforce_pp",
+        "ppo",
+        "semi_online",
+        "offline_grpo",
+    ],
 )
 def test_algorithm_raises_the_right_actions_probability(
     name: str, folder: Path, tmp_path: Path

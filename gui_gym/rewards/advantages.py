@@ -19,6 +19,9 @@ are :func:`gui_gym.rewards.semi_online.dual_level_advantages`. This module adds:
   Eq. 13), a length-aware penalty on completions near the generation limit.
 * :func:`global_batch_normalise`: REINFORCE++'s normalisation of advantages over the whole
   global batch rather than per prompt group (OpenRLHF's implementation).
+* :func:`gigpo_advantages`: GiGPO's two-level advantages (Feng et al. 2025, verl-agent,
+  arXiv 2505.10978): an episode-level group advantage plus a step-level one over the steps
+  of the group taken from the same anchor state, with :func:`discounted_returns`.
 
 Nothing here imports numpy, torch or Gymnasium.
 """
@@ -26,12 +29,15 @@ Nothing here imports numpy, torch or Gymnasium.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 __all__ = [
     "DEFAULT_GAE_GAMMA",
     "DEFAULT_GAE_LAMBDA",
+    "GIGPO_GAMMA",
+    "discounted_returns",
     "gae",
+    "gigpo_advantages",
     "global_batch_normalise",
     "overlong_penalty",
     "rloo_advantages",
@@ -215,3 +221,85 @@ def overlong_penalty(length: int, max_length: int, buffer: int) -> float:
         return -1.0
     start = max_length - buffer
     return 0.0 if length <= start else (start - length) / buffer
+
+
+GIGPO_GAMMA = 0.95
+"""GiGPO's step-return discount (verl-agent's ALFWorld and WebShop scripts: ``gamma=0.95``)."""
+
+
+def discounted_returns(rewards: Sequence[float], gamma: float) -> list[float]:
+    """``R_t = sum_{k >= t} gamma^(k - t) r_k`` over one episode (GiGPO Eq. 5)."""
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
+    out = [0.0] * len(rewards)
+    running = 0.0
+    for t in range(len(rewards) - 1, -1, -1):
+        running = float(rewards[t]) + gamma * running
+        out[t] = running
+    return out
+
+
+def _group_relative(values: Sequence[float], std_norm: bool, eps: float) -> list[float]:
+    """``(v - mean) / F``: ``F = 1`` (``mean_norm``) or the group's sample standard deviation
+    (``mean_std_norm``; 1 for a group of one, as verl-agent's ``torch.std`` fallback)."""
+    n = len(values)
+    mean = sum(values) / n
+    if not std_norm:
+        return [v - mean for v in values]
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 1.0
+    return [(v - mean) / (std + eps) for v in values]
+
+
+def gigpo_advantages(
+    rewards: Sequence[Sequence[float]],
+    anchors: Sequence[Sequence[Hashable]],
+    *,
+    gamma: float = GIGPO_GAMMA,
+    step_weight: float = 1.0,
+    std_norm: bool = False,
+    eps: float = 1e-6,
+) -> list[list[float]]:
+    """GiGPO's advantage of every step of a group of episodes of one task from one seed.
+
+    * Episode level (Eq. 3): ``A^E(tau_i) = (R(tau_i) - mean_j R(tau_j)) / F``, with
+      ``R(tau_i) = sum_t r_t^(i)``.
+    * Step level (Eq. 6-7): the steps of the group whose anchor state is the same form a
+      step group; a step's discounted return ``R_t^(i)`` (:func:`discounted_returns`) is
+      compared within it: ``A^S = (R_t^(i) - mean) / F``. A state only one step reached gets 0.
+    * ``A = A^E + step_weight * A^S`` (Eq. 8; ``omega = 1`` in the paper).
+
+    ``F`` is 1 (``std_norm=False``, verl-agent's ``mean_norm``, its scripts' choice) or the
+    group's standard deviation (``mean_std_norm``), at both levels.
+
+    Args:
+        rewards: Each episode's per-step rewards ``r_t``.
+        anchors: Each episode's per-step anchor key (equal keys = the same state).
+        gamma: Step-return discount.
+        step_weight: ``omega``, the step advantage's weight.
+        std_norm: Divide by the standard deviation.
+        eps: Added to standard deviations.
+
+    Returns:
+        Each episode's per-step advantages.
+    """
+    if len(rewards) != len(anchors):
+        raise ValueError(f"{len(rewards)} reward rows but {len(anchors)} anchor rows")
+    for i, (row, keys) in enumerate(zip(rewards, anchors)):
+        if len(row) != len(keys):
+            raise ValueError(f"episode {i}: {len(row)} rewards but {len(keys)} anchors")
+    if not rewards:
+        return []
+    episode = _group_relative([float(sum(row)) for row in rewards], std_norm, eps)
+    returns = [discounted_returns(row, gamma) for row in rewards]
+    groups: dict[Hashable, list[tuple[int, int]]] = {}
+    for i, keys in enumerate(anchors):
+        for t, key in enumerate(keys):
+            groups.setdefault(key, []).append((i, t))
+    step = [[0.0] * len(row) for row in rewards]
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        relative = _group_relative([returns[i][t] for i, t in members], std_norm, eps)
+        for (i, t), value in zip(members, relative):
+            step[i][t] = value
+    return [[episode[i] + step_weight * a for a in step[i]] for i in range(len(rewards))]

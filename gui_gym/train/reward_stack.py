@@ -43,6 +43,7 @@ __all__ = [
     "outcome_reward",
     "parse_reward",
     "reward_stream",
+    "shaped_step_rewards",
 ]
 
 REWARD_TERMS = ("outcome", "progress", "milestone", "prm", "judge", "orm", "format")
@@ -439,6 +440,17 @@ def admire_step_rewards(trajectory: Trajectory, format_eta: float = 0.0) -> list
         if format_eta:
             base = [b + format_eta * f for b, f in zip(base, admire_format_rewards(trajectory))]
     return [b + s for b, s in zip(base, _shaped(trajectory))]
+
+
+def shaped_step_rewards(trajectory: Trajectory, format_eta: float = 0.0) -> list[float]:
+    """Per-step rewards in time order: :func:`reward_stream` plus ``format_eta R_format(t)``
+    when no milestone wrapper put ADMIRE's format term in them already; they sum to
+    :func:`episode_return` (what GiGPO discounts into step returns)."""
+    rewards = reward_stream(trajectory)
+    if format_eta and _milestone_totals(trajectory) is None:
+        formats = admire_format_rewards(trajectory)
+        rewards = [r + format_eta * f for r, f in zip(rewards, formats)]
+    return rewards
 
 
 def episode_return(trajectory: Trajectory, format_eta: float = 0.0) -> float:

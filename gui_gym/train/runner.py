@@ -37,7 +37,7 @@ __all__ = [
     "split_settings",
 ]
 
-ALGORITHMS = ("grpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo", "arpo")
+ALGORITHMS = ("grpo", "reinforce_pp", "ppo", "semi_online", "offline_grpo", "arpo", "gigpo")
 """The algorithm modules of :mod:`gui_gym.train`."""
 
 PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -98,6 +98,7 @@ def _algo_config_class(algo: str) -> type:
         "semi_online": "SemiOnlineConfig",
         "offline_grpo": "OfflineGRPOConfig",
         "arpo": "ARPOConfig",
+        "gigpo": "GiGPOConfig",
     }
     return getattr(module, names[algo])
 
@@ -283,7 +284,13 @@ def make_trainer(
         task_ids = list(tasks) if tasks else list(getattr(base, "task_ids", []) or [])
         if not task_ids:
             raise ValueError(f"{env_id} lists no tasks to train on; pass tasks explicitly")
-        cls = {"grpo": "GRPO", "reinforce_pp": "ReinforcePP", "ppo": "PPO", "arpo": "ARPO"}[algo]
+        cls = {
+            "grpo": "GRPO",
+            "reinforce_pp": "ReinforcePP",
+            "ppo": "PPO",
+            "arpo": "ARPO",
+            "gigpo": "GiGPO",
+        }[algo]
         algorithm = getattr(module, cls)(make_env, task_ids, algo_config)
     if name != algo:
         # a preset names its runs and checkpoints (a dapo checkpoint is not resumed as rloo)
