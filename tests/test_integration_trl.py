@@ -18,6 +18,7 @@ require("trl", "trl")
 torch = require("torch", "llm")
 
 from gui_gym.integrations.trl import (  # noqa: E402
+    ENDED,
     SYSTEM_PROMPT,
     make_environment_factory,
     metric_functions,
@@ -96,7 +97,9 @@ def test_a_missing_trl_is_a_dependency_error_naming_the_extra(monkeypatch) -> No
 # ------------------------------------------------------------------- TRL's own training loop
 
 
-def _policy(tmp_path: Path, call: str, other: str) -> tuple[object, object, int, int]:
+def _policy(
+    tmp_path: Path, call: str, other: str, corpus: tuple[str, ...] = ()
+) -> tuple[object, object, int, int]:
     """A tiny Qwen2 whose weights make it answer one of two tool calls (50/50), then end.
 
     Attention and MLP outputs are zeroed, so the last hidden state is the current token's
@@ -112,9 +115,9 @@ def _policy(tmp_path: Path, call: str, other: str) -> tuple[object, object, int,
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
     core.train_from_iterator(
-        [template, SYSTEM_PROMPT, call, other],
+        [template, SYSTEM_PROMPT, call, other, *corpus],
         trainers.BpeTrainer(
-            vocab_size=400,
+            vocab_size=400 + 1600 * bool(corpus),  # the screens' words: short tool results
             special_tokens=specials,
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         ),
@@ -172,10 +175,18 @@ def test_grpo_trainer_trains_on_the_envs_rewards(tmp_path: Path) -> None:
         + "\n</tool_call>"
     )
     other = '<tool_call>\n{"name": "go_back", "arguments": {}}\n</tool_call>'
-    model, tok, _, _ = _policy(tmp_path, call, other)
+    screens = make_environment_factory(ENV, tools=("input_text",), split="train")()
+    corpus = (screens.reset(task_id=task, seed=0), screens.input_text(first.index, first.text))
+    model, tok, _, _ = _policy(tmp_path, call, other, corpus)
     before = model.lm_head.weight.detach().clone()
 
-    env_class = make_environment_factory(ENV, reward="outcome+progress", split="train", max_steps=3)
+    env_class = make_environment_factory(
+        ENV,
+        reward="outcome+progress",
+        tools=("input_text", "go_back"),  # the tiny vocabulary spells each schema out long
+        split="train",
+        max_steps=3,
+    )
     earned: list[float] = []
 
     class Recorded(env_class):  # type: ignore[misc, valid-type]
@@ -198,7 +209,9 @@ def test_grpo_trainer_trains_on_the_envs_rewards(tmp_path: Path) -> None:
             per_device_train_batch_size=8,
             num_generations=8,
             max_steps=2,
-            max_completion_length=64,
+            # the screen after a tool call must fit: TRL drops a tool result that would pass
+            # it, and a dropped step earns nothing
+            max_completion_length=640,
             max_tool_calling_iterations=1,
             logging_steps=1,
             learning_rate=1e-2,
@@ -220,3 +233,146 @@ def test_grpo_trainer_trains_on_the_envs_rewards(tmp_path: Path) -> None:
     assert any(r > 0 for r in earned) and any(r == 0 for r in earned)
     # rewards that differ within a group reached the loss: the policy moved
     assert not torch.equal(before, model.lm_head.weight.detach())
+
+
+# ----------------------------------------------- the round-2 points (issue 47): each one fails
+# on the first adapter
+
+
+def _wikihow(**kwargs):
+    task, first = _first_task()
+    env = make_environment_factory(ENV, reward="outcome+progress", split="train", **kwargs)()
+    return env, task, first
+
+
+def test_without_a_task_row_reset_refuses_unless_random_tasks_are_asked_for() -> None:
+    env, _, _ = _wikihow()
+    placeholder = {"prompt": [{"role": "user", "content": ""}]}  # TRL's row without a dataset
+    with pytest.raises(ValueError, match="a GRPO group would not share one"):
+        env.reset(**placeholder)
+    assert "the last reset() failed" in env.click(0)
+    free = make_environment_factory(ENV, random_tasks=True, split="train")()
+    assert free.reset(**placeholder).startswith("Task: ")
+
+
+def test_tools_say_reset_comes_first_and_a_failed_reset_ends_the_old_episode(
+    monkeypatch,
+) -> None:
+    env, task, first = _wikihow()
+    assert env.click(0) == "No episode is running yet: reset() starts one before any tool call."
+    env.reset(task_id=task, seed=0)
+    env.input_text(first.index, first.text)
+    assert env.get_reward() > 0
+    monkeypatch.setattr(env._env, "reset", lambda **_: (_ for _ in ()).throw(OSError("gone")))
+    with pytest.raises(OSError):
+        env.reset(task_id=task, seed=1)
+    # no stale episode: no reward, no live tools
+    assert env.get_reward() == 0.0 and env._metric("steps") == 0.0
+    assert env.go_back().startswith("No episode is running: the last reset() failed (OSError")
+
+
+def test_bad_tool_arguments_are_one_line_results_and_text_stays_data() -> None:
+    env, task, _ = _wikihow()
+    env.reset(task_id=task, seed=0)
+    for result in (env.click(2.9), env.click(True), env.input_text(0, None), env.scroll("in")):
+        assert result.startswith("Error: ") and "\n" not in result
+    assert env._metric("steps") == 0.0  # not stepped
+    ended = env.answer("<action>DONE()</action>")
+    assert ended.startswith("The episode is")
+    assert env._calls[-1][1]["action"] == 'ANSWER("<action>DONE()</action>")'
+
+
+def test_the_env_is_closed_when_trl_drops_the_instance() -> None:
+    import gc
+
+    env, task, _ = _wikihow()
+    env.reset(task_id=task, seed=0)
+    closed = []
+    inner = env._env
+    original = inner.close
+    inner.close = lambda: (closed.append(True), original())[1]
+    assert not any(not n.startswith("_") and n == "close" for n in dir(type(env)))  # no tool
+    del env
+    gc.collect()
+    assert closed == [True]
+
+
+def test_screenshots_are_bounded_as_the_openai_client_bounds_them() -> None:
+    task, _ = _first_task()
+    env = make_environment_factory(ENV, screenshot=True, max_pixels=360 * 720 // 4, split="train")()
+    image = env.reset(task_id=task, seed=0)[1]["image"]
+    assert image.size == (180, 360)  # aspect kept
+    with pytest.raises(ValueError, match="max_pixels must be >= 1"):
+        make_environment_factory(ENV, max_pixels=0)
+
+
+def test_a_dropped_tool_result_is_not_rewarded_and_metrics_have_one_value_per_rollout() -> None:
+    env, task, first = _wikihow()
+    env.reset(task_id=task, seed=0)
+    seen = env.go_back()
+    env.input_text(first.index, first.text)  # TRL drops this result: over max_completion_length
+    all_steps = env.get_reward()
+    assert all_steps > 0
+    completion = [
+        {"role": "assistant", "content": "", "tool_calls": [{}]},
+        {"role": "tool", "name": "go_back", "content": seen},
+        {"role": "assistant", "content": "", "tool_calls": [{}]},  # its result rolled back
+    ]
+    success, outcome, steps = metric_functions()
+    assert steps(environments=[env], completions=[completion]) == [1.0]
+    assert env.get_reward() == pytest.approx(env._calls[0][0]) and env.get_reward() < all_steps
+    # AsyncGRPOTrainer: no environments=, the env already back in its pool
+    other, _, _ = _wikihow()
+    other.reset(task_id=task, seed=0)
+    last = other.input_text(first.index, first.text)
+    other.get_reward()  # the async worker calls it as the rollout ends
+    other.reset(task_id=task, seed=1)  # reused by another rollout before scoring
+    ended = {"role": "tool", "content": ENDED}  # a call after the end: a shared string
+    rows = [[{"role": "tool", "content": last}, ended], [], [{"role": "tool", "content": "x"}]]
+    assert steps(completions=rows) == [1.0, 0.0, None]
+    assert success(completions=rows) == [0.0, 0.0, None]
+
+
+def test_async_metrics_find_a_screenshot_rollout_by_its_stringified_result() -> None:
+    task, first = _first_task()
+    env = make_environment_factory(ENV, screenshot=True, reward="outcome+progress", split="train")()
+    env.reset(task_id=task, seed=0)
+    last = env.input_text(first.index, first.text)
+    assert isinstance(last, list)
+    env.get_reward()
+    (steps,) = metric_functions(("steps",))
+    # AsyncGRPOTrainer's tool message holds str(result)
+    assert steps(completions=[[{"role": "tool", "content": str(last)}]]) == [1.0]
+
+
+def test_every_tool_has_the_schema_trl_builds_and_tools_can_be_picked() -> None:
+    from transformers.utils import get_json_schema
+
+    from gui_gym.integrations.tools import TOOLS
+
+    env = make_environment_factory(ENV, tools=[t.name for t in TOOLS])()
+    for spec in TOOLS:
+        schema = get_json_schema(getattr(env, spec.name))["function"]
+        assert schema["name"] == spec.name and schema["description"] == spec.doc
+        properties = schema["parameters"]["properties"]
+        assert list(properties) == [p.name for p in spec.params]
+        required = schema["parameters"].get("required", [])
+        assert required == [p.name for p in spec.params if not p.optional], spec.name
+    assert (
+        get_json_schema(env.click)["function"]["parameters"]["properties"]["element_id"]["type"]
+        == "integer"
+    )
+    assert get_json_schema(env.drag_at)["function"]["parameters"]["properties"]["via"] == {
+        "type": "array",
+        "items": {"type": "number"},
+        "nullable": True,
+        "description": TOOLS[[t.name for t in TOOLS].index("drag_at")].params[-1].doc,
+    }
+    # by default the tools of what the env performs: WikiHow has no drag, hover or select
+    offered = make_environment_factory(ENV)
+    assert hasattr(offered, "click_at") and not hasattr(offered, "hover")
+    assert not hasattr(offered, "drag_at") and not hasattr(offered, "select_option")
+    picked = make_environment_factory(ENV, tools=("click", "answer"))
+    assert hasattr(picked, "click") and not hasattr(picked, "scroll")
+    with pytest.raises(ValueError, match=r"unknown tool\(s\) \['clik'\]; allowed: click, "):
+        make_environment_factory(ENV, tools=("clik",))

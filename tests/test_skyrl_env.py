@@ -140,3 +140,98 @@ def test_a_missing_engine_names_its_extra(monkeypatch, module: str, engine: str,
     monkeypatch.setitem(sys.modules, engine, None)  # import of it fails as if not installed
     with pytest.raises(gym.error.DependencyNotInstalled, match=rf"gui-gym\[{extra}\]"):
         importlib.import_module(module)
+
+
+# ------------------------------------------------ screenshots and bad input (issue 47)
+
+
+def _decode(url: str):
+    """An ``image_url`` data URL as a PIL image, as SkyRL's VLM generator decodes it."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    head, data = url.split(",", 1)
+    assert head == "data:image/png;base64"
+    return Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB")
+
+
+def test_screenshots_reach_a_tiny_vlm_as_image_url_parts(tmp_path) -> None:
+    require("transformers", "llm")
+    from gui_gym.models.llm import TransformersLLM
+    from tests.tiny_llm import tiny_llava
+
+    env = skyrl_gym.make(
+        "gui_gym",
+        env_config={
+            "env_id": "GuiGym/WikiHow-v0",
+            "screenshot": True,
+            "env_kwargs": {"split": "train"},
+        },
+        extras={"seed": 0},
+    )
+    messages, _ = env.init([])
+    first = messages[-1]["content"]
+    assert [p["type"] for p in first] == ["text", "image_url"]
+    out = env.step("<action>SCROLL(down)</action>")
+    later = out["observations"][0]["content"]
+    assert [p["type"] for p in later] == ["text", "image_url"]
+    assert later[0]["text"].startswith("Done: ")
+    images = [_decode(c[1]["image_url"]["url"]) for c in (first, later)]
+    assert images[0].size == (360, 720)
+    # what a VLM generator does with them: image parts into the processor
+    folder = tmp_path / "vlm"
+    tiny_llava(folder)
+    vlm = TransformersLLM(folder, device="cpu")
+
+    def prompt(content, image):
+        return [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": content[0]["text"][:200]},
+                    {"type": "image", "image": image},
+                ],
+            }
+        ]
+
+    [[a], [b]] = vlm.generate_with_tokens(
+        [prompt(first, images[0]), prompt(first, images[1])], max_new_tokens=2
+    )
+    image_id = vlm.tokenizer.convert_tokens_to_ids("<image>")
+    assert a.prompt_ids.count(image_id) == 16 and a.prompt_ids == b.prompt_ids
+    assert a.logprobs != b.logprobs  # the model sees the screens' pixels
+    env.close()
+
+
+def test_bad_model_output_and_steps_after_the_end_never_raise_or_hang() -> None:
+    env = skyrl_gym.make(
+        "gui_gym",
+        env_config={
+            "env_id": "GuiGym/WikiHow-v0",
+            "env_kwargs": {"split": "train", "max_steps": 3},
+        },
+        extras={"seed": 0},
+    )
+    before = env.step("<action>DONE()</action>")  # before init: nothing stepped
+    assert before["done"] and "call init() first" in before["metadata"]["action_error"]
+    env.init([])
+    for output in ("\x00garbage ))(( <action>", "x" * 5_000_000 + "<action>WAIT()</action>"):
+        out = env.step(output)
+        assert out["reward"] == 0.0 or out["done"]
+    assert env.step("<action>WAIT()</action>")["done"]  # the third step: the step limit
+    after = env.step("<action>DONE()</action>")
+    assert after["done"] and after["reward"] == 0.0 and after["observations"] == []
+    assert env.get_metrics()["steps"] == 3
+
+
+def test_a_failed_reset_is_a_clear_error(monkeypatch) -> None:
+    env = skyrl_gym.make(
+        "gui_gym", env_config={"env_id": "GuiGym/WikiHow-v0"}, extras={"task_id": "no-such-task"}
+    )
+    with pytest.raises(
+        RuntimeError, match="GuiGym/WikiHow-v0 failed to reset \\(task 'no-such-task'"
+    ):
+        env.init([])
+    assert "call init() first" in env.step("<action>WAIT()</action>")["metadata"]["action_error"]

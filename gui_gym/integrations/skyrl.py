@@ -21,7 +21,9 @@ per-step rewards, for SkyRL's multi-turn generators.
   (``gym.make`` arguments), ``prompt`` (a gui-gym prompt format, ``default``),
   ``max_turns`` (the env's ``max_steps`` unless ``env_kwargs`` gives it), and the reward
   stack's options (``prm_model``, ``progress_model``, ``orm_model``,
-  ``milestone_store``, ``embedder``, ``progress_k``).
+  ``milestone_store``, ``embedder``, ``progress_k``), and ``screenshot`` (a VLM policy: each
+  user message also carries the screen as an OpenAI ``image_url`` part, a base64 PNG data URL
+  bounded to Qwen2.5-VL's ``max_pixels``, what SkyRL's multi-turn VLM generator reads).
 * ``extras`` (a dataset row's) picks the episode: ``task_id`` and ``seed``; it may override
   ``env_id``, ``reward`` and ``env_kwargs`` per row (its other columns are ignored).
 * :meth:`GuiGymTextEnv.init` ignores the dataset prompt and returns the prompt format's
@@ -70,7 +72,19 @@ _STACK_OPTIONS = (
     "progress_k",
     "milestone_mode",
 )
-_CONFIG_KEYS = ("env_id", "reward", "env_kwargs", "prompt", "max_turns", *_STACK_OPTIONS)
+_CONFIG_KEYS = (
+    "env_id",
+    "reward",
+    "env_kwargs",
+    "prompt",
+    "max_turns",
+    "screenshot",
+    *_STACK_OPTIONS,
+)
+
+MAX_OUTPUT_CHARS = 200_000
+"""Longest model output :meth:`GuiGymTextEnv.step` reads; a longer one is cut to its last
+this many characters (the last ``<action>`` block wins) before parsing."""
 
 
 def _plain(value: Any) -> Any:
@@ -134,6 +148,9 @@ class GuiGymTextEnv(BaseTextEnv):
         env_kwargs = {**(_plain(config.get("env_kwargs")) or {}), **(row.get("env_kwargs") or {})}
         if config.get("max_turns") is not None:  # SkyRL's usual name for the episode length
             env_kwargs.setdefault("max_steps", int(config["max_turns"]))
+        self.screenshot = bool(config.get("screenshot", False))
+        if self.screenshot:
+            env_kwargs["screenshot"] = True
         import gui_gym  # noqa: F401  (registers the ids)
 
         self.env = self.stack.wrap(gym.make(self.env_id, **env_kwargs))
@@ -141,11 +158,34 @@ class GuiGymTextEnv(BaseTextEnv):
         self.max_turns = int(getattr(self.env.unwrapped, "max_steps", 0) or 0) or 1
         self._totals: dict[str, float] = {}
         self._success: bool | None = None
+        self._live = False  # an episode is running (init succeeded, not done)
+        self.turns = 0
+
+    def _content(self, text: str, observation: Mapping[str, Any]) -> Any:
+        """A user message's content: the text, and with ``screenshot`` the screen as an
+        OpenAI ``image_url`` part (a base64 PNG data URL at most Qwen2.5-VL's ``max_pixels``,
+        as the OpenAI-compatible client sends it), the form SkyRL's multi-turn VLM generator
+        reads."""
+        image = observation.get("screenshot") if self.screenshot else None
+        if image is None:
+            return text
+        from gui_gym.models.llm.chat_messages import openai_messages
+
+        parts = [{"type": "text", "text": text}, {"type": "image", "image": image}]
+        return openai_messages([{"role": "user", "content": parts}])[0]["content"]
 
     def init(self, prompt: Any = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Reset the env; the first prompt is the prompt format's, for the first screen."""
         options = {"task": self.task_id} if self.task_id is not None else None
-        observation, info = self.env.reset(seed=self.seed, options=options)
+        self._live = False
+        try:
+            observation, info = self.env.reset(seed=self.seed, options=options)
+        except Exception as err:
+            raise RuntimeError(
+                f"{self.env_id} failed to reset (task {self.task_id!r}, seed {self.seed!r}): "
+                f"{type(err).__name__}: {err}"
+            ) from err
+        self._live = True
         self.turns = 0
         self._totals = dict.fromkeys(self.reward_terms, 0.0)
         self._success = None
@@ -156,12 +196,33 @@ class GuiGymTextEnv(BaseTextEnv):
                 info=info,
             )
         )
+        if self.screenshot and messages and messages[-1].get("role") == "user":
+            last = messages[-1]
+            messages = [
+                *messages[:-1],
+                {**last, "content": self._content(last["content"], observation)},
+            ]
         return messages, {"task_id": info.get("task_id"), "env_id": self.env_id}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
-        """One model output: the env acts on its ``<action>`` block."""
+        """One model output: the env acts on its ``<action>`` block. Before :meth:`init` or
+        after the episode ended nothing is stepped: ``done`` is True, the reward 0 and
+        ``metadata["action_error"]`` says why."""
+        if not self._live:
+            return BaseTextEnvStepOutput(
+                observations=[],
+                reward=0.0,
+                done=True,
+                metadata={
+                    "action_valid": False,
+                    "action_error": "no episode is running: call init() first (the episode "
+                    "ended, its reset failed, or it never started)",
+                },
+                postprocessed_action=None,
+            )
         self.turns += 1
-        thought, action_text = self.prompt.parse(str(action))
+        text = action if isinstance(action, str) else str(action)
+        thought, action_text = self.prompt.parse(text[-MAX_OUTPUT_CHARS:])
         observation, reward, terminated, truncated, info = self.env.step(action_text)
         components = step_reward_components(self.env, float(reward), info, self.reward_terms)
         for name, value in components.items():
@@ -177,12 +238,14 @@ class GuiGymTextEnv(BaseTextEnv):
         }
         observations: list[dict[str, str]] = []
         if done:
+            self._live = False
             self._success = bool(info.get("success", False))
             metadata.update(success=self._success, terminated=bool(terminated))
             if isinstance(info.get("milestone"), dict):
                 metadata["milestone"] = json_safe(info["milestone"])
         else:
-            observations.append({"role": "user", "content": self._next_turn(observation, info)})
+            text = self._next_turn(observation, info)
+            observations.append({"role": "user", "content": self._content(text, observation)})
         return BaseTextEnvStepOutput(
             observations=observations,
             reward=float(reward),
