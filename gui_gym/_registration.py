@@ -7,7 +7,12 @@ and async vector envs. No ``max_episode_steps`` is registered: each env truncate
 
 from __future__ import annotations
 
-from gymnasium.envs.registration import register, registry
+from gymnasium.envs.registration import WrapperSpec, register, registry
+
+ENV_CHECKER = WrapperSpec("EnvChecker", "gui_gym.core.env:EnvChecker", {})
+"""Every id's env checker: Gymnasium's passive checks, without its broken state after a
+first reset that raises (``gui_gym.core.env.EnvChecker``; issue 46). The ids register with
+``disable_env_checker=True`` so Gymnasium's own checker is not applied as well."""
 
 ENV_IDS: dict[str, str] = {
     "GuiGym/WikiHow-v0": "gui_gym.envs.wikihow:WikiHowEnv",
@@ -47,19 +52,22 @@ ALFWORLD_ENV_IDS: dict[str, str] = {
 out of ``ENV_IDS`` so every-id tests stay quick; ``tests/test_alfworld.py`` covers it."""
 
 
+_CHECKED = {"disable_env_checker": True, "additional_wrappers": (ENV_CHECKER,)}
+
+
 def register_envs() -> None:
     """Register every id (idempotent)."""
     for env_id, entry_point in ENV_IDS.items():
         if env_id not in registry:
-            register(id=env_id, entry_point=entry_point, disable_env_checker=False)
+            register(id=env_id, entry_point=entry_point, **_CHECKED)
     for env_id, entry_point in {**REPLAY_ENV_IDS, **ALFWORLD_ENV_IDS}.items():
         if env_id not in registry:
-            register(id=env_id, entry_point=entry_point, disable_env_checker=False)
+            register(id=env_id, entry_point=entry_point, **_CHECKED)
     for env_id, kwargs in MINIWOB_ENV_IDS.items():
         if env_id not in registry:
             register(
                 id=env_id,
                 entry_point=MINIWOB_ENTRY_POINT,
                 kwargs=dict(kwargs),
-                disable_env_checker=False,
+                **_CHECKED,
             )

@@ -195,12 +195,14 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("view", "trajectories"): ["{tmp}/none.jsonl", "{tmp}", "{file}"],
     ("view", "out"): ["{tmp}", "{file}/report.html"],
     ("serve", "folder"): ["{tmp}/none", "{file}"],
-    ("serve", "host"): ["256.1.1.1"],
+    ("serve", "host"): ["256.1.1.1", "0.0.0.0"],  # off loopback without --token
+    ("serve", "token"): ["short"],
     ("serve", "port"): ["70000"],
     ("plot", "files"): ["{tmp}/none.json", "{tmp}", "{file}", "{traj}", "{store}"],
     ("plot", "out"): ["{file}"],
     ("serve-openenv", "env_id"): ["GuiGym/Nope-v0"],
-    ("serve-openenv", "host"): ["256.1.1.1"],
+    ("serve-openenv", "host"): ["256.1.1.1", "0.0.0.0"],  # off loopback without --token
+    ("serve-openenv", "token"): ["short"],
     ("serve-openenv", "session_timeout"): ["0", "-1"],
     ("serve-openenv", "step_timeout"): ["0"],
     ("serve-openenv", "reward"): ["nope", "outcome+2*outcome", "orm"],

@@ -162,6 +162,13 @@ def test_a_vlm_sees_each_screenshot_and_keeps_its_tokens(verl_run: dict) -> None
 # ------------------------------------------------------------------ the export (main venv)
 
 
+def test_a_row_cannot_choose_the_files_the_loop_reads_or_writes(verl_run: dict) -> None:
+    # issue 46: a dataset row's extra_info set prm_model / milestone_store paths before
+    checks = verl_run["row_settings"]
+    assert checks["refused"] and all("agent-loop config" in m for m in checks["refused"].values())
+    assert checks["allowed_reward"] == "outcome+progress"
+
+
 def test_export_tasks_writes_verl_rows(tmp_path: Path) -> None:
     pq = require("pyarrow.parquet", "parquet")
     out = tmp_path / "tasks.parquet"

@@ -418,6 +418,26 @@ def expert_script(max_steps: int) -> dict[str, Any]:
     raise RuntimeError("no WikiHow test task takes the expert 3 steps")
 
 
+def row_settings_check() -> dict[str, Any]:
+    """What a dataset row may set (issue 46): the reward and prompt yes, files no."""
+    import types
+
+    from gui_gym.integrations.verl import CONFIG_ONLY, GuiGymAgentLoop
+
+    loop = types.SimpleNamespace(
+        defaults={"env_id": "GuiGym/WikiHow-v0", "reward": "outcome", **dict.fromkeys(CONFIG_ONLY)}
+    )
+    refused = {}
+    for key in CONFIG_ONLY:
+        try:
+            GuiGymAgentLoop._settings(loop, {key: "/tmp/elsewhere"})
+            refused[key] = ""
+        except ValueError as err:
+            refused[key] = str(err)
+    allowed = GuiGymAgentLoop._settings(loop, {"reward": "outcome+progress"})["reward"]
+    return {"refused": refused, "allowed_reward": allowed}
+
+
 def main(out_dir: str) -> None:
     work = Path(out_dir)
     folder = work / "tiny-qwen2"
@@ -453,6 +473,7 @@ def main(out_dir: str) -> None:
         ),
         # a VLM: each turn's screenshot reaches the server and the trainer's pixel inputs
         "vlm": run_vlm_batch(work, expert["task_id"]),
+        "row_settings": row_settings_check(),
     }
     print(json.dumps(results))
 

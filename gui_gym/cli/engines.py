@@ -72,13 +72,27 @@ def serve_openenv(
         Path | None, typer.Option(help="milestone store JSON the milestone reward reads")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="log errors only")] = False,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="secret every request must carry (Authorization: Bearer TOKEN, or ?token=TOKEN "
+            "on the WebSocket URL); required with a --host other than loopback; also read "
+            "from GUI_GYM_TOKEN",
+            envvar="GUI_GYM_TOKEN",
+        ),
+    ] = None,
 ) -> None:
     """Serve ENV_ID over OpenEnv (WebSocket sessions at /ws): each session one env in its own
     worker process, with the reward stack of --reward; Ctrl+C stops it."""
     import gymnasium as gym
 
+    from gui_gym.integrations.server_guard import check_bind
     from gui_gym.train.reward_stack import RewardStack, parse_reward
 
+    try:
+        check_bind(host, token)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     check_env_id(env_id)
     _positive(session_timeout, "--session-timeout")
     _positive(step_timeout, "--step-timeout")
@@ -120,9 +134,9 @@ def serve_openenv(
         reward_options=reward_options,
         step_timeout=step_timeout,
     )
-    bound_host, bound_port = sock.getsockname()[:2]
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        typer.echo(f"warning: serving {env_id} to other machines on {host}", err=True)
+    bound_port = sock.getsockname()[1]
+    if token:
+        typer.echo("requests must carry the --token (Authorization: Bearer TOKEN)", err=True)
 
     def announce() -> None:
         typer.echo(
@@ -140,6 +154,7 @@ def serve_openenv(
             session_timeout=session_timeout,
             log_level="error" if quiet else "warning",
             on_ready=announce,
+            token=token,
         )
     except KeyboardInterrupt:
         pass

@@ -28,7 +28,14 @@ def export_tasks(
         str, typer.Option("--format", help="verl (parquet of verl's RL dataset columns) or jsonl")
     ] = "verl",
     split: Annotated[str, typer.Option(help="train, test or all")] = "train",
-    seeds: Annotated[int, typer.Option(help="rows per task: seeds seed .. seed+N-1", min=1)] = 1,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            help="rows per task: seeds seed .. seed+N-1 (at most 10,000: a row is one reset)",
+            min=1,
+            max=10_000,
+        ),
+    ] = 1,
     seed: Annotated[int, typer.Option(help="first seed", min=0)] = 0,
     task: Annotated[
         list[str] | None, typer.Option("--task", help="task ids to export (repeatable)")

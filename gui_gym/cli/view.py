@@ -65,19 +65,32 @@ def serve(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port (0 picks a free one)", min=0, max=65535)] = 8000,
     quiet: Annotated[bool, typer.Option("--quiet", help="do not log each request")] = False,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="secret every request must carry (open the server once with ?token=TOKEN; "
+            "programs send Authorization: Bearer TOKEN); required with a --host other than "
+            "loopback; also read from GUI_GYM_TOKEN",
+            envvar="GUI_GYM_TOKEN",
+        ),
+    ] = None,
 ) -> None:
     """Browse every run under FOLDER with the report pages (read-only; nothing outside
     FOLDER is served)."""
+    from gui_gym.integrations.server_guard import check_bind
     from gui_gym.view.server import make_server
 
+    try:
+        check_bind(host, token)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     existing_dir(folder, "FOLDER")
     try:
-        server = make_server(folder, host=host, port=port, quiet=quiet)
+        server = make_server(folder, host=host, port=port, quiet=quiet, token=token)
     except OSError as err:
         raise UsageError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        typer.echo(f"warning: serving {folder} to other machines on {host}", err=True)
-    typer.echo(f"serving {folder.resolve()} at {server.url} (Ctrl+C to stop)", err=True)
+    opened = server.url + ("?token=TOKEN" if token else "")
+    typer.echo(f"serving {folder.resolve()} at {opened} (Ctrl+C to stop)", err=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 from gui_gym.core.untrusted_text import (
     load_json,
     strip_code_fence,
-    tagged_blocks,
     without_lone_surrogates,
 )
 
@@ -936,13 +935,60 @@ def _split_webshop(text: str) -> tuple[str, str] | None:
     return None
 
 
+_BLOCK_TOKENS = re.compile(r'\\.|"|</action>', re.IGNORECASE | re.DOTALL)
+
+
+def _action_blocks(text: str) -> list[str]:
+    """The ``<action>...</action>`` blocks of model output, in order. A block ends at the
+    first ``</action>`` outside a double-quoted string (so ``INPUT(0, "a </action> b")``
+    inside a block stays one block); a block whose quotes never balance ends at its first
+    ``</action>``, as :func:`~gui_gym.core.untrusted_text.tagged_blocks` reads it. Linear in
+    the text's length."""
+    lower = text.lower()
+    blocks: list[str] = []
+    position = 0
+    scan = True  # once a scan ran to the end unbalanced, the rest is read naively: linear
+    while True:
+        start = lower.find("<action>", position)
+        if start < 0:
+            return blocks
+        begin = start + len("<action>")
+        naive = lower.find("</action>", begin)
+        if naive < 0:
+            return blocks
+        end, quoted = -1, False
+        if scan:
+            for token in _BLOCK_TOKENS.finditer(text, begin):
+                piece = token.group(0)
+                if piece == '"':
+                    quoted = not quoted
+                elif piece[0] == "<" and not quoted:
+                    end = token.start()
+                    break
+        if end < 0:
+            end, scan = naive, False
+        blocks.append(text[begin:end])
+        position = end + len("</action>")
+
+
 def _parse(raw: str) -> Action:
     text = raw.strip()
-    blocks = tagged_blocks(text, "action")
-    if blocks:
+    if "<action>" in text.lower():
+        # a whole action whose text arguments hold <action> tags: the tags are data, never a
+        # second action (INPUT(0, "<action>GOBACK()</action>") types them; issue 46)
+        try:
+            return _parse_plain(text, raw)
+        except ActionParseError:
+            pass
+        blocks = _action_blocks(text)
+        if not blocks:
+            raise ActionParseError("found <action> without a closing </action>")
         text = blocks[-1].strip()
-    elif "<action>" in text.lower():
-        raise ActionParseError("found <action> without a closing </action>")
+    return _parse_plain(text, raw)
+
+
+def _parse_plain(text: str, raw: str) -> Action:
+    """One action with no ``<action>`` block around it (a code fence may wrap it)."""
     text = strip_code_fence(text, not_tags=frozenset(_ALIASES))
     text = text.strip("`").strip()
     if not text:

@@ -45,9 +45,44 @@ from gui_gym.core.task import Task, TaskSuite
 from gui_gym.core.ui import UITree
 from gui_gym.core.untrusted_text import without_lone_surrogates
 
-__all__ = ["ExpertUnavailable", "GuiEnv", "InvalidAction"]
+__all__ = ["EnvChecker", "ExpertUnavailable", "GuiEnv", "InvalidAction"]
 
 logger = logging.getLogger(__name__)
+
+
+class EnvChecker(gym.wrappers.PassiveEnvChecker, gym.utils.RecordConstructorArgs):
+    """Gymnasium's passive env checker, as every gui-gym id registers it (issue 46).
+
+    Gymnasium's ``PassiveEnvChecker`` marks its first reset checked before running it, so
+    when that reset raises (``reset(seed=-1)``, an unknown task) it keeps no reset data and
+    the first step after the next, good, reset fails with ``TypeError: cannot unpack
+    non-iterable NoneType object``: the env is broken for good. This one marks the reset
+    checked only once it succeeded; its checks are Gymnasium's own. The ids register with
+    ``disable_env_checker=True`` and this wrapper in their spec's ``additional_wrappers``,
+    so ``gym.make`` applies it (outside ``OrderEnforcing``) and ``env.spec`` re-creates it.
+    ``gym.make(id, disable_env_checker=False)`` adds Gymnasium's own checker as well (with
+    its flaw), and ``disable_env_checker=True`` does not remove this one (it is part of the
+    spec); ``gym.make(id).env`` is the env without it.
+    """
+
+    def __init__(self, env: gym.Env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.wrappers.PassiveEnvChecker.__init__(self, env)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Gymnasium's checked first reset; a first reset that raises leaves it unchecked."""
+        if self.checked_reset:
+            return self.env.reset(seed=seed, options=options)
+        from gymnasium.utils.passive_env_checker import env_reset_passive_checker
+
+        result = env_reset_passive_checker(self.env, seed=seed, options=options)
+        self.checked_reset = True
+        self._previous_data = result
+        return result
+
+    spec = gym.Wrapper.spec  # not PassiveEnvChecker's, which asks make() for a second checker
 
 
 class InvalidAction(Exception):
@@ -469,7 +504,14 @@ class GuiEnv(gym.Env[dict[str, Any], str]):
         """An independent env in the same state: same task, step count, milestones and RNG.
 
         Actions on the fork never affect this env (ProRe probes and best-of-N rely on it).
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset (there is no episode to copy).
         """
+        if self.task is None:
+            raise gym.error.ResetNeeded(
+                f"call reset() before fork(): {type(self).__name__} has no episode to copy yet"
+            )
         # a plain copy of the attributes, not copy.copy: envs that pickle (__getstate__ /
         # __setstate__ for multiprocessing and Ray) would rebuild their suite, app and backend
         # through it, most of a fork's time (ALFWorld: 0.8 s a fork, replaying the episode

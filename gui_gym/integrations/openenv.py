@@ -11,6 +11,9 @@ speak it: TRL, verifiers (``OpenEnvTaskset``), SkyRL, AgileRL, or OpenEnv's own 
         result = env.step("CLICK(3)")
         result.observation.screen, result.reward, result.done
 
+    # a server started with --token SECRET (required off loopback):
+    GuiGymEnvClient(base_url=url, headers={"Authorization": "Bearer SECRET"})
+
 The app is OpenEnv's own (:func:`openenv.core.env_server.http_server.create_app`) over
 :class:`GuiGymEnvironment`, with typed models: :class:`GuiAction` (one action in the gui-gym
 grammar, or model output holding ``<action>...</action>``), :class:`GuiObservation`
@@ -37,6 +40,15 @@ validity and description, milestones, the reward stack's components, success) an
   releases its slot immediately.
 * Only the WebSocket session API is served (OpenEnv's ``production`` mode): its stateless
   HTTP ``/reset`` and ``/step`` would each make a fresh env, and a GUI episode is a session.
+  The routes are exactly :data:`ROUTES`: OpenEnv's ``/mcp`` (whose sessions no client
+  closes), ``/docs``, ``/redoc``, ``/openapi.json`` and ``/list_environments`` are removed.
+* **A guard in front** (:mod:`gui_gym.integrations.asgi_guard`, issue 46): ``Host`` must name
+  this server (loopback names on a loopback bind), a browser's foreign ``Origin`` is
+  refused, ``token`` (required off loopback) must come as ``Authorization: Bearer TOKEN``
+  or ``?token=TOKEN``, HTTP bodies are capped at 1 MiB and 30 s, a request head must be
+  complete 10 s after the connection opens (silent and trickling connections are closed),
+  and a message that is not a JSON object or holds a lone surrogate gets an error reply
+  instead of ending the session.
 
 Reset takes ``seed``, ``episode_id`` and ``task_id`` (one of the env's tasks; the seed picks
 one otherwise), or OpenEnv's task API's ``split`` and ``index``: the server lists the served
@@ -83,6 +95,8 @@ except ImportError as err:  # pragma: no cover - exercised by the missing-extra 
         f'OpenEnv is not installed ({err}): pip install "gui-gym[openenv]"'
     ) from err
 
+from gui_gym.integrations.asgi_guard import HEADER_TIMEOUT, RequestGuard, deadline_protocol
+from gui_gym.integrations.server_guard import check_bind
 from gui_gym.integrations.wire import make_wire_env
 from gui_gym.runs.deadline import EnvFailure, EnvHung, WorkerDied, check_timeout
 from gui_gym.runs.slots import ProcessEnv
@@ -90,6 +104,7 @@ from gui_gym.train.reward_stack import RewardStack, parse_reward
 
 __all__ = [
     "IDLE_CLOSE_CODE",
+    "ROUTES",
     "GuiAction",
     "GuiGymEnvClient",
     "GuiGymEnvironment",
@@ -543,18 +558,47 @@ class _IdleSessionTimeout:
         await self.app(scope, idle_receive, guarded_send)
 
 
+ROUTES = (
+    "/ws",
+    "/health",
+    "/metadata",
+    "/schema",
+    "/{env_name}/splits",
+    "/{env_name}/tasks",
+    "/{env_name}/num_tasks",
+    "/{env_name}/task",
+    "/{env_name}/task_range",
+)
+"""The routes a server answers (docs/engines.md); every other path is a 404."""
+
+
 def make_app(
-    served: ServedEnv, *, max_sessions: int = 8, session_timeout: float | None = 300.0
+    served: ServedEnv,
+    *,
+    max_sessions: int = 8,
+    session_timeout: float | None = 300.0,
+    host: str = "127.0.0.1",
+    token: str | None = None,
 ) -> Any:
-    """OpenEnv's FastAPI app serving ``served``, with at most ``max_sessions`` sessions.
+    """OpenEnv's FastAPI app serving ``served``, with at most ``max_sessions`` sessions,
+    only :data:`ROUTES`, behind :class:`~gui_gym.integrations.asgi_guard.RequestGuard`.
+
+    Args:
+        served: What each session runs.
+        max_sessions: Sessions at once.
+        session_timeout: Seconds a client may stay silent (None: no limit).
+        host: The address the server is bound to (the Host rule follows it).
+        token: The token every request must carry; required when ``host`` is not loopback.
 
     Raises:
-        ValueError: for ``max_sessions < 1`` or ``session_timeout <= 0``.
+        ValueError: for ``max_sessions < 1``, ``session_timeout <= 0``, or a non-loopback
+            ``host`` without a token (:func:`~gui_gym.integrations.server_guard.check_bind`).
     """
     if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
         raise ValueError(f"max_sessions must be an int >= 1, got {max_sessions!r}")
     if session_timeout is not None and not session_timeout > 0:
         raise ValueError(f"session_timeout must be > 0 seconds, got {session_timeout!r}")
+    check_bind(host, token)
     served.tasks()  # the task API answers from this list; built now, not in a request
     app = create_app(
         functools.partial(GuiGymEnvironment, served),
@@ -567,8 +611,13 @@ def make_app(
         state_cls=GuiState,
         mode=ServerMode.PRODUCTION,
     )
+    # OpenEnv adds /mcp (HTTP and WebSocket: sessions no one closes, any Content-Type),
+    # FastAPI's /docs, /redoc and /openapi.json, and /list_environments: none is documented
+    app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) in ROUTES]
+    app.openapi_url = app.docs_url = app.redoc_url = None
     if session_timeout is not None:
         app.add_middleware(_IdleSessionTimeout, timeout=float(session_timeout))
+    app.add_middleware(RequestGuard, bind_host=host, token=token)  # the outermost
     return app
 
 
@@ -598,14 +647,37 @@ def make_server(
     max_sessions: int = 8,
     session_timeout: float | None = 300.0,
     log_level: str = "warning",
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    header_timeout: float = HEADER_TIMEOUT,
 ) -> Any:
     """A ``uvicorn.Server`` for :func:`make_app`; ``server.run(sockets=[sock])`` serves on a
     socket from :func:`bind_socket` (in a thread too), ``server.should_exit = True`` stops it.
+
+    ``host`` is the address the socket is bound to; ``header_timeout`` the seconds a
+    connection has to send a complete request head (uvicorn's h11 protocol with
+    :func:`~gui_gym.integrations.asgi_guard.deadline_protocol`; heads over 16 KiB are 400s).
     """
     import uvicorn
 
-    app = make_app(served, max_sessions=max_sessions, session_timeout=session_timeout)
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, ws_max_size=16 * 2**20))
+    if not header_timeout > 0:
+        raise ValueError(f"header_timeout must be > 0 seconds, got {header_timeout!r}")
+    app = make_app(
+        served,
+        max_sessions=max_sessions,
+        session_timeout=session_timeout,
+        host=host,
+        token=token,
+    )
+    config = uvicorn.Config(
+        app,
+        log_level=log_level,
+        ws_max_size=16 * 2**20,
+        http=deadline_protocol(float(header_timeout)),
+        h11_max_incomplete_event_size=16 * 2**10,
+        timeout_keep_alive=5,
+    )
+    return uvicorn.Server(config)
 
 
 def serve(
@@ -616,6 +688,7 @@ def serve(
     session_timeout: float | None = 300.0,
     log_level: str = "warning",
     on_ready: Callable[[], None] | None = None,
+    token: str | None = None,
 ) -> None:
     """Serve ``served`` on a bound socket (:func:`bind_socket`) until interrupted.
 
@@ -626,9 +699,15 @@ def serve(
         session_timeout: Seconds a client may stay silent before its session is closed.
         log_level: uvicorn's log level.
         on_ready: Called once the server accepts connections.
+        token: The token every request must carry (required off loopback).
     """
     server = make_server(
-        served, max_sessions=max_sessions, session_timeout=session_timeout, log_level=log_level
+        served,
+        max_sessions=max_sessions,
+        session_timeout=session_timeout,
+        log_level=log_level,
+        host=str(sock.getsockname()[0]),
+        token=token,
     )
     if on_ready is not None:
 

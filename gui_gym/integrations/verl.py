@@ -61,6 +61,11 @@ STACK_SETTINGS = (
 )
 """Reward-stack settings the loop passes to :class:`~gui_gym.train.reward_stack.RewardStack`."""
 
+CONFIG_ONLY = ("prm_model", "progress_model", "orm_model", "milestone_store")
+"""Settings a dataset row may not override: files the loop loads models from or writes
+(the milestone store). A row is data; which files a worker reads and writes is the
+agent-loop config's choice (issue 46)."""
+
 
 def _plain(value: Any) -> Any:
     """A config value as plain Python (OmegaConf containers and numpy scalars unwrapped)."""
@@ -178,6 +183,12 @@ class GuiGymAgentLoop(AgentLoopBase):
 
     def _settings(self, extra_info: Mapping[str, Any]) -> dict[str, Any]:
         settings = dict(self.defaults)
+        for key in CONFIG_ONLY:
+            if extra_info.get(key) is not None:
+                raise ValueError(
+                    f"a row's extra_info may not set {key} (a file the agent loop reads or "
+                    "writes); set it in the agent-loop config"
+                )
         for key in settings:
             if key in extra_info and extra_info[key] is not None:
                 settings[key] = _plain(extra_info[key])

@@ -17,26 +17,46 @@ file system, and no error reply names an absolute server path.
 Bounded by construction (issue 33): files are streamed in 64 KiB chunks (HEAD reads
 nothing); a report names at most :data:`MAX_RUNS_PER_VIEW` distinct runs (a repeated or
 excess ``run=`` is a 400); a ``Host`` header other than the bound address (or, on a
-loopback bind, ``localhost``) is a 421, so a DNS-rebinding page cannot read the runs; each
-connection gets :data:`CONNECTION_TIMEOUT` seconds per read or write (a half-sent request
-is dropped); at most :data:`MAX_WORKERS` requests are served at once while the listen
-backlog (:data:`LISTEN_BACKLOG`) holds the rest; IPv6 addresses (``--host ::1``) work.
+loopback bind, ``localhost``) is a 421, so a DNS-rebinding page cannot read the runs; IPv6
+addresses (``--host ::1``) work.
+
+Slow clients cannot starve the others (issue 46): one thread reads every connection's
+request head without blocking (a selector), so a connection holds a worker only once its
+whole head has arrived; a head must be complete within :data:`HEADER_TIMEOUT` seconds of the
+connection opening and hold at most :data:`MAX_HEAD_BYTES` (431 otherwise), and at most
+:data:`MAX_PENDING` connections wait for their heads at once. At most :data:`MAX_WORKERS`
+requests are answered at once, each write within :data:`CONNECTION_TIMEOUT` seconds and the
+whole answer within :data:`RESPONSE_DEADLINE`. A foreign ``Origin`` is a 403, and with a
+token (``--token``, required off loopback; :mod:`gui_gym.integrations.server_guard`) every
+request carries it as ``Authorization: Bearer``, ``?token=`` (which sets a cookie, so the
+pages' links work) or that cookie; without it, a 401.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
 import http.server
+import io
 import ipaddress
 import os
+import selectors
 import shutil
 import socket
 import sys
 import threading
+import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
+from gui_gym.integrations.server_guard import (
+    TOKEN_COOKIE,
+    check_bind,
+    origin_allowed,
+    request_token,
+    token_matches,
+)
 from gui_gym.view.page import content_security_policy, render_report, run_names
 from gui_gym.view.runs import IMAGE_TYPES, ViewError, load_run
 
@@ -55,7 +75,19 @@ CONNECTION_TIMEOUT = 10.0
 """Seconds a connection may stay silent while sending its request or reading the answer."""
 
 MAX_WORKERS = 16
-"""Requests served at once; the others wait in the listen backlog."""
+"""Requests answered at once (each with its whole head read); the others wait their turn."""
+
+HEADER_TIMEOUT = 10.0
+"""Seconds from a connection's opening to its complete request head."""
+
+MAX_HEAD_BYTES = 64 * 1024
+"""Bytes a request head (request line and headers) may hold."""
+
+MAX_PENDING = 1024
+"""Connections whose heads are being read at once; more are closed on arrival."""
+
+RESPONSE_DEADLINE = 120.0
+"""Seconds one answer may take to send (a client reading slowly is cut off)."""
 
 LISTEN_BACKLOG = 512
 """Connections the kernel holds while every worker is busy (200 concurrent requests fit)."""
@@ -150,14 +182,25 @@ class ViewServer(http.server.HTTPServer):
 
     request_queue_size = LISTEN_BACKLOG
 
-    def __init__(self, address: tuple[str, int], root: Path, quiet: bool = False):
+    def __init__(
+        self,
+        address: tuple[str, int],
+        root: Path,
+        quiet: bool = False,
+        token: str | None = None,
+        header_timeout: float = HEADER_TIMEOUT,
+    ):
+        check_bind(address[0], token)
         self.root = root.resolve()
         self.quiet = quiet
+        self.token = token or None
+        self.header_timeout = header_timeout
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
-        self._slots = threading.BoundedSemaphore(MAX_WORKERS)
         self._pool = ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="gui-gym-serve")
+        self._queued = threading.BoundedSemaphore(MAX_PENDING)
         super().__init__(address, _Handler)
         self.allowed_hosts = self._allowed_hosts(address[0])
+        self._heads = _HeadReader(self)
 
     def _allowed_hosts(self, bound: str) -> set[str] | None:
         """``Host`` header values accepted (lower case, with the port); None accepts any
@@ -177,21 +220,34 @@ class ViewServer(http.server.HTTPServer):
         return out
 
     def process_request(self, request: socket.socket, client_address: object) -> None:
-        self._slots.acquire()  # all workers busy: accept no more; the backlog holds them
+        self._heads.add(request, client_address)  # its head is read without a worker
+
+    def dispatch(self, request: socket.socket, client_address: object, head: bytes) -> None:
+        """Answer a connection whose whole request head has arrived, on a worker (a 503 when
+        :data:`MAX_PENDING` answers are waiting already)."""
+        if not self._queued.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.settimeout(CONNECTION_TIMEOUT)
+                request.sendall(
+                    b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                    b"Connection: close\r\n\r\n"
+                )
+            self.shutdown_request(request)
+            return
         try:
-            self._pool.submit(self._work, request, client_address)
+            self._pool.submit(self._work, request, client_address, head)
         except RuntimeError:  # the pool is shut down: the server is closing
-            self._slots.release()
+            self._queued.release()
             self.shutdown_request(request)
 
-    def _work(self, request: socket.socket, client_address: object) -> None:
+    def _work(self, request: socket.socket, client_address: object, head: bytes) -> None:
         try:
-            self.finish_request(request, client_address)
+            _Handler(request, client_address, self, head)
         except Exception:
             self.handle_error(request, client_address)
         finally:
             self.shutdown_request(request)
-            self._slots.release()
+            self._queued.release()
 
     def handle_error(self, request: object, client_address: object) -> None:
         if not self.quiet:
@@ -199,6 +255,7 @@ class ViewServer(http.server.HTTPServer):
 
     def server_close(self) -> None:
         super().server_close()
+        self._heads.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     @property
@@ -208,11 +265,156 @@ class ViewServer(http.server.HTTPServer):
         return f"http://{shown}:{port}/"
 
 
+class _HeadReader:
+    """One thread reading every new connection's request head without blocking: a client
+    sending its head slowly (or never) costs a socket, not a worker. A complete head goes to
+    :meth:`ViewServer.dispatch`; a head over :data:`MAX_HEAD_BYTES` gets a 431, one not
+    complete within the server's ``header_timeout`` is closed."""
+
+    def __init__(self, server: ViewServer):
+        self.server = server
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self._new: list[tuple[socket.socket, object]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._pending = 0
+        self._thread = threading.Thread(target=self._run, name="gui-gym-serve-heads", daemon=True)
+        self._thread.start()
+
+    def add(self, request: socket.socket, client_address: object) -> None:
+        """Start reading ``request``'s head (closed at once when too many are pending)."""
+        with self._lock:
+            if self._closed or self._pending >= MAX_PENDING:
+                self.server.shutdown_request(request)
+                return
+            self._pending += 1
+            self._new.append((request, client_address))
+        self._wake_w.send(b"\0")
+
+    def close(self) -> None:
+        """Stop the thread and close the connections still sending their heads."""
+        with self._lock:
+            self._closed = True
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"\0")
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        states: dict[socket.socket, tuple[object, float, bytearray]] = {}
+        while True:
+            with self._lock:
+                new, self._new = self._new, []
+                closed = self._closed
+            if closed:
+                for request in [*states, *(r for r, _ in new)]:
+                    self.server.shutdown_request(request)
+                self._selector.close()
+                self._wake_r.close()
+                self._wake_w.close()
+                return
+            now = time.monotonic()
+            for request, address in new:
+                request.setblocking(False)
+                states[request] = (address, now + self.server.header_timeout, bytearray())
+                self._selector.register(request, selectors.EVENT_READ, True)
+            timeout = min((deadline for _, deadline, _ in states.values()), default=now + 1)
+            for key, _ in self._selector.select(max(0.0, timeout - now)):
+                if key.data is None:
+                    with contextlib.suppress(OSError):
+                        self._wake_r.recv(4096)
+                    continue
+                self._read(key.fileobj, states)  # type: ignore[arg-type]
+            now = time.monotonic()
+            for request in [r for r, (_, deadline, _) in states.items() if deadline <= now]:
+                self._drop(request, states)
+
+    def _read(self, request: socket.socket, states: dict) -> None:
+        address, _, head = states[request]
+        try:
+            data = request.recv(16384)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:  # the client left before finishing its head
+            self._drop(request, states)
+            return
+        head += data
+        end = head.find(b"\r\n\r\n")
+        if end < 0 and len(head) <= MAX_HEAD_BYTES:
+            return
+        self._forget(request, states)
+        if end < 0 or end > MAX_HEAD_BYTES:
+            try:
+                request.setblocking(True)
+                request.settimeout(CONNECTION_TIMEOUT)
+                request.sendall(
+                    b"HTTP/1.0 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
+                    b"Connection: close\r\n\r\n"
+                )
+            except OSError:
+                pass
+            self.server.shutdown_request(request)
+            return
+        request.setblocking(True)
+        self.server.dispatch(request, address, bytes(head[: end + 4]))
+
+    def _forget(self, request: socket.socket, states: dict) -> None:
+        states.pop(request, None)
+        self._selector.unregister(request)
+        with self._lock:
+            self._pending -= 1
+
+    def _drop(self, request: socket.socket, states: dict) -> None:
+        self._forget(request, states)
+        self.server.shutdown_request(request)
+
+
+class _DeadlineWriter(io.RawIOBase):
+    """The handler's output: each write within :data:`CONNECTION_TIMEOUT`, all of them
+    within :data:`RESPONSE_DEADLINE` of the first."""
+
+    def __init__(self, connection: socket.socket):
+        self.connection = connection
+        self.deadline = time.monotonic() + RESPONSE_DEADLINE
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[override]
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"answer not sent within {RESPONSE_DEADLINE:g} s")
+        self.connection.settimeout(min(CONNECTION_TIMEOUT, left))
+        self.connection.sendall(data)
+        return len(data)
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: ViewServer
     server_version = "gui-gym-serve"
     sys_version = ""
-    timeout = CONNECTION_TIMEOUT  # per read/write on the socket: half-sent requests end
+    timeout = CONNECTION_TIMEOUT  # per read/write on the socket
+
+    def __init__(
+        self, request: socket.socket, client_address: object, server: ViewServer, head: bytes
+    ):
+        self._head = head
+        self._set_cookie: str | None = None
+        super().__init__(request, client_address, server)
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = io.BytesIO(self._head)  # the whole head, already read; GET/HEAD only
+        self.wfile = _DeadlineWriter(self.connection)
+
+    def end_headers(self) -> None:
+        if self._set_cookie is not None:
+            self.send_header("Set-Cookie", self._set_cookie)
+        super().end_headers()
 
     def log_message(self, format: str, *args: object) -> None:
         if not self.server.quiet:
@@ -235,11 +437,40 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _answer(self, head: bool) -> None:
         allowed = self.server.allowed_hosts
-        if allowed is not None and (self.headers.get("Host") or "").strip().lower() not in allowed:
+        host = (self.headers.get("Host") or "").strip().lower()
+        if allowed is not None and host not in allowed:
             body = b"unknown Host header: use the address the server was started on\n"
             self._send(421, "text/plain; charset=utf-8", body, head)
             return
+        if not origin_allowed(self.headers.get("Origin"), host):
+            body = b"cross-origin request refused: Origin is not this server\n"
+            self._send(403, "text/plain; charset=utf-8", body, head)
+            return
         url = urllib.parse.urlsplit(self.path)
+        if self.server.token is not None:
+            lower = {k.lower(): v for k, v in self.headers.items()}
+            given, where = request_token(lower, url.query, self.headers.get_all("Cookie") or [])
+            if not token_matches(given, self.server.token):
+                body = b"this server needs its token: open it with ?token=TOKEN\n"
+                self._send(401, "text/plain; charset=utf-8", body, head)
+                return
+            if where == "query":
+                # the pages' own links carry no token: a cookie does; and the address is sent
+                # again without it, so it stays out of the history and of Referer headers
+                quoted = urllib.parse.quote(self.server.token, safe="")
+                self._set_cookie = f"{TOKEN_COOKIE}={quoted}; HttpOnly; SameSite=Strict; Path=/"
+                rest = [
+                    (k, v)
+                    for k, v in urllib.parse.parse_qsl(url.query, max_num_fields=64)
+                    if k != "token"
+                ]
+                query = urllib.parse.urlencode(rest)
+                self.send_response(303)
+                self.send_header("Location", url.path + (f"?{query}" if query else ""))
+                self.send_header("Content-Length", "0")
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                return
         root = self.server.root
         try:
             if url.path == "/":
@@ -338,16 +569,25 @@ def _runs_named(query: str) -> list[str]:
 
 
 def make_server(
-    root: str | Path, host: str = "127.0.0.1", port: int = 8000, quiet: bool = False
+    root: str | Path,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    quiet: bool = False,
+    token: str | None = None,
+    header_timeout: float = HEADER_TIMEOUT,
 ) -> ViewServer:
     """A :class:`ViewServer` for ``root`` (call ``serve_forever``; port 0 picks a free one;
-    ``quiet`` stops the per-request log on stderr).
+    ``quiet`` stops the per-request log on stderr; ``token``, required when ``host`` is not
+    loopback, is what every request must carry; ``header_timeout`` the seconds a connection
+    has to send its request head).
 
     Raises:
         NotADirectoryError: when ``root`` is not a folder.
+        ValueError: for a non-loopback ``host`` without a token, or a short token.
         OSError: when the address cannot be bound (port in use).
     """
     folder = Path(root)
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder}: not a folder")
-    return ViewServer((host, port), folder, quiet=quiet)
+    check_bind(host, token)
+    return ViewServer((host, port), folder, quiet=quiet, token=token, header_timeout=header_timeout)

@@ -131,7 +131,9 @@ def bounded_plan(
     }
     before = os.times()
     proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD],
+        # -P: the child's sys.path does not start with the working directory, so a json.py
+        # or fast_downward/ there is not imported in its place (issue 46)
+        [sys.executable, "-P", "-c", _CHILD],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

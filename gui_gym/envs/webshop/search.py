@@ -24,6 +24,8 @@ import re
 import shutil
 import tempfile
 import threading
+import unicodedata
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +77,11 @@ def _stem(word: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
-    """Search terms of ``text``: lower-cased alphanumeric runs, stopwords out, plurals cut."""
+    """Search terms of ``text``: lower-cased alphanumeric runs, stopwords out, plurals cut.
+    Text that is not ASCII is NFKC-folded first, so full-width and other compatibility
+    forms (``"ＳＨＡＭＰＯＯ"``) are the words they look like."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     return [_stem(w) for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS]
 
 
@@ -151,7 +157,11 @@ class SearchIndex:
         self._blocks: _Blocks | None = None
         self._layout_lock = threading.Lock()  # envs stepped on threads build it once
         self.blocks_scored = 0
-        self._cached_search = functools.lru_cache(maxsize=8192)(self._search)
+        self._cache: OrderedDict[bytes, tuple[int, ...]] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self.cache_nbytes = 0
+        """Bytes the search cache's keys and answers hold (bounded by
+        :data:`SEARCH_CACHE_ENTRIES` of at most :data:`CACHED_QUERY_TERMS` terms each)."""
 
     @classmethod
     def from_bm25s(cls, retriever: bm25s.BM25, groups: Sequence[str] | None = None) -> SearchIndex:
@@ -206,7 +216,28 @@ class SearchIndex:
         """
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
             raise ValueError(f"k must be a non-negative int (products to return), got {k!r}")
-        return self._cached_search(tuple(tokenize(query)), int(k))
+        k = int(k)
+        # a term outside the vocabulary scores nothing: the search (and its cache key) is that
+        # of the known terms, in order, as column numbers (4 bytes a term)
+        vocab = self.vocab
+        terms = tuple(t for t in tokenize(query) if t in vocab)
+        if len(terms) > CACHED_QUERY_TERMS:  # long queries are rare: searched, not kept
+            return self._search(terms, k)
+        key = np.array([k, *(vocab[t] for t in terms)], dtype=np.int64).tobytes()
+        with self._cache_lock:
+            found = self._cache.get(key)
+            if found is not None:
+                self._cache.move_to_end(key)
+                return found
+        found = self._search(terms, k)
+        with self._cache_lock:
+            if key not in self._cache:
+                self._cache[key] = found
+                self.cache_nbytes += _entry_nbytes(key, found)
+                while len(self._cache) > SEARCH_CACHE_ENTRIES:
+                    old_key, old = self._cache.popitem(last=False)
+                    self.cache_nbytes -= _entry_nbytes(old_key, old)
+        return found
 
     def _columns(self, terms: tuple[str, ...]) -> np.ndarray:
         """The query's term columns in query order (repeats kept: the full pass adds a
@@ -384,6 +415,20 @@ class SearchIndex:
             *(_read_only(a) for a in (products, positions, data, offsets, block_max))
         )
         return self._blocks
+
+
+SEARCH_CACHE_ENTRIES = 8192
+"""Searches an index remembers (least recently used out first)."""
+
+CACHED_QUERY_TERMS = 64
+"""Known terms a query may hold to be cached (longer ones are searched every time), so a
+cache entry is at most about 1 KB and the whole cache under 10 MB, whatever the queries."""
+
+
+def _entry_nbytes(key: bytes, answer: tuple[int, ...]) -> int:
+    """What one cache entry holds: its key bytes and its answer's ids (8 bytes each), plus
+    the Python objects' own headers."""
+    return len(key) + 8 * len(answer) + 200
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
