@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.gui-gym-installed
 CORE_STAMP := $(VENV)/.gui-gym-core-installed
 
-.PHONY: setup setup-core browser demo test check-docs lint format bench bench-rewards clean
+.PHONY: setup setup-core browser demo test check-docs lint format bench bench-rewards bench-smollm2 clean
 
 setup: $(STAMP)
 
@@ -64,6 +64,11 @@ bench: setup
 	$(PY) benchmarks/bench_webshop.py --out benchmarks/results/bench_webshop.json
 	$(PY) benchmarks/bench_alfworld.py --out benchmarks/results/bench_alfworld.json
 	$(PY) benchmarks/bench_summary.py --results benchmarks/results
+
+# SmolLM2-135M-Instruct (the named model, gui-gym models): SFT, GRPO and generation tokens/s in
+# fp32 against bf16 against the static/compiled paths, side by side (docs/models.md; minutes).
+bench-smollm2: setup
+	nice -n 10 $(PY) benchmarks/bench_smollm2.py --out benchmarks/results/bench_smollm2.json
 
 # The reward wrappers' speed and quality (tens of minutes on 2 CPU cores; see docs/*.md).
 bench-rewards: setup

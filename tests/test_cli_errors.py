@@ -42,6 +42,7 @@ BASE: dict[str, list[str]] = {
     "label": ["--trajectories", "{traj}", "--out", "{tmp}/l.jsonl", "--embedder", "hashing"],
     "train-progress": ["--labels", "{labels}", "--out", "{tmp}/tp", "--no-progress"],
     "milestones": ["{store}"],
+    "models": ["--json"],
     "view": ["{traj}", "--out", "{tmp}/report.html"],
     "serve": ["{tmp}", "--port", "0", "--quiet"],
     "plot": [str(ROOT / "tests/data/learning_curves_sample.json"), "--out", "{tmp}/plots"],
@@ -92,7 +93,7 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ],
     ("eval", "model"): [
         "{model}",  # a model with a built-in agent
-        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm"],
+        ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "smollm2-135m"],  # no name
         ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{tmp}/none"],
         ["eval", "GuiGym/WikiHow-v0", "--agent", "llm", "--model", "{file}"],
     ],
@@ -135,7 +136,24 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train", "prm_model"): ["{tmp}/none"],
     ("train", "progress_model"): ["{tmp}/none"],
     ("train", "orm_model"): ["{tmp}/none"],
-    ("train", "judge_model"): ["{tmp}/none"],  # no judge term in --reward
+    ("train", "judge_model"): [
+        "{tmp}/none",  # no judge term in --reward
+        [
+            "train",
+            "--algo",
+            "grpo",
+            "--env",
+            "GuiGym/WikiHow-v0",
+            "--model",
+            "{model}",
+            "--out",
+            "{tmp}/train",
+            "--reward",
+            "judge",
+            "--judge-model",
+            "nope-model",
+        ],
+    ],
     ("train", "judge_url"): ["http://localhost:1/v1", "localhost:1"],  # no judge, no model
     ("train", "coordinates"): ["pixels", "qwen2_5_vl"],  # unknown; without --screenshot
     ("train", "embedder"): ["minilmm"],
@@ -147,6 +165,7 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("sft", "prompt"): ["nope"],
     ("sft", "coordinates"): ["pixels", "relative_1000"],  # unknown; without --screenshot
     ("sft", "device"): ["gpu"],
+    ("sft", "dtype"): ["float16", "bf16"],
     ("sft", "eval_fraction"): ["1"],
     ("sft", "lr"): ["0"],
     ("sft", "epochs"): ["0"],
@@ -170,7 +189,8 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train-prm", "env_id"): ["GuiGym/Nope-v0", "GuiGym/SemiOnlineReplay-v0"],
     ("train-prm", "data"): ["{tmp}/none.jsonl"],
     ("train-prm", "replay_dataset"): ["{tmp}/none", "{tmp}"],
-    ("train-prm", "model"): ["{tmp}/none"],
+    ("train-prm", "model"): ["{tmp}/none", "{file}", "nope-model"],
+    ("models", "convert"): ["nope-model", "{tmp}"],
     ("train-prm", "positive_token"): [" False", ""],
     ("train-prm", "negative_token"): [" True"],
     ("train-prm", "keep_best"): ["auk"],
@@ -187,7 +207,9 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train-progress", "out"): ["{file}"],
     ("train-progress", "kind"): ["prgrm"],
     ("train-progress", "eval_labels"): ["{tmp}/none.jsonl"],
-    ("train-progress", "backbone"): ["{tmp}/none"],
+    ("train-progress", "backbone"): ["{tmp}/none", "nope-model"],
+    ("train-progress", "dtype"): ["fp16"],
+    ("train-prm", "dtype"): ["fp16"],
     ("train-progress", "device"): ["gpu"],
     ("train-progress", "lr"): ["0"],
     ("milestones", "store"): ["{tmp}/none.json", "{file}"],

@@ -42,6 +42,10 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("agents_training.md", "LLMAgent("): "a user's model folder; tests/test_llm.py, test_rollout",
     ("agents_training.md", "RolloutEngine("): "the LLMAgent above; tests/test_rollout.py",
     ("llm.md", "class LLM(Protocol)"): "a protocol's signature, not code to run",
+    ("models.md", "--model smollm2-135m-instruct --out runs/sft"): (
+        "a recorded dataset; tests/test_sft.py (tiny GPT-2), tests/test_local_models.py"
+    ),
+    ("models.md", "my-qwen2.Q8_0.gguf"): "a user's GGUF; tests/test_local_models.py (tiny llama)",
     ("llm.md", "TransformersLLM("): "a user's model folder and CUDA; tests/test_llm.py",
     ("training.md", "gui-gym sft"): "a user's base model (/models/base); tests/test_sft.py",
     ("training.md", "gui-gym train "): "the sft line's model; tests/test_train_cli.py",
@@ -114,6 +118,7 @@ FULL_ONLY: dict[tuple[str, str], str] = {
     ("admire.md", "python examples/admire_grpo.py "): "tests/test_admire_example.py",
     ("alfworld.md", "gui-gym bench --alfworld"): "tests/test_alfworld.py (1 game, 4 steps)",
     ("distributed.md", "RayVectorEnv("): "starts Ray; tests/test_distributed.py",
+    ("models.md", "--agent llm --episodes 2"): "SmolLM2 on CPU; tests/test_local_models.py",
     ("prm.md", "gui-gym train-prm --out runs/prm "): "tests/test_prm_models.py (train-prm)",
     ("progrm.md", "gui-gym train-progress"): "tests/test_readme.py runs the same line",
     ("progrm.md", "ProgRM.load("): "the model the line above trains; tests/test_progress_model",

@@ -166,7 +166,7 @@ def test_a_generation_config_the_loop_cannot_reproduce_uses_generate(parts) -> N
     from gui_gym.models.llm.fast_generate import unsupported_reason
 
     model, _ = parts
-    assert _llm(parts, "auto").generation_path() == "hf"  # auto on CPU: generate
+    assert _llm(parts, "auto").generation_path() == "static"  # auto on CPU: the eager loop
     fast = _llm(parts, "static")
     assert fast.generation_path() == "static"
     model.generation_config.repetition_penalty = 1.3

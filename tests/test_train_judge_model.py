@@ -113,7 +113,10 @@ def test_judge_model_settings_that_cannot_work_are_refused() -> None:
         (["--judge-model", "m"], "--judge-model is for the judge reward: add judge to --reward"),
         (["--reward", "judge", "--judge-url", "http://h:1/v1"], "--judge-url needs --judge-model"),
         (["--reward", "judge", "--judge-model", "m", "--judge-url", "h:1"], "must be an http(s)"),
-        (["--reward", "judge", "--judge-model", "nowhere"], "not a local Hugging Face model"),
+        (
+            ["--reward", "judge", "--judge-model", "nowhere"],
+            "--judge-model nowhere: no such folder or file, and not a model name",
+        ),
     ],
 )
 def test_train_cli_judge_flag_mistakes_are_one_line(

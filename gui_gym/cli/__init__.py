@@ -17,6 +17,7 @@ from gui_gym.cli import data  # noqa: F401
 from gui_gym.cli import export  # noqa: F401
 from gui_gym.cli import rewards  # noqa: F401
 from gui_gym.cli import train  # noqa: F401
+from gui_gym.cli import models  # noqa: F401
 from gui_gym.cli import view  # noqa: F401
 from gui_gym.cli import plot  # noqa: F401
 from gui_gym.cli import engines  # noqa: F401

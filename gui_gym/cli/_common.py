@@ -33,6 +33,7 @@ allowed; use them rather than re-checking by hand):
 * :func:`check_agent` ``(agent, env)``: a built-in agent ``make_agent`` can build for ``env``.
 * :func:`check_device` ``(device)``: a torch device that exists here.
 * :func:`existing_file` / :func:`existing_dir` ``(path, what)``: a path that must exist.
+* :func:`model_folder` ``(value, what)``: a ``--model``: a name, a ``.gguf`` file or a folder.
 * :func:`output_file` / :func:`output_dir` ``(path, what)``: a path a command will write.
 * :func:`parse_kwargs` ``(pairs)``: ``--env-arg key=value`` pairs.
 
@@ -83,6 +84,7 @@ __all__ = [
     "closest",
     "existing_dir",
     "existing_file",
+    "model_folder",
     "open_env",
     "output_dir",
     "output_file",
@@ -287,6 +289,19 @@ def existing_file(path: Path, what: str = "file") -> Path:
 def existing_dir(path: Path, what: str = "folder") -> Path:
     """``path`` when it is an existing folder (``what``: the option, e.g. ``--dataset``)."""
     return _existing(path, what, folder=True)
+
+
+def model_folder(value: str | Path, what: str = "--model") -> Path:
+    """The Hugging Face folder a ``--model`` value names: a registry name (``gui-gym
+    models``; converted into the cache on first use), a ``.gguf`` file, or a model folder.
+    The one resolver every command's model option goes through
+    (:func:`gui_gym.models.llm.local.resolve_model`); its mistakes are one line."""
+    from gui_gym.models.llm.local import ModelError, resolve_model
+
+    try:
+        return resolve_model(value, what)
+    except ModelError as err:
+        raise UsageError(str(err)) from None
 
 
 def _existing(path: Path, what: str, *, folder: bool) -> Path:

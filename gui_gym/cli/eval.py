@@ -16,6 +16,7 @@ from gui_gym.cli._common import (
     check_split,
     choose,
     existing_dir,
+    model_folder,
     open_env,
     output_file,
     parse_kwargs,
@@ -31,13 +32,16 @@ def eval_cmd(
         str,
         typer.Option(
             help="oracle, random, random:done=P (declares DONE with probability P), "
-            "webshop-greedy, llm (a local model: --model DIR) or openai (a server: "
-            "--base-url URL --model NAME)"
+            "webshop-greedy, llm (a local model: --model NAME|DIR|FILE.gguf) or openai (a "
+            "server: --base-url URL --model NAME)"
         ),
     ] = "oracle",
     model: Annotated[
         str | None,
-        typer.Option(help="--agent llm: Hugging Face folder; --agent openai: served model name"),
+        typer.Option(
+            help="--agent llm: a model name (gui-gym models; default smollm2-135m-instruct), "
+            "a Hugging Face folder or a .gguf file; --agent openai: served model name"
+        ),
     ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="--agent openai: API root, e.g. http://localhost:8000/v1")
@@ -184,10 +188,12 @@ def eval_cmd(
             )
     else:
         check_device(device)
-        if not model:
-            raise UsageError(f"--agent {agent} needs --model")
         if agent == "llm":
-            existing_dir(Path(model), "--model")
+            from gui_gym.models.llm.local import DEFAULT_MODEL
+
+            model = str(model_folder(model or DEFAULT_MODEL, "--model"))
+        elif not model:
+            raise UsageError(f"--agent {agent} needs --model")
         try:
             policy = make_llm_agent(
                 agent,

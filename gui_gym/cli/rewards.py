@@ -17,6 +17,7 @@ from gui_gym.cli._common import (
     choose,
     existing_dir,
     existing_file,
+    model_folder,
     output_dir,
     output_file,
     unknown,
@@ -69,8 +70,11 @@ def train_prm_cmd(
         float, typer.Option(help="share of tasks held out", min=0, max=1)
     ] = 0.2,
     model: Annotated[
-        Path | None,
-        typer.Option(help="a local causal LM folder (safetensors); default: tiny GPT-2"),
+        str | None,
+        typer.Option(
+            help="a model name (gui-gym models), a causal LM folder (safetensors) or a .gguf "
+            "file; default: tiny GPT-2"
+        ),
     ] = None,
     positive_token: Annotated[str, typer.Option(help="positive label token")] = " True",
     negative_token: Annotated[str, typer.Option(help="negative label token")] = " False",
@@ -113,6 +117,12 @@ def train_prm_cmd(
     ] = None,
     device: Annotated[str | None, typer.Option(help="cpu, cuda, ... (default: cpu)")] = None,
     seed: Annotated[int, typer.Option(help="seed of data, split and init")] = 0,
+    dtype: Annotated[
+        str,
+        typer.Option(
+            help="auto (bf16 autocast where the device has native bf16), float32, bfloat16"
+        ),
+    ] = "auto",
     resume: Annotated[bool, typer.Option(help="continue from out/checkpoint")] = True,
     no_progress: NoProgressOption = False,
 ) -> None:
@@ -143,7 +153,7 @@ def train_prm_cmd(
         if any(s.screenshot is None for t in loaded.trajectories for s in t.steps):
             unshot.append(folder)
     if model is not None:
-        existing_dir(model, "--model")
+        model = model_folder(model, "--model")  # type: ignore[assignment]
         from gui_gym.models.prm.vision_prm import has_processor
 
         if has_processor(model):  # GUI-Shepherd's VLM PRM: steps with screenshots
@@ -162,6 +172,9 @@ def train_prm_cmd(
     choose(keep_best, ("auc", "accuracy", "none"), "--keep-best")
     choose(lr_schedule, ("constant", "linear"), "--lr-schedule")
     check_device(device)
+    from gui_gym.models.llm.precision import DTYPES
+
+    choose(dtype, DTYPES, "--dtype")
     if not eval_fraction < 1:
         raise UsageError(
             f"--eval-fraction must be below 1 (some tasks must train), got {eval_fraction}"
@@ -204,6 +217,7 @@ def train_prm_cmd(
                 lr_schedule=lr_schedule,
                 lr=lr or (2e-3 if model is None else 1e-5),
                 seed=seed,
+                dtype=dtype,
                 # a model trained from scratch must also learn to read (docs/prm.md)
                 prompt_lm_weight=(0.5 if model is None else 0.0)
                 if prompt_lm_weight is None
@@ -331,7 +345,11 @@ def train_progress_cmd(
         Path | None, typer.Option("--eval", help="labelled trajectories scored each epoch")
     ] = None,
     backbone: Annotated[
-        str, typer.Option(help="tiny (GPT-2 from scratch) or a local pretrained model folder")
+        str,
+        typer.Option(
+            help="tiny (GPT-2 from scratch), or a pretrained model: a name (gui-gym models), "
+            "a folder or a .gguf file"
+        ),
     ] = "tiny",
     epochs: Annotated[int, typer.Option(help="passes over the data", min=1)] = 3,
     batch_size: Annotated[int, typer.Option(help="examples per update", min=1)] = 16,
@@ -345,6 +363,12 @@ def train_progress_cmd(
         int, typer.Option(help="also checkpoint every N steps (0: per epoch only)", min=0)
     ] = 0,
     seed: Annotated[int, typer.Option(help="seed of init, order and balancing")] = 0,
+    dtype: Annotated[
+        str,
+        typer.Option(
+            help="auto (bf16 autocast where the device has native bf16), float32, bfloat16"
+        ),
+    ] = "auto",
     device: Annotated[str | None, typer.Option(help="cpu, cuda, ... (default: auto)")] = None,
     resume: Annotated[bool, typer.Option(help="continue from out/checkpoints")] = False,
     no_progress: NoProgressOption = False,
@@ -359,10 +383,13 @@ def train_progress_cmd(
     existing_file(labels, "--labels")
     if eval_labels is not None:
         existing_file(eval_labels, "--eval")
-    if backbone != "tiny" and not Path(backbone).is_dir():
-        raise UsageError(f"--backbone must be tiny or a local model folder; no folder {backbone}")
+    if backbone != "tiny":
+        backbone = str(model_folder(backbone, "--backbone"))
     output_dir(out)
     check_device(device)
+    from gui_gym.models.llm.precision import DTYPES
+
+    choose(dtype, DTYPES, "--dtype")
     if not lr > 0:
         raise UsageError(f"--lr must be positive, got {lr}")
     need = kind == "progrm"
@@ -379,6 +406,7 @@ def train_progress_cmd(
             lr=lr,
             seed=seed,
             checkpoint_every=checkpoint_every,
+            dtype=dtype,
         )
     except ValueError as err:
         raise UsageError(str(err)) from None

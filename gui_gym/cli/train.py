@@ -22,6 +22,7 @@ from gui_gym.cli._common import (
     choose,
     existing_dir,
     existing_file,
+    model_folder,
     open_env,
     output_dir,
     parse_kwargs,
@@ -41,17 +42,18 @@ _CoordinatesOption = Annotated[
 """``--coordinates`` of the commands that train a policy (default ``screen``)."""
 
 
-def _check_judge_flags(reward: str, judge_model: str | None, judge_url: str | None) -> None:
+def _check_judge_flags(reward: str, judge_model: str | None, judge_url: str | None) -> str | None:
     """--judge-model/--judge-url: only with a judge term, a URL only with a served name, a
-    local judge only as a model folder (checked before anything loads)."""
+    local judge only as a model (a name, a .gguf file or a folder; checked before anything
+    loads). Returns the judge model to use: a local one resolved to its folder."""
     if judge_model is None and judge_url is None:
-        return
+        return judge_model
     from gui_gym.train.reward_stack import parse_reward
 
     try:
         terms = parse_reward(reward)
     except ValueError:
-        return  # the reward's own error is reported where it is parsed
+        return judge_model  # the reward's own error is reported where it is parsed
     flag = "--judge-model" if judge_model is not None else "--judge-url"
     if "judge" not in terms:
         raise UsageError(f"{flag} is for the judge reward: add judge to --reward (got {reward!r})")
@@ -60,13 +62,14 @@ def _check_judge_flags(reward: str, judge_model: str | None, judge_url: str | No
     if judge_url is not None:
         if not judge_url.startswith(("http://", "https://")):
             raise UsageError(f"--judge-url must be an http(s):// URL, got {judge_url!r}")
-        return
-    folder = Path(judge_model)
+        return judge_model
+    folder = model_folder(judge_model, "--judge-model")
     if not (folder / "config.json").is_file():
         raise UsageError(
             f"--judge-model {judge_model}: not a local Hugging Face model folder (no "
             "config.json); for a served model add --judge-url URL"
         )
+    return str(folder)
 
 
 def _check_vision_flags(
@@ -97,12 +100,21 @@ def _check_vision_flags(
 @app.command("sft")
 def sft_cmd(
     dataset: Annotated[Path, typer.Option(help="expert dataset folder (gui-gym record/convert)")],
-    model: Annotated[Path, typer.Option(help="local Hugging Face causal-LM folder to start from")],
+    model: Annotated[
+        str,
+        typer.Option(
+            help="the model to start from: a name (gui-gym models), a Hugging Face causal-LM "
+            "folder or a .gguf file"
+        ),
+    ],
     out: Annotated[Path, typer.Option(help="output folder (checkpoints inside; reruns resume)")],
     prompt: Annotated[str, typer.Option(help="the agent's prompt format")] = "default",
     history: Annotated[int, typer.Option(help="history turns in each prompt")] = 8,
     epochs: Annotated[int, typer.Option(help="passes over the data")] = 3,
-    lr: Annotated[float, typer.Option(help="AdamW learning rate")] = 1e-4,
+    lr: Annotated[
+        float | None,
+        typer.Option(help="AdamW learning rate (default: 1e-3 with --lora, else 1e-4)"),
+    ] = None,
     batch_size: Annotated[int, typer.Option(help="examples per forward pass")] = 4,
     grad_accum: Annotated[int, typer.Option(help="forward passes per optimizer step")] = 1,
     max_length: Annotated[
@@ -136,17 +148,26 @@ def sft_cmd(
     device: Annotated[
         str | None, typer.Option(help="cpu or cuda (default: cuda if present)")
     ] = None,
+    dtype: Annotated[
+        str,
+        typer.Option(
+            help="auto (bf16 autocast where the device computes bf16 natively: CUDA, or a CPU "
+            "with AMX-BF16/AVX512-BF16), float32, or bfloat16 (autocast anywhere)"
+        ),
+    ] = "auto",
     no_progress: NoProgressOption = False,
 ) -> None:
     """Fine-tune a model on expert trajectories in the LLM agent's own prompt format (loss on
     the completion tokens only); the output folder works with ``gui-gym eval --agent llm``."""
     from gui_gym.agents.prompts import PROMPTS
     from gui_gym.envs.replay import DatasetError
+    from gui_gym.models.llm.precision import DTYPES
     from gui_gym.train.sft import SFTConfig, train_sft
 
     choose(prompt, sorted(PROMPTS), "prompt")
+    choose(dtype, DTYPES, "--dtype")
     existing_dir(dataset, "--dataset")
-    existing_dir(model, "--model")
+    model = model_folder(model, "--model")  # type: ignore[assignment]
     if not (model / "config.json").is_file():
         raise UsageError(f"--model {model}: not a Hugging Face model folder (no config.json)")
     if train_vision and not screenshot:
@@ -155,6 +176,7 @@ def sft_cmd(
     output_dir(out, "--out")
     check_device(device)
     config = SFTConfig(
+        bf16={"auto": None, "float32": False, "bfloat16": True}[dtype],
         epochs=epochs,
         lr=lr,
         batch_size=batch_size,
@@ -205,7 +227,13 @@ def train_cmd(
         ),
     ],
     env: Annotated[str, typer.Option(help="env id, e.g. GuiGym/WikiHow-v0")],
-    model: Annotated[Path, typer.Option(help="policy folder (Hugging Face, safetensors)")],
+    model: Annotated[
+        str,
+        typer.Option(
+            help="the policy: a model name (gui-gym models), a Hugging Face folder "
+            "(safetensors) or a .gguf file"
+        ),
+    ],
     reward: Annotated[
         str,
         typer.Option(
@@ -263,8 +291,9 @@ def train_cmd(
     judge_model: Annotated[
         str | None,
         typer.Option(
-            help="the judge reward's LLM (ProRe's five components on it): a local Hugging "
-            "Face folder, or with --judge-url the served model's name (default: rule-based)"
+            help="the judge reward's LLM (ProRe's five components on it): a model name, a "
+            "Hugging Face folder or a .gguf file, or with --judge-url the served model's name "
+            "(default: rule-based)"
         ),
     ] = None,
     judge_url: Annotated[
@@ -299,7 +328,7 @@ def train_cmd(
 
     choose(algo, ALGORITHM_NAMES, "--algo")
     check_env_id(env)
-    existing_dir(model, "--model")
+    model = model_folder(model, "--model")  # type: ignore[assignment]
     _check_vision_flags(model, screenshot, images, prompt, coordinates)
     output_dir(out)
     choose(embedder, ("minilm", "hashing"), "--embedder")
@@ -307,7 +336,7 @@ def train_cmd(
     if milestone_store is not None:
         existing_file(milestone_store, "--milestone-store")
     check_reward_model_folders(prm_model, progress_model, orm_model)
-    _check_judge_flags(reward, judge_model, judge_url)
+    judge_model = _check_judge_flags(reward, judge_model, judge_url)
     if config is not None:
         existing_file(config, "--config")
     from gui_gym.agents.prompts import PROMPTS

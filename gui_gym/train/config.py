@@ -95,10 +95,13 @@ class TrainConfig:
         generation_batch_size: Prompts per ``generate`` call of the local policy.
         save_every: Iterations between checkpoints (and one at the end).
         device: ``auto`` (CUDA when present), ``cpu`` or ``cuda[:i]``.
-        dtype: ``auto``: on CUDA, a LoRA run keeps the frozen base in bf16 (peft keeps the
-            adapters in fp32) and a full fine-tune keeps fp32 master weights with bf16 autocast
-            for the forward passes (bf16 weights cannot take 1e-6 updates); fp32 on CPU.
-            ``bfloat16``: bf16 weights everywhere (less memory, lossy updates).
+        dtype: ``auto``: where the device computes bf16 natively (CUDA, or a CPU with
+            AMX-BF16/AVX512-BF16; ``gui_gym.models.llm.precision``), a LoRA run keeps the
+            frozen base in bf16 (peft keeps the adapters in fp32) and a full fine-tune keeps
+            fp32 master weights with bf16 autocast for the forward passes, rollout generation
+            included (bf16 weights cannot take 1e-6 updates); fp32 elsewhere.
+            ``bfloat16``: bf16 weights everywhere (less memory, lossy updates; on a CPU
+            without native bf16 one warning that it is slow).
             ``float32``: no bf16 at all.
         progress: Show a rich progress bar.
         screenshot: The policy is a vision-language model (a folder with a processor) whose

@@ -1,7 +1,9 @@
 """The policy being trained: :class:`Policy` holds a Hugging Face causal LM loaded from a
 folder (safetensors only), its tokenizer and its reference model for KL (the LoRA adapter
 switched off under LoRA, else a frozen copy); :func:`apply_lora` wraps a model in peft
-adapters; the weights' dtype and :func:`autocast_context` give bf16 on CUDA.
+adapters; the weights' dtype and :func:`autocast_context` give bf16 where the device computes
+it natively (a CUDA GPU, or a CPU with AMX-BF16/AVX512-BF16:
+:mod:`gui_gym.models.llm.precision`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from gui_gym.core.progress import library_bars_follow_the_rule
 from gui_gym.train.config import TrainConfig, require_torch, resolve_device
 
-__all__ = ["Policy", "apply_lora", "autocast_context"]
+__all__ = ["Policy", "apply_lora", "autocast_context", "uses_autocast"]
 
 
 class Policy:
@@ -138,22 +140,34 @@ def is_vision_folder(path: Path) -> bool:
 
 
 def _dtype(name: str, device: str, lora: bool = False) -> Any:
-    """The dtype the weights load in (see ``TrainConfig.dtype``)."""
-    torch = require_torch()
-    if name == "auto":
-        return torch.bfloat16 if device.startswith("cuda") and lora else torch.float32
-    return {"float32": torch.float32, "bfloat16": torch.bfloat16}[name]
+    """The dtype the weights load in (see ``TrainConfig.dtype``): under ``auto`` a LoRA
+    run's frozen base is bf16 where the device computes bf16 natively, a full fine-tune's
+    weights fp32 (its forward passes autocast instead, :func:`autocast_context`)."""
+    from gui_gym.models.llm.precision import resolve_dtype, torch_dtype
+
+    require_torch()
+    resolved = resolve_dtype(name, device)
+    if name == "auto" and not lora:
+        resolved = "float32"
+    return torch_dtype(resolved)
+
+
+def uses_autocast(config: TrainConfig, device: str) -> bool:
+    """Whether the policy's forward passes (rollout generation, scoring, the loss) run under
+    bf16 autocast: a full fine-tune (fp32 master weights) under ``dtype="auto"`` on a device
+    that computes bf16 natively."""
+    from gui_gym.models.llm.precision import bf16_available
+
+    return config.dtype == "auto" and not config.lora and bf16_available(device)
 
 
 def autocast_context(config: TrainConfig, device: str) -> Any:
-    """bf16 autocast for forward passes of an fp32 model on CUDA (``dtype="auto"``);
-    a no-op context elsewhere."""
-    import contextlib
+    """bf16 autocast for the forward passes of an fp32 model where :func:`uses_autocast`
+    says so; a no-op context elsewhere. The rollout's sampler runs under the same one
+    (``TransformersLLM(autocast=...)``), so sampled and scored log-probs share a precision."""
+    from gui_gym.models.llm.precision import autocast
 
-    torch = require_torch()
-    if config.dtype == "auto" and device.startswith("cuda") and not config.lora:
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
+    return autocast(device, uses_autocast(config, device))
 
 
 def apply_lora(model: Any, config: TrainConfig) -> Any:

@@ -83,6 +83,10 @@ class PRMTrainConfig:
         lr_schedule: ``"constant"`` (the paper's, App. A.3) or ``"linear"`` (decays linearly
             to zero over all updates; a from-scratch model settles better with it).
         seed: Seeds the data order.
+        dtype: ``"auto"``: the training forward passes under bf16 autocast (fp32 weights)
+            where the device computes bf16 natively (CUDA, or a CPU with AMX-BF16 or
+            AVX512-BF16; :mod:`gui_gym.models.llm.precision`); ``"float32"``: never;
+            ``"bfloat16"``: always (slow where bf16 is emulated).
     """
 
     epochs: int = 2
@@ -97,8 +101,12 @@ class PRMTrainConfig:
     keep_best: str | None = None  # GUI-Shepherd App. A.3: the model after 2 epochs
     lr_schedule: str = "constant"
     seed: int = 0
+    dtype: str = "auto"
 
     def __post_init__(self) -> None:
+        from gui_gym.models.llm.precision import check_dtype
+
+        check_dtype(self.dtype)
         if self.epochs < 1 or self.batch_size < 1 or self.eval_batch_size < 1:
             raise ValueError("epochs, batch_size and eval_batch_size must be >= 1")
         if not self.lr > 0:
@@ -361,6 +369,10 @@ def train_prm(
             state["seconds"] = time.perf_counter() - started
             _save_checkpoint(prm, optimizer, state, checkpoint, best)
 
+    from gui_gym.models.llm.precision import autocast, resolve_dtype
+
+    device = str(next(model.parameters()).device)
+    bf16 = resolve_dtype(config.dtype, device) == "bfloat16"
     stopped = False
     try:
         for epoch in range(state["epoch"], config.epochs):
@@ -378,7 +390,8 @@ def train_prm(
                     for group in optimizer.param_groups:
                         group["lr"] = config.lr * (1.0 - state["updates"] / total)
                 batch = prm.training_batch(batch_steps, prompt_loss=config.prompt_lm_weight > 0)
-                loss, pair = prm.loss(batch, config.rationale_weight, config.prompt_lm_weight)
+                with autocast(device, bf16):  # fp32 weights, bf16 matrix products
+                    loss, pair = prm.loss(batch, config.rationale_weight, config.prompt_lm_weight)
                 value = float(loss.detach())
                 where = f"epoch {epoch + 1} update {state['updates'] + 1}"
                 if not math.isfinite(value):  # before the step: the weights stay good

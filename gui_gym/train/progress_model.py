@@ -152,6 +152,10 @@ class ProgressTrainConfig:
         seed: Seeds the shuffling order (one permutation per epoch) and torch's RNG.
         checkpoint_every: Also checkpoint every this many steps (0: at epoch ends only).
         keep_checkpoints: Newest checkpoints kept on disk.
+        dtype: ``"auto"``: the training forward passes under bf16 autocast (fp32 weights)
+            where the device computes bf16 natively (CUDA, or a CPU with AMX-BF16 or
+            AVX512-BF16; :mod:`gui_gym.models.llm.precision`); ``"float32"``: never;
+            ``"bfloat16"``: always (slow where bf16 is emulated).
     """
 
     epochs: int = 3
@@ -163,8 +167,12 @@ class ProgressTrainConfig:
     seed: int = 0
     checkpoint_every: int = 0
     keep_checkpoints: int = 2
+    dtype: str = "auto"
 
     def __post_init__(self) -> None:
+        from gui_gym.models.llm.precision import check_dtype
+
+        check_dtype(self.dtype)
         for name in ("epochs", "batch_size", "checkpoint_every", "keep_checkpoints"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -287,6 +295,10 @@ class ProgressTrainer:
             desc=f"train {self.model.kind}",
             unit="step",
         )
+        from gui_gym.models.llm.precision import autocast, resolve_dtype
+
+        device = str(self.model.device)
+        bf16 = resolve_dtype(self.config.dtype, device) == "bfloat16"
         try:
             while self.epoch < self.config.epochs:
                 batches = self._batches(self.epoch)
@@ -296,7 +308,8 @@ class ProgressTrainer:
                     rows = batches[self.batch_in_epoch]
                     inputs = self.model.encode([self._texts[i] for i in rows])
                     targets = torch.from_numpy(self._targets[rows]).to(self.model.device)
-                    logits = network(**inputs)
+                    with autocast(device, bf16):  # fp32 weights, bf16 matrix products
+                        logits = network(**inputs).float()
                     # Eq. 5: BCE between sigmoid(logit) and the label (computed on logits).
                     loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, targets)
                     where = f"epoch {self.epoch + 1} batch {self.batch_in_epoch + 1}"

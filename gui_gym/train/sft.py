@@ -11,7 +11,7 @@ token. The loss is the mean cross-entropy over the completion tokens only.
 
     from gui_gym.train.sft import SFTConfig, train_sft
     report = train_sft("data/wikihow-oracle", "models/base", "models/sft",
-                       SFTConfig(epochs=3, lr=1e-4, lora=True))
+                       SFTConfig(epochs=3, lora=True))  # lr: default_lr(lora=True)
     # gui-gym sft --dataset data/wikihow-oracle --model models/base --out models/sft
 
 Prompt and completion are tokenized separately and concatenated (prompt ids, then
@@ -19,8 +19,8 @@ completion ids, then the end token): the model is trained on the ids generation 
 never on a re-tokenization of the joined text.
 
 Training: AdamW, a seeded shuffle per epoch, gradient accumulation, optional LoRA (peft),
-bf16 autocast on CUDA, a progress bar. Checkpoints (``out/checkpoint/``) are in the RL
-trainers' format (:func:`gui_gym.train.checkpoint.write_checkpoint`: the trainable weights, or the
+bf16 autocast where the device has native bf16, a progress bar. Checkpoints
+(``out/checkpoint/``) are in the RL trainers' format (:func:`gui_gym.train.checkpoint.write_checkpoint`: the trainable weights, or the
 LoRA adapter, the optimizer state and torch's random streams as safetensors, the progress as
 JSON; written atomically); rerunning the same command resumes from the last one and ends
 with the same weights as an uninterrupted run. At the end ``out/`` holds the model (LoRA merged in) and tokenizer, loadable by
@@ -47,10 +47,22 @@ from gui_gym.core.progress import library_bars_follow_the_rule, progress_bar, pr
 from gui_gym.core.trajectory import atomic_write_text, dumps_json
 from gui_gym.models.llm.chat_messages import prompt_images
 
-__all__ = ["SFTConfig", "SFTExample", "SFTReport", "build_examples", "train_sft"]
+__all__ = ["SFTConfig", "SFTExample", "SFTReport", "build_examples", "default_lr", "train_sft"]
+
+# AdamW rates when SFTConfig.lr is None (docs/real_model.md: at 1e-4 a rank-8 LoRA of
+# SmolLM2-135M over ~70 steps learns the tags but not the screen: CLICK(1) everywhere)
+LORA_LR = 1e-3
+FULL_LR = 1e-4
 
 CHECKPOINT_DIR = "checkpoint"
 REPORT_FILE = "sft_report.json"
+
+
+def default_lr(lora: bool) -> float:
+    """The AdamW learning rate SFT uses when none is given: :data:`LORA_LR` for a LoRA
+    adapter (a low-rank update starting at zero needs a rate about ten times a full
+    fine-tune's), :data:`FULL_LR` when every weight trains."""
+    return LORA_LR if lora else FULL_LR
 
 
 @dataclass
@@ -59,7 +71,8 @@ class SFTConfig:
 
     Attributes:
         epochs: Passes over the training examples.
-        lr: AdamW learning rate.
+        lr: AdamW learning rate; None: :func:`default_lr` (1e-3 for LoRA, 1e-4 for every
+            weight; see docs/real_model.md for why).
         weight_decay: AdamW weight decay.
         batch_size: Examples per forward pass.
         grad_accum: Forward passes per optimizer step.
@@ -72,8 +85,11 @@ class SFTConfig:
         seed: Seeds the split, the shuffle, the model's dropout.
         lora: Train a LoRA adapter instead of every weight.
         lora_r, lora_alpha, lora_dropout: LoRA settings.
-        lora_targets: Module names LoRA wraps; None lets peft choose for known models.
-        bf16: Autocast to bfloat16; None: on CUDA only.
+        lora_targets: Module names LoRA wraps, or ``"all-linear"`` (the default, as the RL
+            trainers' ``lora_target_modules``: every linear layer but the output head);
+            None lets peft choose (for Llama only ``q_proj`` and ``v_proj``).
+        bf16: Autocast to bfloat16 over fp32 weights; None: where the device computes bf16
+            natively (CUDA, or a CPU with AMX-BF16/AVX512-BF16).
         checkpoint_every: Optimizer steps between checkpoints (0: only at epoch ends).
         include_failed: Also learn from trajectories whose expert failed.
         screenshot: Train a vision-language model on the dataset's screenshots: each prompt
@@ -88,7 +104,7 @@ class SFTConfig:
     """
 
     epochs: int = 3
-    lr: float = 1e-4
+    lr: float | None = None
     weight_decay: float = 0.0
     batch_size: int = 4
     grad_accum: int = 1
@@ -102,7 +118,7 @@ class SFTConfig:
     lora_r: int = 8
     lora_alpha: int = 16
     lora_dropout: float = 0.0
-    lora_targets: list[str] | None = None
+    lora_targets: list[str] | str | None = "all-linear"
     bf16: bool | None = None
     checkpoint_every: int = 0
     include_failed: bool = False
@@ -118,7 +134,7 @@ class SFTConfig:
         for name, value in positive.items():
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
+        if self.lr is not None and not (self.lr > 0 and math.isfinite(self.lr)):
             raise ValueError(f"lr must be a positive number, got {self.lr!r}")
         if not 0.0 <= self.eval_fraction < 1.0:
             raise ValueError(f"eval_fraction must be in [0, 1), got {self.eval_fraction!r}")
@@ -468,7 +484,8 @@ def _train_sft(
             for step in trajectory.steps:
                 load_screenshot(step.screenshot, trajectory.trajectory_id, step.index)
     torch.manual_seed(config.seed)
-    llm = TransformersLLM(model, tokenizer, device=device)
+    # the checkpoint's dtype (fp32 master weights for a fp32 folder); bf16 comes from autocast
+    llm = TransformersLLM(model, tokenizer, device=device, dtype=None)
     if config.screenshot and llm.processor is None:
         raise ValueError("--screenshot needs a vision-language model (one with a processor)")
     agent = LLMAgent(
@@ -533,9 +550,14 @@ def _train_sft(
                 param.requires_grad_(False)
     net.train()
     params = [p for p in net.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
-    on_cuda = str(llm.device).startswith("cuda")
-    bf16 = on_cuda if config.bf16 is None else config.bf16
+    lr = default_lr(config.lora) if config.lr is None else config.lr
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=config.weight_decay)
+    from gui_gym.models.llm.precision import autocast, bf16_available, resolve_dtype
+
+    bf16 = bf16_available(str(llm.device)) if config.bf16 is None else config.bf16
+    if bf16:
+        resolve_dtype("bfloat16", str(llm.device))  # one warning where bf16 is emulated
+    llm.autocast = bf16  # held-out step accuracy generates in the same precision
     settings = {k: v for k, v in asdict(config).items()}
     state = {"epoch": 0, "batch": 0, "optimizer_steps": 0, "losses": [], "config": settings}
     loaded = _load_checkpoint(out, net, optimizer)
@@ -589,7 +611,7 @@ def _train_sft(
                     from gui_gym.models.llm.vision_inputs import token_type_inputs
 
                     pixels.update(token_type_inputs(llm.processor, ids))
-                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and on_cuda):
+                with autocast(str(llm.device), bf16):
                     logits = net(input_ids=ids, attention_mask=mask, **pixels).logits.float()
                 # next-token loss on completion tokens only (prompt positions are -100)
                 loss = torch.nn.functional.cross_entropy(

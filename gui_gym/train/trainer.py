@@ -49,7 +49,7 @@ from gui_gym.train.config import (
 )
 from gui_gym.train.data_parallel import DataParallel
 from gui_gym.train.losses import LossInputs, TurnSample, policy_loss, score_completions
-from gui_gym.train.policy import Policy, autocast_context
+from gui_gym.train.policy import Policy, autocast_context, uses_autocast
 
 __all__ = ["Algorithm", "Trainer", "TrainingDiverged", "load_metrics"]
 
@@ -246,6 +246,8 @@ class Trainer:
             device=self.policy.device,
             batch_size=config.generation_batch_size,
             processor=processor,
+            # the sampler runs in the precision the trainer scores in (policy.autocast_context)
+            autocast=uses_autocast(config, self.policy.device),
         )
         # a VLM's samples are scored from their stored ids + the screenshots kept here
         self.vision = (processor, llm.image_store) if processor is not None else None

