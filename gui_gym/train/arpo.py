@@ -135,6 +135,8 @@ class ARPO(GRPO):
     """
 
     name: ClassVar[str] = "arpo"
+    config_class: ClassVar[type] = ARPOConfig
+    config: ARPOConfig
 
     def __init__(
         self,
@@ -142,8 +144,7 @@ class ARPO(GRPO):
         tasks: list[str],
         config: ARPOConfig | None = None,
     ):
-        super().__init__(make_env, tasks, config or ARPOConfig())
-        self.config: ARPOConfig
+        super().__init__(make_env, tasks, config)
         self.buffer: dict[str, list[Trajectory]] = {}
         self.replayed = 0  # groups that took a buffered success, over the run
 

@@ -22,13 +22,12 @@ surrogate of :func:`gui_gym.train.losses.policy_loss`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gui_gym.core.trajectory import Trajectory
 from gui_gym.rewards.advantages import GIGPO_GAMMA, gigpo_advantages
-from gui_gym.train.grpo import GRPO
+from gui_gym.train.grpo import GRPO, check_group_sizes
 from gui_gym.train.losses import TurnSample, turns_from_trajectory
 from gui_gym.train.reward_stack import clean_groups, shaped_step_rewards
 from gui_gym.train.trainer import Trainer
@@ -64,12 +63,7 @@ class GiGPOConfig:
     eps: float = 1e-6
 
     def __post_init__(self) -> None:
-        if self.group_size < 2:
-            raise ValueError(
-                f"group_size must be >= 2 (a group needs a baseline), got {self.group_size}"
-            )
-        if self.tasks_per_iteration < 1:
-            raise ValueError(f"tasks_per_iteration must be >= 1, got {self.tasks_per_iteration}")
+        check_group_sizes(self.group_size, self.tasks_per_iteration)
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1], got {self.gamma!r}")
         if not self.step_weight >= 0:
@@ -84,27 +78,12 @@ def anchor_key(step: Any) -> str:
 
 
 class GiGPO(GRPO):
-    """GiGPO over episodes of one task from one seed (GRPO's rollout, two-level advantages).
-
-    Args:
-        make_env: Builds the (reward-wrapped) env; it must accept ``options={"task": id}``.
-        tasks: Task ids to train on (drawn ``tasks_per_iteration`` at a time).
-        config: :class:`GiGPOConfig`.
-    """
+    """GiGPO over episodes of one task from one seed: GRPO's rollout and arguments (its
+    ``config`` a :class:`GiGPOConfig`), two-level advantages."""
 
     name: ClassVar[str] = "gigpo"
-
-    def __init__(
-        self,
-        make_env: Callable[[], Any],
-        tasks: list[str],
-        config: GiGPOConfig | None = None,
-    ):
-        if not tasks:
-            raise ValueError("GiGPO needs at least one task id to train on")
-        self.make_env = make_env
-        self.tasks = list(tasks)
-        self.config = config or GiGPOConfig()
+    config_class: ClassVar[type] = GiGPOConfig
+    config: GiGPOConfig
 
     def advantages(
         self, trainer: Trainer, groups: list[list[Trajectory]], iteration: int

@@ -43,10 +43,23 @@ __all__ = [
     "GRPO",
     "TRAIN_DEFAULTS",
     "GRPOConfig",
+    "check_group_sizes",
 ]
 
 TRAIN_DEFAULTS: dict[str, Any] = {"loss_agg": "turn_mean", "kl_coef": 0.0}
 """ADMIRE Eq. 12 averages over steps; ADMIRE trains without a KL loss (App. A.1.2)."""
+
+
+def check_group_sizes(group_size: int, tasks_per_iteration: int) -> None:
+    """Refuse a group too small to have a baseline, or no task per iteration.
+
+    Raises:
+        ValueError: naming the setting and its value.
+    """
+    if group_size < 2:
+        raise ValueError(f"group_size must be >= 2 (a group needs a baseline), got {group_size}")
+    if tasks_per_iteration < 1:
+        raise ValueError(f"tasks_per_iteration must be >= 1, got {tasks_per_iteration}")
 
 
 @dataclass
@@ -78,12 +91,7 @@ class GRPOConfig:
     eps: float = 1e-6
 
     def __post_init__(self) -> None:
-        if self.group_size < 2:
-            raise ValueError(
-                f"group_size must be >= 2 (a group needs a baseline), got {self.group_size}"
-            )
-        if self.tasks_per_iteration < 1:
-            raise ValueError(f"tasks_per_iteration must be >= 1, got {self.tasks_per_iteration}")
+        check_group_sizes(self.group_size, self.tasks_per_iteration)
         if self.level not in ("step", "episode"):
             raise ValueError(f"level must be 'step' or 'episode', got {self.level!r}")
         if self.baseline not in ("grpo", "rloo"):
@@ -107,18 +115,20 @@ class GRPO(Algorithm):
     """
 
     name: ClassVar[str] = "grpo"
+    config_class: ClassVar[type] = GRPOConfig
+    """The config a subclass builds when given none (ARPO's, GiGPO's)."""
 
     def __init__(
         self,
         make_env: Callable[[], Any],
         tasks: list[str],
-        config: GRPOConfig | None = None,
+        config: Any = None,
     ):
         if not tasks:
-            raise ValueError("GRPO needs at least one task id to train on")
+            raise ValueError(f"{type(self).__name__} needs at least one task id to train on")
         self.make_env = make_env
         self.tasks = list(tasks)
-        self.config = config or GRPOConfig()
+        self.config = config or self.config_class()
 
     # -- rollout: G episodes of each task from one seed ------------------------------------
 
