@@ -104,6 +104,15 @@ def test_the_weight_ablation_differs_from_table4_admire_only_in_the_milestone_we
     assert ablated == {**weights, "milestone": 0.1}
 
 
+def test_the_gigpo_arm_pairs_with_table4_grpo_outcome() -> None:
+    table4, gigpo = bench.COMPARISONS["admire_table4"], bench.COMPARISONS["admire_table4_gigpo"]
+    assert gigpo.env == table4.env  # the same start and tasks, so runs pair by seed
+    assert "admire_table4_gigpo" not in bench.Args().comparisons
+    (arm,) = gigpo.arms.values()
+    assert arm.split(":")[1] == table4.arms["grpo:outcome"].split(":")[1] == "outcome"
+    assert bench.parse_arm(arm)[0] == "gigpo"
+
+
 def test_resume_keeps_runs_of_the_same_settings_and_refuses_others(tmp_path: Path) -> None:
     args = bench.Args(out=str(tmp_path), comparisons=["progrm_table1"], seeds=[0, 1])
     assert bench.previous_runs(args) == ([], {})  # nothing yet: a fresh run
