@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
+from typing import NoReturn
 
 import pytest
 
@@ -20,12 +21,28 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 os.environ.setdefault("GUI_GYM_NATIVE_BF16", "0")
 
 
+def unavailable(message: str) -> NoReturn:
+    """A dependency the test needs is missing: fail in CI (where it must be there), skip
+    elsewhere, saying ``message``."""
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def require(module: str, extra: str) -> ModuleType:
     """Import ``module`` or skip (locally) / fail (in CI) naming the extra to install."""
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        message = f"{module} is missing ({err}); install gui-gym[{extra}]"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(f"{module} is missing ({err}); install gui-gym[{extra}]")
+
+
+def require_browser() -> None:
+    """Chromium and ChromeDriver for MiniWoB++ and the viewer's browser tests, or
+    :func:`unavailable`."""
+    from gui_gym.envs.miniwob.browser import BrowserNotFound, find_browser
+
+    try:
+        find_browser()
+    except BrowserNotFound as err:
+        unavailable(str(err))

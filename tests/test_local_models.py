@@ -21,7 +21,7 @@ from gui_gym.models.llm.local import (
     is_converted,
     resolve_model,
 )
-from tests.conftest import IN_CI, require
+from tests.conftest import require, unavailable
 from tests.tiny_gguf import write_tiny_llama_gguf
 
 require("gguf", "llm")
@@ -219,9 +219,7 @@ def smollm2() -> object:
     try:
         path = resolve_model("smollm2-135m-instruct")
     except ModelError as err:  # the wheel is not installed
-        if IN_CI:
-            pytest.fail(str(err))
-        pytest.skip(str(err))
+        unavailable(str(err))
     from gui_gym.models.llm import TransformersLLM
 
     return TransformersLLM(path, device="cpu", batch_size=1)

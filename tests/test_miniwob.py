@@ -30,7 +30,7 @@ from gui_gym.envs.miniwob.browser import (
 from gui_gym.envs.miniwob.dom import dom_to_tree
 from gui_gym.envs.miniwob.env import load_task_page, miniwob_key, step_miniwob
 from gui_gym.envs.miniwob.oracles import ORACLES
-from tests.conftest import IN_CI, require
+from tests.conftest import require, require_browser
 
 CHECKED_IDS = [
     "click-test",
@@ -57,12 +57,7 @@ def browser() -> None:
     """miniwob and a browser are required (fail in CI, skip elsewhere); after the module, no
     Chromium or ChromeDriver process of ours may be left, running or zombie."""
     require("miniwob", "miniwob")
-    try:
-        find_browser()
-    except BrowserNotFound as err:
-        if IN_CI:
-            pytest.fail(str(err))
-        pytest.skip(str(err))
+    require_browser()
     yield
     leftovers = []
     for pid in descendants(os.getpid()):

@@ -9,12 +9,11 @@ from __future__ import annotations
 import pytest
 
 from gui_gym.integrations.tools import tool_call
-from tests.conftest import IN_CI, require
+from tests.conftest import require, require_browser
 
 require("trl", "trl")
 require("miniwob", "miniwob")
 
-from gui_gym.envs.miniwob.browser import BrowserNotFound, find_browser  # noqa: E402
 from gui_gym.integrations.trl import make_environment_factory  # noqa: E402
 from tests.test_miniwob import EXPERTS_TESTED  # noqa: E402
 
@@ -22,12 +21,7 @@ from tests.test_miniwob import EXPERTS_TESTED  # noqa: E402
 @pytest.fixture(scope="module")
 def slot():
     """One TRL environment instance over GuiGym/MiniWoB-v0 (one browser)."""
-    try:
-        find_browser()
-    except BrowserNotFound as err:
-        if IN_CI:
-            pytest.fail(str(err))
-        pytest.skip(str(err))
+    require_browser()
     env = make_environment_factory("GuiGym/MiniWoB-v0")()
     yield env
     env._finalizer()  # what TRL dropping the instance does

@@ -19,7 +19,7 @@ import pytest
 from gui_gym.view import build_report, load_run
 from gui_gym.view.sample import record_sample_run
 from gui_gym.view.server import make_server
-from tests.conftest import IN_CI, require
+from tests.conftest import require, require_browser
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # one browser start: about 5 s
 
@@ -81,19 +81,12 @@ def browser() -> Iterator[Any]:
     """One headless Chromium for the module; afterwards no browser process of ours is left."""
     require("selenium", "miniwob")
     from gui_gym.envs.miniwob.browser import (
-        BrowserNotFound,
         close_chromium,
         descendants,
-        find_browser,
         open_chromium,
     )
 
-    try:
-        find_browser()
-    except BrowserNotFound as err:
-        if IN_CI:
-            pytest.fail(str(err))
-        pytest.skip(str(err))
+    require_browser()
     driver = open_chromium(width=1280, height=900)
     driver.set_page_load_timeout(60)
     yield driver
