@@ -9,7 +9,6 @@ import http.client
 import json
 import logging
 import socket
-import threading
 import time
 from collections.abc import Iterator
 
@@ -21,38 +20,24 @@ require("openenv", "openenv")
 from websockets.exceptions import InvalidStatus  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
-from gui_gym.integrations.openenv import ServedEnv, bind_socket, make_server  # noqa: E402
+from gui_gym.integrations.openenv import ServedEnv  # noqa: E402
+from tests.test_openenv_server import serve_in_thread  # noqa: E402
 
 ENV_ID = "GuiGym/WikiHow-v0"
 TOKEN = "s3cret-token-0123456789"
 pytestmark = pytest.mark.timeout(120)
 
 
-def _start(**kwargs) -> Iterator[tuple[str, int]]:
-    sock = bind_socket("127.0.0.1", 0)
-    server = make_server(ServedEnv(ENV_ID), max_sessions=2, session_timeout=60, **kwargs)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
-        yield "127.0.0.1", sock.getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
-
-
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[str, int]]:
-    yield from _start(header_timeout=1.5)
+    with serve_in_thread(max_sessions=2, session_timeout=60, header_timeout=1.5) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")
 def guarded() -> Iterator[tuple[str, int]]:
-    yield from _start(token=TOKEN)
+    with serve_in_thread(max_sessions=2, session_timeout=60, token=TOKEN) as address:
+        yield address
 
 
 def _http(

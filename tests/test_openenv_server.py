@@ -9,6 +9,7 @@ for step and every episode must end in success.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import re
@@ -83,14 +84,15 @@ def server() -> Iterator[str]:
 SESSION_TIMEOUT_S = 4.0
 
 
-@pytest.fixture(scope="module")
-def tiny_server() -> Iterator[str]:
-    """One slot and a 4-second session timeout, served from a thread of this process (the
-    library's server, as the command runs it, without a second OpenEnv import)."""
+@contextlib.contextmanager
+def serve_in_thread(**kwargs: Any) -> Iterator[tuple[str, int]]:
+    """The library's OpenEnv server for ``ENV_ID`` (``make_server(**kwargs)``, as the command
+    runs it) on a free loopback port, from a thread of this process (no second OpenEnv
+    import): ``(host, port)`` until the block ends."""
     from gui_gym.integrations.openenv import ServedEnv, bind_socket, make_server
 
     sock = bind_socket("127.0.0.1", 0)
-    server = make_server(ServedEnv(ENV_ID), max_sessions=1, session_timeout=SESSION_TIMEOUT_S)
+    server = make_server(ServedEnv(ENV_ID), **kwargs)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
@@ -98,11 +100,18 @@ def tiny_server() -> Iterator[str]:
         assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        yield "127.0.0.1", sock.getsockname()[1]
     finally:
         server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+@pytest.fixture(scope="module")
+def tiny_server() -> Iterator[str]:
+    """One slot and a 4-second session timeout."""
+    with serve_in_thread(max_sessions=1, session_timeout=SESSION_TIMEOUT_S) as (host, port):
+        yield f"http://{host}:{port}"
 
 
 LOADED_MACHINE_S = 150.0
