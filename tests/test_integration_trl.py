@@ -102,9 +102,13 @@ def _policy(
 ) -> tuple[object, object, int, int]:
     """A tiny Qwen2 whose weights make it answer one of two tool calls (50/50), then end.
 
-    Attention and MLP outputs are zeroed, so the last hidden state is the current token's
-    embedding: after a tool-call token the output layer picks the end token, anywhere else
-    one of the two tool calls (each an added token that decodes to the whole call)."""
+    ``call`` and ``other`` are ``<tool_call>BODY</tool_call>`` blocks. Each body is one added
+    token; the delimiters are the special tokens, generated as their own ids as a real model
+    emits them (transformers >= 5.25 parses token ids and reads a delimiter spelt out inside
+    another token as text). Attention and MLP outputs are zeroed, so the last hidden state is
+    the current token's embedding, and the output layer walks a fixed chain: any prompt token
+    -> ``<tool_call>`` -> one of the two bodies (50/50) -> ``</tool_call>`` -> the end token.
+    Returns the model, the tokenizer and the two bodies' token ids."""
     import trl
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
@@ -125,9 +129,16 @@ def _policy(
     tok = PreTrainedTokenizerFast(
         tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>"
     )
-    tok.add_tokens([call, other])
+    bodies = [
+        block.removeprefix("<tool_call>").removesuffix("</tool_call>") for block in (call, other)
+    ]
+    assert all(
+        f"<tool_call>{body}</tool_call>" == block for body, block in zip(bodies, (call, other))
+    )
+    tok.add_tokens(bodies)
     tok.chat_template = template  # TRL recognises it and parses <tool_call> blocks
-    a, b = tok.convert_tokens_to_ids(call), tok.convert_tokens_to_ids(other)
+    a, b = tok.convert_tokens_to_ids(bodies)
+    opening, closing = tok.convert_tokens_to_ids(["<tool_call>", "</tool_call>"])
     eos = tok.eos_token_id
     torch.manual_seed(0)
     config = Qwen2Config(
@@ -149,14 +160,17 @@ def _policy(
         for layer in model.model.layers:
             layer.self_attn.o_proj.weight.zero_()
             layer.mlp.down_proj.weight.zero_()
+        # one direction per state of the chain; the output layer maps each to what follows
         embed = model.model.embed_tokens.weight
         embed.zero_()
-        embed[:, 1] = 1.0
-        embed[[a, b]] = torch.tensor([1.0] + [0.0] * 31)
+        embed[:, 0] = 1.0  # any other token: open a tool call
+        embed[opening], embed[[a, b]], embed[closing] = (torch.eye(32)[k] for k in (1, 2, 3))
         head = model.lm_head.weight
         head.zero_()
-        head[eos, 0] = 20.0
+        head[opening, 0] = 20.0
         head[a, 1] = head[b, 1] = 20.0
+        head[closing, 2] = 20.0
+        head[eos, 3] = 20.0
     return model, tok, a, b
 
 
