@@ -2,17 +2,18 @@
 way, so that they measure it the same way for good. It picks a learning benchmark's trained and
 held-out tasks (oracle-solvable short tasks, :mod:`gui_gym.runs.probe`), scores a model's greedy
 success on each of them, reads an arm's ``ALGO:REWARD[:NAME=VALUE...]`` string, gives seeded
-95% bootstrap intervals (the same draws, in the same order, for the same seed), finds the
-first point at which a curve reaches a target, writes a JSON result atomically, loads an
-example script as a module and describes the machine a result was measured on. A script run as
-``python benchmarks/x.py`` has this folder on ``sys.path``; a script loaded by path (a test)
-puts it there before ``from harness import ...``.
+95% bootstrap intervals (the same draws, in the same order, for the same seed) and 95% Wilson
+intervals of a success count, finds the first point at which a curve reaches a target, writes
+a JSON result atomically, loads an example script as a module and describes the machine a
+result was measured on. A script run as ``python benchmarks/x.py`` has this folder on
+``sys.path``; a script loaded by path (a test) puts it there before ``from harness import ...``.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import platform
 import random
@@ -32,6 +33,7 @@ __all__ = [
     "parse_arm",
     "pick_tasks",
     "split_success",
+    "wilson",
     "write_json",
 ]
 
@@ -163,6 +165,18 @@ def mean_interval(values: list[float], resamples: int, seed: int = 0) -> dict[st
     rng = random.Random(seed)
     draws = sorted(sum(rng.choices(values, k=len(values))) / len(values) for _ in range(resamples))
     return {"mean": sum(values) / len(values), "interval": _interval_95(draws), "n": len(values)}
+
+
+def wilson(successes: int, n: int) -> list[float]:
+    """The 95% Wilson score interval of ``successes`` out of ``n`` (rounded to 4 places;
+    ``[0, 1]`` when ``n`` is 0)."""
+    if n == 0:
+        return [0.0, 1.0]
+    z = 1.959964
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
 
 
 # ---------------------------------------------------------------------------- bookkeeping

@@ -32,7 +32,6 @@ Usage::
 from __future__ import annotations
 
 import contextlib
-import math
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -42,7 +41,7 @@ from typing import Any
 import tyro
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import machine_at_end, write_json
+from harness import machine_at_end, wilson, write_json
 
 ENVS = {"wikihow": "GuiGym/WikiHow-v0", "androidworld": "GuiGym/AndroidWorld-v0"}
 STAGES = ["record", "zero_shot", "sft_lora", "sft_full", "grpo"]
@@ -73,17 +72,6 @@ class Args:
     out: Path = RESULTS / "real_model.json"
     work: Path = RESULTS / "real_model_work"
     quick: bool = False  # every stage on a tiny GPT-2 from a config, in seconds
-
-
-def wilson(successes: int, n: int) -> list[float]:
-    """The 95% Wilson score interval of ``successes`` out of ``n``."""
-    if n == 0:
-        return [0.0, 1.0]
-    z = 1.959964
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
 
 
 def precision(args: Args) -> contextlib.AbstractContextManager[Any]:
@@ -184,6 +172,9 @@ def sft(arm: str, seed: int, dataset: Path, model: str, out: Path, args: Args) -
     if chosen is not None:
         config.lr = chosen
     config.eval_fraction = 0.0
+    # a run killed mid-epoch resumes from its last checkpoint (LoRA's are small; a full
+    # fine-tune's weights and Adam state are ~1.6 GB, so less often)
+    config.checkpoint_every = 0 if args.quick else (10 if lora else 25)
     with precision(args):
         report = train_sft(dataset, model, out, config, device="cpu", progress=False)
     settings = asdict(config)
@@ -211,15 +202,29 @@ def sft(arm: str, seed: int, dataset: Path, model: str, out: Path, args: Args) -
     }
 
 
-def grpo(env_id: str, start: str, tasks: list[str], out: Path, args: Args) -> tuple[Any, dict]:
-    """GRPO from ``start`` on the train tasks; the trained policy as an LLM and the metrics."""
+def grpo(
+    env_id: str,
+    start: str,
+    tasks: list[str],
+    out: Path,
+    args: Args,
+    *,
+    reward: str = "outcome",
+    env_kwargs: dict[str, Any] | None = None,
+    seed: int | None = None,
+    embedder: str | None = None,
+    resume: bool = False,
+) -> tuple[Any, dict]:
+    """GRPO (LoRA) from ``start`` on the train tasks with ``reward``; the trained policy as an
+    LLM and the metrics. ``env_kwargs`` default to the train split at ``--max-steps``;
+    ``resume`` continues a killed run from its last checkpoint (benchmarks/baselines.py)."""
     from gui_gym.models.llm import TransformersLLM
     from gui_gym.train.runner import make_trainer
 
     settings = {
         "out": str(out),
         "iterations": 1 if args.quick else args.grpo_iterations,
-        "seed": args.seeds[0],
+        "seed": args.seeds[0] if seed is None else seed,
         "learning_rate": args.grpo_lr,
         "max_new_tokens": args.max_new_tokens,
         "temperature": 1.0,
@@ -231,16 +236,18 @@ def grpo(env_id: str, start: str, tasks: list[str], out: Path, args: Args) -> tu
         "progress": False,
     }
     started = time.perf_counter()
+    extra = {} if embedder is None else {"embedder": embedder}
     trainer = make_trainer(
         "grpo",
         env_id,
         model=start,
         lora=True,
-        reward="outcome",
+        reward=reward,
         settings=settings,
-        env_kwargs={"split": "train", "max_steps": args.max_steps},
+        env_kwargs=env_kwargs or {"split": "train", "max_steps": args.max_steps},
         tasks=tasks,
-        resume=False,
+        resume=resume,
+        **extra,
     )
     with precision(args):
         history = trainer.train()

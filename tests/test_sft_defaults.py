@@ -4,6 +4,7 @@ old defaults (1e-4, peft's own targets) SmolLM2 learnt the tags but not the scre
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,86 @@ def test_sft_uses_the_default_rate_and_lora_wraps_every_linear_layer(
         wrapped = {n.split(".lora_")[0].rsplit(".", 1)[-1] for n in weights if ".lora_A" in n}
         # peft's own choice for GPT-2 is c_attn alone; every linear layer trains now
         assert wrapped == {"c_attn", "c_proj", "c_fc"}
+
+
+def _right_padded_loss(model, rows, pad):  # type: ignore[no-untyped-def]
+    """The plain reference: right padding, logits at every position, prompt labels -100."""
+    import torch
+
+    width = max(len(p) + len(c) for p, c, _ in rows)
+    ids = torch.full((len(rows), width), pad)
+    labels = torch.full((len(rows), width), -100)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for r, (p, c, _) in enumerate(rows):
+        ids[r, : len(p) + len(c)] = torch.tensor(p + c)
+        labels[r, len(p) : len(p) + len(c)] = torch.tensor(c)
+        mask[r, : len(p) + len(c)] = 1
+    logits = model(input_ids=ids, attention_mask=mask).logits.float()
+    return torch.nn.functional.cross_entropy(
+        logits[:, :-1].reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1), ignore_index=-100
+    )
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_the_completion_only_loss_equals_the_loss_over_every_position(arch: str) -> None:
+    """Left padding + logits at the completion positions only (``logits_to_keep``) gives the
+    loss and the gradients that right padding and logits everywhere give, and the RL scorer
+    the same log-probabilities, for rows of different lengths: a learned-position model
+    (GPT-2) and a RoPE one (Llama, as SmolLM2)."""
+    require("transformers", "llm")
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    from gui_gym.train.losses import TurnSample, score_completions, takes_logits_to_keep
+    from gui_gym.train.sft import _completion_loss
+
+    torch.manual_seed(0)
+    if arch == "gpt2":
+        model = GPT2LMHeadModel(GPT2Config(vocab_size=97, n_embd=32, n_layer=2, n_head=2))
+    else:
+        config = LlamaConfig(
+            vocab_size=97,
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+        )
+        model = LlamaForCausalLM(config)
+    model.eval()  # no dropout: the two passes must see the same network
+    assert takes_logits_to_keep(model)
+
+    class Holder:
+        device = torch.device("cpu")
+        processor = None
+
+    rows = [
+        ([5, 6, 7, 8, 9, 10, 11], [12, 13], None),
+        ([20, 21], [22, 23, 24, 25], None),
+        ([30, 31, 32, 33], [34], None),
+    ]
+    results = []
+    for compute in (
+        lambda: _completion_loss(model, Holder(), rows, 0, {}),
+        lambda: _right_padded_loss(model, rows, 0),
+    ):
+        model.zero_grad()
+        loss = compute()
+        loss.backward()
+        grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+        results.append((float(loss), grads))
+    (short, short_grads), (full, full_grads) = results
+    assert short == pytest.approx(full, rel=1e-5) and math.isfinite(short)
+    assert len(short_grads) == len(full_grads)
+    for a, b in zip(short_grads, full_grads):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+    # the RL scorer reads the same positions: its log-probs sum to minus the summed loss
+    with torch.no_grad():
+        turns = [
+            TurnSample(prompt_ids=p, completion_ids=c, advantages=[0.0] * len(c))
+            for p, c, _ in rows
+        ]
+        logps = score_completions(model, turns, pad_id=0)
+    assert [len(x) for x in logps] == [2, 4, 1]
+    total = -sum(float(x.sum()) for x in logps) / 7
+    assert total == pytest.approx(full, rel=1e-5)

@@ -204,30 +204,98 @@ def score_completions(
         placeholders = placeholder_token_ids(vision[0])
 
     device = device or str(next(model.parameters()).device)
-    lengths = [len(t.prompt_ids) + len(t.completion_ids) for t in turns]
-    width = max(lengths)
-    ids = torch.full((len(turns), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(turns), width), dtype=torch.long)
-    for i, turn in enumerate(turns):
-        row = turn.prompt_ids + turn.completion_ids
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-        mask[i, : len(row)] = 1
-    ids, mask = ids.to(device), mask.to(device)
     pixels = {k: v.to(device) for k, v in pixels.items()}
-    if pixels:
-        from gui_gym.models.llm.vision_inputs import token_type_inputs
-
-        pixels.update(token_type_inputs(vision[0], ids))  # type: ignore[index]
-    logits = model(input_ids=ids, attention_mask=mask, **pixels).logits
+    logits, starts, ids = completion_logits(
+        model,
+        [(t.prompt_ids, t.completion_ids) for t in turns],
+        pad_id=pad_id,
+        device=device,
+        pixels=pixels,
+        processor=None if vision is None else vision[0],
+    )
     out = []
     for i, turn in enumerate(turns):
-        start = len(turn.prompt_ids) - 1  # position p predicts token p + 1
+        start = starts[i]  # logits[i, start + k] predicts completion token k
         rows = logits[i, start : start + len(turn.completion_ids)].float() / temperature
         if placeholders is not None and turn.vision:
             rows = rows.index_fill(-1, torch.tensor(placeholders, device=rows.device), -torch.inf)
-        target = ids[i, start + 1 : start + 1 + len(turn.completion_ids)]
+        target = torch.tensor(turn.completion_ids, dtype=torch.long, device=rows.device)
         out.append(torch.log_softmax(rows, dim=-1).gather(-1, target[:, None]).squeeze(-1))
     return out
+
+
+def takes_logits_to_keep(model: Any) -> bool:
+    """Whether ``model`` (a causal LM, or a peft/DDP wrapper of one) can run its output layer
+    on the last positions only (``logits_to_keep``: every causal LM of transformers 5 but a
+    few remote-code ones)."""
+    import inspect
+
+    base = model
+    for _ in range(4):
+        if hasattr(base, "get_base_model"):
+            base = base.get_base_model()
+        elif hasattr(base, "module") and callable(getattr(base.module, "forward", None)):
+            base = base.module
+        else:
+            break
+    try:
+        return "logits_to_keep" in inspect.signature(base.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def completion_logits(
+    model: Any,
+    rows: Sequence[tuple[Sequence[int], Sequence[int]]],
+    *,
+    pad_id: int,
+    device: str | Any,
+    pixels: dict[str, Any] | None = None,
+    processor: Any = None,
+) -> tuple[Any, list[int], Any]:
+    """The logits that predict each row's completion tokens, in one forward pass over
+    ``(prompt_ids, completion_ids)`` rows (concatenated as given, never re-tokenized).
+
+    Returns ``(logits, starts, ids)``: ``logits[i, starts[i] + k]`` predicts completion token
+    ``k`` of row ``i``; ``ids`` is the padded batch.
+
+    Text-only batches are padded on the left, so every completion ends at the last position,
+    and the output layer runs on the last ``longest completion + 1`` positions only
+    (``logits_to_keep``): a screen prompt is hundreds of tokens and a completion tens, so most
+    of the output layer's work (576 x 49,152 per position for SmolLM2) and nearly all of the
+    logits' memory go. Position ids count real tokens only, so a left-padded row sees the
+    positions it would see unpadded; the log-probabilities equal a right-padded pass's up to
+    float rounding (tests/test_sft_defaults.py). Batches with pixel inputs (a vision-language
+    policy), and models without ``logits_to_keep``, run every position, padded on the right;
+    ``processor`` then adds the token types Qwen2-VL's M-RoPE reads.
+    """
+    torch = require_torch()
+    pixels = dict(pixels or {})
+    left = not pixels and takes_logits_to_keep(model)
+    width = max(len(p) + len(c) for p, c in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, (prompt, completion) in enumerate(rows):
+        seq = list(prompt) + list(completion)
+        first = width - len(seq) if left else 0
+        ids[i, first : first + len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[i, first : first + len(seq)] = 1
+    ids, mask = ids.to(device), mask.to(device)
+    if left:
+        keep = max(len(c) for _, c in rows) + 1
+        logits = model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+            logits_to_keep=keep,
+        ).logits
+        return logits, [keep - 1 - len(c) for _, c in rows], ids
+    if pixels and processor is not None:
+        from gui_gym.models.llm.vision_inputs import token_type_inputs
+
+        pixels.update(token_type_inputs(processor, ids))
+    logits = model(input_ids=ids, attention_mask=mask, **pixels).logits
+    return logits, [len(p) - 1 for p, _ in rows], ids  # position p predicts token p + 1
 
 
 # ------------------------------------------------------------------------------- losses

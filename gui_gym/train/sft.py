@@ -408,6 +408,35 @@ def _pixels(llm: Any, images: list[Any], net: Any) -> dict[str, Any]:
     }
 
 
+def _completion_loss(
+    net: Any, llm: Any, rows: list[tuple[list[int], list[int], Any]], pad: int, pixels: dict
+) -> Any:
+    """Mean next-token cross-entropy over the completion tokens of one batch of
+    ``(prompt_ids, completion_ids, images)`` rows (prompt positions carry no loss). The
+    output layer runs on the completion positions only where it can
+    (:func:`~gui_gym.train.losses.completion_logits`)."""
+    import torch
+
+    from gui_gym.train.losses import completion_logits
+
+    logits, starts, _ = completion_logits(
+        net,
+        [(p, c) for p, c, _ in rows],
+        pad_id=pad,
+        device=llm.device,
+        pixels=pixels,
+        processor=llm.processor,
+    )
+    picked = torch.cat(
+        [
+            logits[i, start : start + len(c)]
+            for i, (start, (_, c, _)) in enumerate(zip(starts, rows))
+        ]
+    ).float()
+    targets = torch.tensor([t for _, c, _ in rows for t in c], dtype=torch.long)
+    return torch.nn.functional.cross_entropy(picked, targets.to(picked.device))
+
+
 def train_sft(
     dataset: str | Path | Sequence[Any],
     model: str | Path | Any,
@@ -596,29 +625,9 @@ def _train_sft(
             batches = _batches(len(encoded), config.batch_size, config.seed, epoch)
             for b in range(state["batch"] if epoch == state["epoch"] else 0, len(batches)):
                 rows = [encoded[i] for i in batches[b]]
-                width = max(len(p) + len(c) for p, c, _ in rows)
-                ids = torch.full((len(rows), width), pad, dtype=torch.long)
-                labels = torch.full((len(rows), width), -100, dtype=torch.long)
-                mask = torch.zeros((len(rows), width), dtype=torch.long)
-                for r, (p, c, _) in enumerate(rows):
-                    seq = p + c
-                    ids[r, : len(seq)] = torch.tensor(seq)
-                    labels[r, len(p) : len(seq)] = torch.tensor(c)
-                    mask[r, : len(seq)] = 1
-                ids, labels, mask = (t.to(llm.device) for t in (ids, labels, mask))
                 pixels = _pixels(llm, [i for _, _, shown in rows for i in shown], net)
-                if pixels:  # Qwen2-VL's M-RoPE also reads the processor's token types
-                    from gui_gym.models.llm.vision_inputs import token_type_inputs
-
-                    pixels.update(token_type_inputs(llm.processor, ids))
                 with autocast(str(llm.device), bf16):
-                    logits = net(input_ids=ids, attention_mask=mask, **pixels).logits.float()
-                # next-token loss on completion tokens only (prompt positions are -100)
-                loss = torch.nn.functional.cross_entropy(
-                    logits[:, :-1].reshape(-1, logits.shape[-1]),
-                    labels[:, 1:].reshape(-1),
-                    ignore_index=-100,
-                )
+                    loss = _completion_loss(net, llm, rows, pad, pixels)
                 if not bool(torch.isfinite(loss.detach())):
                     raise diverged(f"epoch {epoch} batch {b}", ["the loss"], out / CHECKPOINT_DIR)
                 (loss / config.grad_accum).backward()

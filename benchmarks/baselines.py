@@ -1,0 +1,678 @@
+"""The baselines table: every benchmark's test split under the same rows of agents.
+
+Envs (:data:`ENVS`): WikiHow, AndroidWorld, WebShop (10,000-product catalog), ALFWorld
+(``valid_unseen``) and a fixed sample of 12 MiniWoB++ tasks (:data:`MINIWOB_SAMPLE`, real
+Chromium). Rows (:data:`ROWS`):
+
+* ``random``: uniform over the screen's candidate actions (:class:`gui_gym.agents.RandomAgent`);
+* ``rule``: WebShop's own rule baseline (search the instruction, buy the first result;
+  :class:`gui_gym.agents.WebShopGreedyAgent`, not its informed variant), WebShop only;
+* ``oracle``: the env's scripted expert (:class:`gui_gym.agents.OracleAgent`);
+* ``zero_shot``: the model as it comes (default SmolLM2-135M-Instruct), greedy;
+* ``sft``: LoRA SFT on the train split's expert episodes (``benchmarks/real_model.py``'s
+  ``sft``: the library's defaults, what ``gui-gym sft --lora`` runs), per training seed;
+* ``sft_grpo_outcome`` / ``sft_grpo_shaped``: GRPO from that SFT model on the recorded train
+  tasks, with the task outcome, or with the env's shaped reward (:attr:`BenchEnv.shaped`).
+
+Every row of an env plays the same test episodes (``gui_gym.runs.evaluate.evaluate``, what
+``gui-gym eval`` runs): episode ``i`` is the split's ``i``-th task (cycling) reset with seed
+``10_000 + i``; the SmolLM2 rows play the first ``--llm-episodes`` of them. A cell
+(env x row [x seed]) records test-split success with its 95% Wilson interval, the mean score
+(WebShop's reward; 0/1 elsewhere) with a 95% bootstrap interval over episodes, the wall and
+CPU seconds (``getrusage``: this process and its reaped children), the agent and settings,
+and what held out means for the env. The JSON (``--out``) is rewritten atomically after every
+cell; a rerun skips the cells already there (resume is the default; ``--fresh`` runs the chosen
+cells again, keeping the others).
+A trained row finds the models it starts from in ``--work``.
+
+Usage::
+
+    nice -n 10 python benchmarks/baselines.py --rows random rule oracle
+    nice -n 10 python benchmarks/baselines.py --rows zero_shot sft sft_grpo_outcome \\
+        sft_grpo_shaped --envs wikihow
+    python benchmarks/baselines.py --quick --out /tmp/quick.json     # tiny GPT-2, 2 episodes
+    python benchmarks/baselines.py --figure docs/baselines.png        # from --out's JSON
+    python benchmarks/baselines.py --markdown                         # the docs table
+"""
+
+from __future__ import annotations
+
+import functools
+import resource
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tyro
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import load_script, machine_at_end, mean_interval, wilson, write_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TEST_SEED = 10_000
+"""Episode ``i`` of a test cell is reset with seed ``TEST_SEED + i``; training data is
+recorded from seed 0, so no MiniWoB++ instance (a task's seed) is both trained and tested."""
+
+MINIWOB_SAMPLE: tuple[str, ...] = (
+    "click-button",  # one click on the named button
+    "click-checkboxes",  # a multi-select, then submit
+    "click-tab-2",  # find a link behind tabs
+    "click-collapsible-2",  # open accordions to find a link
+    "enter-text",  # type a given word
+    "login-user",  # a two-field form
+    "choose-list",  # a drop-down
+    "email-inbox",  # a small app: open, reply, forward, delete, star
+    "navigate-tree",  # expand a folder tree
+    "use-autocomplete-nodelay",  # type, then pick the suggestion
+    "drag-items",  # reorder a list by dragging
+    "simple-arithmetic",  # read a sum, type its value
+)
+"""The fixed MiniWoB++ sample: one task per kind of skill, each deterministic (none in
+``NONDETERMINISTIC_TASKS``) and solved by its expert on 10 of 10 seeds (docs/miniwob.md)."""
+
+
+@dataclass(frozen=True)
+class BenchEnv:
+    """One benchmark of the table: its id, test and train ``gym.make`` arguments, what held
+    out means, its shaped reward (``--reward`` of ``gui-gym train``) and how many LLM episodes
+    run at once (browsers are heavier than simulated apps)."""
+
+    env_id: str
+    test: dict[str, Any]
+    train: dict[str, Any]
+    held_out: str
+    shaped: str
+    shaped_note: str
+    llm_batch: int = 16
+
+
+_PROGRESS = "ProgRM's progress difference over the env's own milestones (MilestoneProgress)"
+ENVS: dict[str, BenchEnv] = {
+    "wikihow": BenchEnv(
+        "GuiGym/WikiHow-v0",
+        {"split": "test"},
+        {"split": "train"},
+        "other tasks: the test split's 150 tasks are a task list disjoint from the train split's",
+        "outcome+progress",
+        _PROGRESS + " (Mobile-Env's task events)",
+    ),
+    "androidworld": BenchEnv(
+        "GuiGym/AndroidWorld-v0",
+        {"split": "test"},
+        {"split": "train"},
+        "other parameter draws: the test split draws each of the 116 templates' parameters "
+        "from its own seed stream; the templates are shared with the train split",
+        "outcome+progress",
+        _PROGRESS + " (each template's milestones)",
+    ),
+    "webshop": BenchEnv(
+        "GuiGym/WebShop-v0",
+        {"split": "test", "catalog_size": 10_000},
+        {"split": "train", "catalog_size": 10_000},
+        "other goals: the 500 test goals' target products (and their near-duplicates) are in "
+        "no train goal (10,000-product catalog)",
+        "outcome+progress",
+        _PROGRESS + " (searched, product opened, options chosen, bought)",
+    ),
+    "alfworld": BenchEnv(
+        "GuiGym/ALFWorld-v0",
+        {"split": "valid_unseen"},
+        {"split": "train"},
+        "unseen rooms: ALFWorld's valid_unseen games (134) are on ALFRED's held-out floor "
+        "plans, never in a train game",
+        "outcome+progress",
+        _PROGRESS + " (the goal's PDDL conditions)",
+    ),
+    "miniwob": BenchEnv(
+        "GuiGym/MiniWoB-v0",
+        {"tasks": list(MINIWOB_SAMPLE), "split": "test", "time_limit_s": 600.0},
+        {"tasks": list(MINIWOB_SAMPLE), "split": "train", "time_limit_s": 600.0},
+        "other instances: the same 12 tasks, test episodes on seeds 10,000+ (miniwob's test "
+        "data mode), training episodes on seeds from 0",
+        "outcome+milestone",
+        "ADMIRE's adaptive milestones (lambda0 0.3; MiniWoB++ tasks ship no milestones)",
+        llm_batch=4,
+    ),
+}
+"""The benchmarks, by ``--envs`` name. MiniWoB++'s 10 s limit is raised for every row alike
+(a model on CPU needs seconds a step; the expert and random rows end long before)."""
+
+CHEAP_ROWS = {"random": "random", "rule": "webshop-greedy", "oracle": "oracle"}
+"""Rows run by a built-in agent (``gui-gym eval --agent`` names)."""
+LLM_ROWS = ("zero_shot", "sft", "sft_grpo_outcome", "sft_grpo_shaped")
+ROWS = (*CHEAP_ROWS, *LLM_ROWS)
+RULE_ENVS = ("webshop",)
+"""Envs with a rule baseline of their own (the ``rule`` row)."""
+AGENTS = {
+    "random": "uniform over the screen's candidate actions (RandomAgent), never DONE",
+    "rule": "WebShop's rule baseline: search the instruction, buy the first result "
+    "(WebShopGreedyAgent, informed=False)",
+    "oracle": "the env's scripted expert (OracleAgent)",
+    "zero_shot": "the model as it comes, greedy (LLMAgent, default prompt)",
+    "sft": "LoRA SFT on the recorded train-split expert episodes, greedy",
+    "sft_grpo_outcome": "the sft row's model, then GRPO (LoRA) with the task outcome",
+    "sft_grpo_shaped": "the sft row's model, then GRPO (LoRA) with the env's shaped reward",
+}
+
+
+@dataclass
+class Args:
+    envs: list[str] = field(default_factory=lambda: list(ENVS))
+    rows: list[str] = field(default_factory=lambda: list(ROWS))
+    episodes: int = 200  # test episodes per cell of the random, rule and oracle rows
+    llm_episodes: int = 50  # test episodes per cell of the SmolLM2 rows (the first ones)
+    max_steps: int | None = None  # every row's step budget; None: each env's default
+    seeds: list[int] = field(default_factory=lambda: [0])  # training seeds (sft, sft_grpo_*)
+    model: str = "smollm2-135m-instruct"  # a registry name or a Hugging Face folder
+    train_episodes: int = 120  # expert episodes recorded for SFT (the train split in order)
+    max_new_tokens: int = 48
+    epochs: int = 2
+    grpo_iterations: int = 4
+    grpo_group_size: int = 4
+    grpo_tasks_per_iteration: int = 2
+    grpo_lr: float = 1e-5
+    batch: int = 16  # LLM episodes in flight at once (MiniWoB++: at most 4 browsers)
+    # auto: bf16 autocast where the CPU has native bf16 (AMX/AVX512-BF16), else fp32
+    dtype: str = "auto"
+    threads: int = 2
+    out: Path = RESULTS / "baselines.json"
+    work: Path = RESULTS / "baselines_work"
+    fresh: bool = False  # run the chosen cells again (the default resumes: they are skipped)
+    quick: bool = False  # every row on a tiny GPT-2 from a config, 2 episodes
+    figure: Path | None = None  # draw the figure from --out's JSON to this PNG, run nothing
+    markdown: bool = False  # print the docs table from --out's JSON, run nothing
+
+
+# ------------------------------------------------------------------------------- checks
+
+
+def check(args: Args) -> None:
+    """One line naming what was wrong and what is allowed.
+
+    Raises:
+        SystemExit: for an unknown env or row, or a count below 1.
+    """
+    for name in args.envs:
+        if name not in ENVS:
+            raise SystemExit(f"unknown env {name!r}; --envs takes {', '.join(ENVS)}")
+    for name in args.rows:
+        if name not in ROWS:
+            raise SystemExit(f"unknown row {name!r}; --rows takes {', '.join(ROWS)}")
+    for option in ("episodes", "llm_episodes", "train_episodes", "batch", "threads"):
+        if getattr(args, option) < 1:
+            flag = "--" + option.replace("_", "-")
+            raise SystemExit(f"{flag} must be at least 1, got {getattr(args, option)}")
+    if args.max_steps is not None and args.max_steps < 1:
+        raise SystemExit(f"--max-steps must be at least 1 (or omitted), got {args.max_steps}")
+
+
+# ------------------------------------------------------------------------------ measuring
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its children that have ended."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def figures(rows: list[Any]) -> dict[str, Any]:
+    """Success with its 95% Wilson interval and the mean score with its 95% bootstrap interval
+    (2,000 resamples, seed 0) over evaluated episodes (``gui_gym.runs.evaluate`` rows)."""
+    wins = sum(bool(r.success) for r in rows)
+    scores = [float(r.task_reward) for r in rows]
+    steps = sum(r.steps for r in rows)
+    score = mean_interval(scores, 2000) if scores else {"mean": 0.0, "interval": [0.0, 0.0]}
+    return {
+        "success": round(wins / max(1, len(rows)), 4),
+        "successes": wins,
+        "episodes": len(rows),
+        "interval_95": wilson(wins, len(rows)),
+        "score": round(score["mean"], 4),
+        "score_interval_95": [round(x, 4) for x in score["interval"]],
+        "mean_steps": round(steps / max(1, len(rows)), 2),
+        "invalid_action_rate": round(sum(r.invalid_actions for r in rows) / max(1, steps), 4),
+        "infra_errors": 0,
+    }
+
+
+def play(name: str, agent: Any, episodes: int, args: Args, num_envs: int = 1) -> dict:
+    """``agent`` (a built-in name or a batch agent) on the first ``episodes`` test episodes of
+    env ``name``: the figures of :func:`figures`.
+
+    Raises:
+        RuntimeError: when an episode was lost to infrastructure (no rate over fewer).
+    """
+    from gui_gym.runs.evaluate import evaluate
+
+    summary, rows = evaluate(
+        ENVS[name].env_id,
+        agent,
+        episodes=episodes,
+        seed=TEST_SEED,
+        env_kwargs=test_kwargs(name, args),
+        progress=False,
+        num_envs=num_envs,
+    )
+    if summary.infra_errors:
+        lost = [r for r in rows if r.infra_error is not None]
+        raise RuntimeError(
+            f"{name}: {len(lost)} of {len(rows)} episodes lost to infrastructure "
+            f"(first: {lost[0].task_id}: {lost[0].infra_error})"
+        )
+    return figures(rows)
+
+
+def max_steps(name: str, args: Args) -> int:
+    """The step budget of env ``name``: ``--max-steps``, else the env's own default."""
+    return args.max_steps if args.max_steps is not None else default_steps(name)
+
+
+@functools.cache
+def default_steps(name: str) -> int:
+    """Env ``name``'s own ``max_steps`` (read from an env made with its test arguments; no
+    browser starts before a reset)."""
+    import gymnasium as gym
+
+    import gui_gym  # noqa: F401  (registers the ids)
+
+    env = gym.make(ENVS[name].env_id, **ENVS[name].test)
+    try:
+        return int(env.unwrapped.max_steps)
+    finally:
+        env.close()
+
+
+def test_kwargs(name: str, args: Args) -> dict[str, Any]:
+    """``gym.make`` arguments of env ``name``'s test episodes."""
+    return {**ENVS[name].test, "max_steps": max_steps(name, args)}
+
+
+def train_kwargs(name: str, args: Args) -> dict[str, Any]:
+    """``gym.make`` arguments of env ``name``'s training episodes (recording and GRPO)."""
+    return {**ENVS[name].train, "max_steps": max_steps(name, args)}
+
+
+# ------------------------------------------------------------------------- the LLM rows
+
+
+def real_model_script() -> Any:
+    """``benchmarks/real_model.py`` as a module: its ``sft``, ``tiny_model``, ``resolve`` and
+    precision helpers are what these rows run, so both scripts train the same way."""
+    name = "real_model_for_baselines"
+    if name in sys.modules:
+        return sys.modules[name]
+    return load_script(Path(__file__).resolve().parent / "real_model.py", name)
+
+
+def real_model_args(args: Args, name: str) -> Any:
+    """``real_model.Args`` carrying this run's settings (what its ``sft`` and precision
+    helpers read)."""
+    rm = real_model_script()
+    return rm.Args(
+        model=args.model,
+        envs=[],
+        seeds=list(args.seeds),
+        max_steps=max_steps(name, args),
+        max_new_tokens=args.max_new_tokens,
+        epochs=args.epochs,
+        grpo_iterations=args.grpo_iterations,
+        grpo_group_size=args.grpo_group_size,
+        grpo_tasks_per_iteration=args.grpo_tasks_per_iteration,
+        grpo_lr=args.grpo_lr,
+        dtype=args.dtype,
+        threads=args.threads,
+        quick=args.quick,
+    )
+
+
+def record(name: str, args: Args) -> Path:
+    """The train split's expert episodes of env ``name`` (the first ``--train-episodes``
+    tasks of the split in order, seeds from 0), recorded once into the work folder."""
+    from gui_gym.runs.record import record_dataset
+
+    dataset = args.work / name / "dataset"
+    record_dataset(
+        ENVS[name].env_id,
+        episodes=args.train_episodes,
+        out=dataset,
+        env_kwargs=train_kwargs(name, args),
+        progress=False,
+    )
+    return dataset
+
+
+def base_model(name: str, args: Args, dataset: Path | None) -> str:
+    """The model the LLM rows start from: ``--model`` (a registry name resolved to its
+    folder), or with ``--quick`` a tiny GPT-2 whose tokenizer is fitted to the dataset."""
+    rm = real_model_script()
+    if args.quick:
+        assert dataset is not None
+        return rm.tiny_model(args.work / name / "tiny", dataset)
+    return rm.resolve(args.model)
+
+
+def train_tasks(dataset: Path) -> list[str]:
+    """The distinct task ids of a recorded dataset, in recording order (GRPO's tasks)."""
+    from gui_gym.envs.replay.dataset import ExpertDataset
+
+    return list(dict.fromkeys(t.task_id for t in ExpertDataset.load(dataset).trajectories))
+
+
+def sft_folder(name: str, seed: int, args: Args) -> Path:
+    """Where the ``sft`` row of env ``name`` and ``seed`` keeps its model."""
+    return args.work / name / f"sft_seed{seed}"
+
+
+def grpo(name: str, row: str, seed: int, args: Args, dataset: Path) -> tuple[Any, dict]:
+    """GRPO (LoRA) from the ``sft`` row's model on the recorded train tasks, with the outcome
+    (``sft_grpo_outcome``) or the env's shaped reward (``sft_grpo_shaped``); the settings
+    are ``benchmarks/real_model.py``'s ``grpo`` stage's. Returns the trained policy as an LLM
+    and what the training did.
+
+    Raises:
+        SystemExit: when the ``sft`` row's model is not in the work folder.
+    """
+    start = sft_folder(name, seed, args)
+    if not (start / "sft_report.json").is_file():
+        raise SystemExit(
+            f"{row} on {name} starts from the sft row's model, not in {start}: "
+            f"run --rows sft --envs {name} --seeds {seed} first"
+        )
+    reward = "outcome" if row == "sft_grpo_outcome" else ENVS[name].shaped
+    rm = real_model_script()
+    llm, done = rm.grpo(
+        ENVS[name].env_id,
+        str(start),
+        train_tasks(dataset),
+        args.work / name / f"{row}_seed{seed}",
+        real_model_args(args, name),
+        reward=reward,
+        env_kwargs=train_kwargs(name, args),
+        seed=seed,
+        embedder="hashing" if args.quick else "minilm",
+        resume=True,  # a killed run continues from its last checkpoint
+    )
+    return llm, {
+        "reward": reward,
+        "start": str(start),
+        "grpo": done["settings"],
+        "rollout_success": done["rollout_success"],
+        "train_seconds": done["train_seconds"],
+    }
+
+
+def llm_cell(name: str, row: str, seed: int | None, args: Args) -> dict[str, Any]:
+    """One SmolLM2 row of env ``name``: train what it needs, then play its test episodes."""
+    import torch
+
+    from gui_gym.agents.llm import LLMAgent
+    from gui_gym.models.llm import TransformersLLM
+
+    torch.set_num_threads(args.threads)
+    rm = real_model_script()
+    rm_args = real_model_args(args, name)
+    # zero-shot needs no training data, but --quick's tiny model fits its tokenizer to it
+    dataset = record(name, args) if row != "zero_shot" or args.quick else None
+    model = base_model(name, args, dataset)
+    extra: dict[str, Any] = {"model": args.model if not args.quick else "tiny GPT-2 (--quick)"}
+    if row == "zero_shot":
+        llm = TransformersLLM(model, device="cpu")
+    elif row == "sft":
+        assert seed is not None and dataset is not None
+        out = sft_folder(name, seed, args)
+        extra["sft"] = rm.sft("sft_lora", seed, dataset, model, out, rm_args)
+        llm = TransformersLLM(str(out), device="cpu")
+    else:
+        assert seed is not None and dataset is not None
+        llm, extra["training"] = grpo(name, row, seed, args, dataset)
+    if dataset is not None and row != "zero_shot":
+        extra["train_dataset"] = {
+            "episodes": args.train_episodes,
+            "tasks": len(train_tasks(dataset)),
+        }
+    agent = LLMAgent(llm, temperature=0.0, max_new_tokens=args.max_new_tokens)
+    batch = min(args.batch, ENVS[name].llm_batch)
+    with rm.precision(rm_args):
+        played = play(name, agent, args.llm_episodes, args, num_envs=batch)
+    return {**played, **extra, "precision": rm.precision_name(rm_args)}
+
+
+# ------------------------------------------------------------------------------- the run
+
+
+def cells(args: Args) -> list[tuple[str, str, int | None]]:
+    """``(env, row, training seed or None)`` of every cell asked for, in table order."""
+    chosen = []
+    for name in args.envs:
+        for row in ROWS:
+            if row not in args.rows or (row == "rule" and name not in RULE_ENVS):
+                continue
+            seeds = args.seeds if row in LLM_ROWS and row != "zero_shot" else [None]
+            chosen += [(name, row, seed) for seed in seeds]
+    return chosen
+
+
+def cell_key(name: str, row: str, seed: int | None) -> str:
+    """``env/row`` or, for a trained row, ``env/row/seedN``."""
+    return f"{name}/{row}" if seed is None else f"{name}/{row}/seed{seed}"
+
+
+def run_cell(name: str, row: str, seed: int | None, args: Args) -> dict[str, Any]:
+    """Measure one cell: its figures, wall and CPU seconds, agent and settings."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    if row in CHEAP_ROWS:
+        figures_ = play(name, CHEAP_ROWS[row], args.episodes, args)
+    else:
+        figures_ = llm_cell(name, row, seed, args)
+    settings = {
+        "env_id": ENVS[name].env_id,
+        "env_kwargs": test_kwargs(name, args),
+        "episodes_asked": args.llm_episodes if row in LLM_ROWS else args.episodes,
+        "seeds": f"{TEST_SEED} + episode",
+    }
+    if row in LLM_ROWS:
+        settings["max_new_tokens"] = args.max_new_tokens
+    if seed is not None:
+        settings["training_seed"] = seed
+    return {
+        "env": name,
+        "row": row,
+        **figures_,
+        "agent": AGENTS[row],
+        "settings": settings,
+        "held_out": ENVS[name].held_out,
+        "wall_seconds": round(time.perf_counter() - wall, 2),
+        "cpu_seconds": round(cpu_seconds() - cpu, 2),
+    }
+
+
+def quick(args: Args) -> None:
+    """``--quick``'s sizes: 2 test episodes, 2 recorded episodes, 8 new tokens, one thread
+    (the step budget stays the env's, or ``--max-steps``: the expert must finish a task)."""
+    args.episodes, args.llm_episodes, args.train_episodes = 2, 2, 2
+    args.max_new_tokens, args.threads = 8, 1
+
+
+def load(path: Path) -> dict[str, Any]:
+    """The result JSON at ``path`` (empty when missing).
+
+    Raises:
+        SystemExit: when the file is not a baselines result.
+    """
+    import json
+
+    if not path.is_file():
+        return {}
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise SystemExit(
+            f"{path}: not JSON ({err}); move it away or choose another --out"
+        ) from None
+    if not isinstance(result, dict) or result.get("format") != "gui-gym/baselines":
+        raise SystemExit(f"{path}: not a baselines result; move it away or choose another --out")
+    return result
+
+
+def main(args: Args) -> dict[str, Any]:
+    """Run the missing cells (or draw/print from ``--out``) and return the result."""
+    check(args)
+    if args.figure is not None or args.markdown:
+        result = load(args.out)
+        if not result:
+            raise SystemExit(f"{args.out}: no result to draw; run the cells first")
+        if args.figure is not None:
+            plot(result, args.figure)
+        if args.markdown:
+            print(markdown(result))
+        return result
+    if args.quick:
+        quick(args)
+    result = load(args.out)
+    result.update(format="gui-gym/baselines", version=1)
+    result.setdefault("cells", {})
+    if args.fresh:  # the cells asked for run again; the others stay
+        for name, row, seed in cells(args):
+            result["cells"].pop(cell_key(name, row, seed), None)
+    result["args"] = {k: str(v) for k, v in asdict(args).items()}
+    result["envs"] = {
+        name: {
+            "env_id": env.env_id,
+            "test": test_kwargs(name, args),
+            "held_out": env.held_out,
+            "shaped_reward": env.shaped,
+            "shaped_reward_is": env.shaped_note,
+        }
+        for name, env in ENVS.items()
+        if name in args.envs or name in result.get("envs", {})
+    }
+    for name, row, seed in cells(args):
+        key = cell_key(name, row, seed)
+        if key in result["cells"]:
+            ran = result["cells"][key]["settings"]["env_kwargs"]
+            note = "" if ran == test_kwargs(name, args) else f", with {ran} (not this run's)"
+            print(f"{key}: done already{note} (--fresh reruns it)", flush=True)
+            continue
+        print(f"{key}: running", flush=True)
+        cell = run_cell(name, row, seed, args)
+        result["cells"][key] = cell
+        result["machine"] = machine_at_end()
+        write_json(args.out, result)
+        print(
+            f"{key}: success {cell['success']:.3f} {cell['interval_95']} score "
+            f"{cell['score']:.3f}, {cell['episodes']} episodes, {cell['cpu_seconds']} CPU s",
+            flush=True,
+        )
+    write_json(args.out, result)
+    return result
+
+
+# -------------------------------------------------------------------------- table, figure
+
+TITLES = {
+    "wikihow": "WikiHow",
+    "androidworld": "AndroidWorld",
+    "webshop": "WebShop (10k)",
+    "alfworld": "ALFWorld (unseen)",
+    "miniwob": "MiniWoB++ (12 tasks)",
+}
+
+
+def row_cells(result: dict[str, Any], name: str, row: str) -> list[dict[str, Any]]:
+    """The cells of one env and row (one per training seed for trained rows)."""
+    return [
+        c for key, c in sorted(result.get("cells", {}).items()) if key.split("/")[:2] == [name, row]
+    ]
+
+
+def _span(low: float, high: float) -> str:
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The docs table: one line per env and row, "not run yet" where a row has no cell."""
+    lines = [
+        "| benchmark | row | success [95% CI] | score [95% CI] | episodes | CPU s | wall s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in ENVS:
+        for row in ROWS:
+            if row == "rule" and name not in RULE_ENVS:
+                continue
+            found = row_cells(result, name, row)
+            if not found:
+                lines.append(f"| {TITLES[name]} | {row} | not run yet | | | | |")
+                continue
+            for c in found:
+                seed = c["settings"].get("training_seed")
+                label = row if seed is None else f"{row} (seed {seed})"
+                score = f"{c['score']:.3f} {_span(*c['score_interval_95'])}"
+                lines.append(
+                    f"| {TITLES[name]} | {label} | {c['success']:.3f} {_span(*c['interval_95'])} "
+                    f"| {score if name == 'webshop' else '-'} | {c['episodes']} "
+                    f"| {c['cpu_seconds']:.1f} | {c['wall_seconds']:.1f} |"
+                )
+    return "\n".join(lines)
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """One panel per benchmark (horizontal bars: success with its 95% Wilson interval; a row
+    with no cell says "not run yet") and a sixth for WebShop's score; 1,320 x 726 pixels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(12, 6.6))
+    panels: list[tuple[str, str, Callable[[dict], tuple[float, list[float]]]]] = [
+        (name, TITLES[name] + ": success", lambda c: (c["success"], c["interval_95"]))
+        for name in ENVS
+    ]
+    panels.append(
+        ("webshop", "WebShop (10k): score", lambda c: (c["score"], c["score_interval_95"]))
+    )
+    for ax, (name, title, pick) in zip(axes.flat, panels):
+        rows = [r for r in ROWS if r != "rule" or name in RULE_ENVS]
+        for y, row in enumerate(rows):
+            found = row_cells(result, name, row)
+            if not found:
+                ax.text(0.01, y, "not run yet", va="center", fontsize=8, color="0.5")
+                continue
+            value, (low, high) = pick(found[0])  # the first training seed
+            color = "0.55" if row in CHEAP_ROWS else "tab:blue"
+            ax.barh(y, value, color=color, height=0.6)
+            ax.errorbar(
+                value,
+                y,
+                xerr=[[value - low], [high - value]],
+                fmt="none",
+                ecolor="k",
+                capsize=3,
+                lw=1,
+            )
+            ax.text(min(high + 0.02, 0.86), y, f"{value:.2f}", va="center", fontsize=8)
+        ax.set_yticks(range(len(rows)), rows, fontsize=8)
+        ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top, room below the last
+        ax.set_xlim(0, 1.0)
+        ax.set_title(title, fontsize=10)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(
+        "Test-split success with 95% intervals over episodes (grey: scripted rows; "
+        "blue: SmolLM2-135M-Instruct)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)  # atomic: a reader sees the old figure or the new one
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
