@@ -151,9 +151,18 @@ def test_sft_resumes_exactly_after_an_interruption(
     assert all(torch.equal(full[k], cut[k]) for k in full)
     changed = load_file(str(expert["base"] / "model.safetensors"))
     assert any(not torch.equal(full[k], changed[k]) for k in full if k in changed)
-    other = sft.SFTConfig(epochs=3, lr=1e-3, batch_size=3, eval_fraction=0.0, seed=1)
-    with pytest.raises(ValueError, match="other settings"):
+    other = sft.SFTConfig(epochs=2, lr=2e-3, batch_size=3, eval_fraction=0.0, seed=1)
+    with pytest.raises(ValueError, match=r"other settings \(lr: 0.001 -> 0.002\)"):
         sft.train_sft(expert["data"], expert["base"], tmp_path / "cut", other, progress=False)
+    # the epoch count may change: a finished 2-epoch run cannot become a 1-epoch one...
+    shorter = sft.SFTConfig(epochs=1, lr=1e-3, batch_size=3, eval_fraction=0.0, seed=1)
+    with pytest.raises(ValueError, match="past the end of a 1-epoch run"):
+        sft.train_sft(expert["data"], expert["base"], tmp_path / "cut", shorter, progress=False)
+    # ...but it continues for a third epoch, from where it stopped
+    longer = sft.SFTConfig(epochs=3, lr=1e-3, batch_size=3, eval_fraction=0.0, seed=1)
+    more = sft.train_sft(expert["data"], expert["base"], tmp_path / "cut", longer, progress=False)
+    assert more.resumed_from_step == report.optimizer_steps
+    assert more.optimizer_steps == report.optimizer_steps * 3 // 2
 
 
 def test_sft_examples_are_the_agents_own_prompts(expert: dict[str, Path]) -> None:

@@ -70,7 +70,8 @@ class SFTConfig:
     """Settings of one SFT run (all stored in the checkpoint; a resume must match them).
 
     Attributes:
-        epochs: Passes over the training examples.
+        epochs: Passes over the training examples. A run resumed from its checkpoint may ask
+            for more (it continues) or, if not yet past them, fewer (:data:`RESUME_MAY_CHANGE`).
         lr: AdamW learning rate; None: :func:`default_lr` (1e-3 for LoRA, 1e-4 for every
             weight; see docs/real_model.md for why).
         weight_decay: AdamW weight decay.
@@ -408,6 +409,12 @@ def _pixels(llm: Any, images: list[Any], net: Any) -> dict[str, Any]:
     }
 
 
+RESUME_MAY_CHANGE = ("epochs", "checkpoint_every")
+"""SFT settings a run may change when it resumes from a checkpoint: the epoch order is seeded
+per epoch and the rate is constant, so a 1-epoch run continued for a second epoch is exactly a
+2-epoch run, and a 2-epoch run stopped after its first epoch is exactly a 1-epoch run."""
+
+
 def _completion_loss(
     net: Any, llm: Any, rows: list[tuple[list[int], list[int], Any]], pad: int, pixels: dict
 ) -> Any:
@@ -591,12 +598,25 @@ def _train_sft(
     state = {"epoch": 0, "batch": 0, "optimizer_steps": 0, "losses": [], "config": settings}
     loaded = _load_checkpoint(out, net, optimizer)
     if loaded is not None:
-        if loaded.get("config") != settings:
+        saved = dict(loaded.get("config") or {})
+        differs = sorted(
+            k
+            for k in set(saved) | set(settings)
+            if k not in RESUME_MAY_CHANGE and saved.get(k) != settings.get(k)
+        )
+        if differs:
+            shown = ", ".join(f"{k}: {saved.get(k)!r} -> {settings.get(k)!r}" for k in differs)
             raise ValueError(
-                f"{out / CHECKPOINT_DIR} was written with other settings; remove it or choose "
-                "another --out"
+                f"{out / CHECKPOINT_DIR} was written with other settings ({shown}); remove "
+                "it or choose another --out"
+            )
+        if (loaded["epoch"], loaded["batch"]) > (config.epochs, 0):
+            raise ValueError(
+                f"{out / CHECKPOINT_DIR} is at epoch {loaded['epoch']} batch {loaded['batch']}, "
+                f"past the end of a {config.epochs}-epoch run; ask for more epochs or remove it"
             )
         state = loaded
+        state["config"] = settings  # a longer or shorter run records its own epoch count
         report.resumed_from_step = state["optimizer_steps"]
     pad = llm.tokenizer.pad_token_id
     per_epoch = _batches(len(encoded), config.batch_size, config.seed, 0)
