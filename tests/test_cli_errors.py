@@ -61,6 +61,9 @@ BASE: dict[str, list[str]] = {
     ],
 }
 
+TRAIN_MILESTONES = ["train", *BASE["train"], "--reward", "outcome+milestone"]
+"""The train base invocation with a milestone term (for --milestone-model/--milestone-url)."""
+
 # (command, parameter name) -> wrong values. A value is a string (it replaces the parameter
 # in the base invocation) or a full argument list (for options that need others, like --sop).
 WRONG: dict[tuple[str, str], list[str | list[str]]] = {
@@ -155,6 +158,15 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
         ],
     ],
     ("train", "judge_url"): ["http://localhost:1/v1", "localhost:1"],  # no judge, no model
+    ("train", "milestone_model"): [
+        "{tmp}/none",  # no milestone term in --reward
+        [*TRAIN_MILESTONES, "--milestone-model", "nope-model"],
+    ],
+    ("train", "milestone_url"): [
+        "http://localhost:1/v1",  # no milestone term, no model
+        [*TRAIN_MILESTONES, "--milestone-url", "http://localhost:1/v1"],  # no served name
+        [*TRAIN_MILESTONES, "--milestone-model", "qwen-7b", "--milestone-url", "localhost:1"],
+    ],
     ("train", "coordinates"): ["pixels", "qwen2_5_vl"],  # unknown; without --screenshot
     ("train", "embedder"): ["minilmm"],
     ("train", "milestones"): ["statc"],

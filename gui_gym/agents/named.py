@@ -20,6 +20,7 @@ from gui_gym.agents.prompts import get_prompt
 from gui_gym.agents.random_agent import RandomAgent
 from gui_gym.agents.webshop_greedy import WebShopGreedyAgent
 from gui_gym.models.llm import OpenAICompatLLM, TransformersLLM
+from gui_gym.models.llm.local import resolve_model
 
 __all__ = ["AGENTS", "make_agent", "make_llm_agent"]
 
@@ -69,7 +70,7 @@ def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
 
 def make_llm_agent(
     kind: str,
-    model: str,
+    model: str | Path,
     *,
     base_url: str | None = None,
     prompt: str = "default",
@@ -83,16 +84,20 @@ def make_llm_agent(
     coordinates: str = "screen",
 ) -> BatchAgent:
     """An :class:`~gui_gym.agents.llm.LLMAgent` on a local model (``kind="llm"``, ``model``
-    a Hugging Face folder) or a served one (``kind="openai"``, ``model`` the served name,
-    ``base_url`` the API root).
+    a registry name such as ``"smollm2-135m-instruct"``, a ``.gguf`` file or a Hugging Face
+    folder, as every ``--model`` takes: :func:`~gui_gym.models.llm.local.resolve_model`) or
+    a served one (``kind="openai"``, ``model`` the served name, ``base_url`` the API root).
 
     Raises:
-        ValueError: for an unknown kind or prompt, a missing model folder or base URL.
+        ValueError: for an unknown kind or prompt, a missing base URL, or a local model that
+            is not a model folder; :class:`~gui_gym.models.llm.local.ModelError` (a
+            ValueError, one line) for an unknown name (naming the names that work), a
+            missing wheel, or a GGUF that cannot be converted.
     """
     prompt_format = get_prompt(prompt)  # an unknown name fails before any model loads
     if kind == "llm":
-        folder = Path(model)
-        if not folder.is_dir() or not (folder / "config.json").is_file():
+        folder = resolve_model(model, "--model")  # a name or a .gguf: its converted folder
+        if not (folder / "config.json").is_file():
             raise ValueError(
                 f"--model {model}: not a local Hugging Face model folder (no config.json); "
                 "for a served model use --agent openai --base-url URL --model NAME"
@@ -105,7 +110,7 @@ def make_llm_agent(
             raise ValueError(
                 f"--base-url {base_url!r} is not an http(s) URL (e.g. http://localhost:8000/v1)"
             )
-        llm = OpenAICompatLLM(model, base_url, max_concurrency=max_concurrency)
+        llm = OpenAICompatLLM(str(model), base_url, max_concurrency=max_concurrency)
     else:
         raise ValueError(f"unknown LLM agent kind {kind!r}; choose llm or openai")
     return LLMAgent(

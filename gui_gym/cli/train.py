@@ -42,32 +42,37 @@ _CoordinatesOption = Annotated[
 """``--coordinates`` of the commands that train a policy (default ``screen``)."""
 
 
-def _check_judge_flags(reward: str, judge_model: str | None, judge_url: str | None) -> str | None:
-    """--judge-model/--judge-url: only with a judge term, a URL only with a served name, a
-    local judge only as a model (a name, a .gguf file or a folder; checked before anything
-    loads). Returns the judge model to use: a local one resolved to its folder."""
-    if judge_model is None and judge_url is None:
-        return judge_model
+def _check_llm_term_flags(reward: str, term: str, model: str | None, url: str | None) -> str | None:
+    """``--TERM-model``/``--TERM-url`` of a reward term that may run on an LLM (``judge``:
+    ProRe's components; ``milestone``: ADMIRE's generator): only with that term in
+    ``reward``, a URL only with a served name and only http(s), a local model only as a
+    model (a name, a .gguf file or a folder; checked before anything loads). Returns the
+    model to use: a local one resolved to its folder."""
+    if model is None and url is None:
+        return model
     from gui_gym.train.reward_stack import parse_reward
 
     try:
         terms = parse_reward(reward)
     except ValueError:
-        return judge_model  # the reward's own error is reported where it is parsed
-    flag = "--judge-model" if judge_model is not None else "--judge-url"
-    if "judge" not in terms:
-        raise UsageError(f"{flag} is for the judge reward: add judge to --reward (got {reward!r})")
-    if judge_model is None:
-        raise UsageError("--judge-url needs --judge-model, the name the server serves it under")
-    if judge_url is not None:
-        if not judge_url.startswith(("http://", "https://")):
-            raise UsageError(f"--judge-url must be an http(s):// URL, got {judge_url!r}")
-        return judge_model
-    folder = model_folder(judge_model, "--judge-model")
+        return model  # the reward's own error is reported where it is parsed
+    model_flag, url_flag = f"--{term}-model", f"--{term}-url"
+    flag = model_flag if model is not None else url_flag
+    if term not in terms:
+        raise UsageError(
+            f"{flag} is for the {term} reward: add {term} to --reward (got {reward!r})"
+        )
+    if model is None:
+        raise UsageError(f"{url_flag} needs {model_flag}, the name the server serves it under")
+    if url is not None:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"{url_flag} must be an http(s):// URL, got {url!r}")
+        return model
+    folder = model_folder(model, model_flag)
     if not (folder / "config.json").is_file():
         raise UsageError(
-            f"--judge-model {judge_model}: not a local Hugging Face model folder (no "
-            "config.json); for a served model add --judge-url URL"
+            f"{model_flag} {model}: not a local Hugging Face model folder (no "
+            f"config.json); for a served model add {url_flag} URL"
         )
     return str(folder)
 
@@ -300,6 +305,18 @@ def train_cmd(
         str | None,
         typer.Option(help="OpenAI-compatible server of --judge-model (http://host:port/v1)"),
     ] = None,
+    milestone_model: Annotated[
+        str | None,
+        typer.Option(
+            help="the milestone reward's generator LLM (ADMIRE's own, Eq. 6-7): a model name, "
+            "a Hugging Face folder or a .gguf file, or with --milestone-url the served "
+            "model's name (default: milestones from the key steps of a success, no LLM)"
+        ),
+    ] = None,
+    milestone_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible server of --milestone-model (http://host:port/v1)"),
+    ] = None,
     no_resume: Annotated[
         bool, typer.Option("--no-resume", help="ignore a checkpoint in --out")
     ] = False,
@@ -336,7 +353,8 @@ def train_cmd(
     if milestone_store is not None:
         existing_file(milestone_store, "--milestone-store")
     check_reward_model_folders(prm_model, progress_model, orm_model)
-    judge_model = _check_judge_flags(reward, judge_model, judge_url)
+    judge_model = _check_llm_term_flags(reward, "judge", judge_model, judge_url)
+    milestone_model = _check_llm_term_flags(reward, "milestone", milestone_model, milestone_url)
     if config is not None:
         existing_file(config, "--config")
     from gui_gym.agents.prompts import PROMPTS
@@ -375,6 +393,8 @@ def train_cmd(
             progress_k=progress_k,
             judge_model=judge_model,
             judge_url=judge_url,
+            milestone_model=milestone_model,
+            milestone_url=milestone_url,
             resume=not no_resume,
         )
     except (ValueError, FileNotFoundError, TypeError, KeyError) as err:

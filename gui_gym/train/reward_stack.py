@@ -134,6 +134,13 @@ class RewardStack:
             with ``judge_url`` the served model's name. None keeps the rule-based components
             (the env's UI tree and expert, no model).
         judge_url: Base URL of an OpenAI-compatible server serving ``judge_model``.
+        milestone_model: The ``milestone`` term's generator model: ADMIRE's own generator
+            (:class:`~gui_gym.models.milestones.LLMMilestoneGenerator`, Eq. 6-7) on it. A
+            local Hugging Face folder, or with ``milestone_url`` the served model's name.
+            None keeps the LLM-free
+            :class:`~gui_gym.models.milestones.TrajectoryMilestoneGenerator`. The matcher is
+            the embedding :class:`~gui_gym.models.milestones.CosineMatcher` either way.
+        milestone_url: Base URL of an OpenAI-compatible server serving ``milestone_model``.
     """
 
     weights: dict[str, float]
@@ -146,6 +153,8 @@ class RewardStack:
     milestone_mode: str = "adaptive"
     judge_model: str | Path | None = None
     judge_url: str | None = None
+    milestone_model: str | Path | None = None
+    milestone_url: str | None = None
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -163,13 +172,18 @@ class RewardStack:
             raise ValueError(f"progress_k must be an int >= 1, got {self.progress_k!r}")
         if self.progress_k < 1:
             raise ValueError(f"progress_k must be >= 1 (ProgRM Eq. 2), got {self.progress_k}")
-        if self.judge_url is not None and self.judge_model is None:
-            raise ValueError("judge_url needs judge_model: the name the server serves it under")
-        if self.judge_model is not None and "judge" not in self.weights:
-            raise ValueError(
-                "judge_model is the judge reward's model, but the reward has no 'judge' term "
-                f"({'+'.join(self.weights)}): add judge to the reward or drop the model"
-            )
+        for term in ("judge", "milestone"):  # the terms that may run on an LLM
+            model, url = getattr(self, f"{term}_model"), getattr(self, f"{term}_url")
+            if url is not None and model is None:
+                raise ValueError(
+                    f"{term}_url needs {term}_model: the name the server serves it under"
+                )
+            if model is not None and term not in self.weights:
+                raise ValueError(
+                    f"{term}_model is the {term} reward's model, but the reward has no "
+                    f"'{term}' term ({'+'.join(self.weights)}): add {term} to the reward or "
+                    "drop the model"
+                )
         if "orm" in self.weights and self.orm_model is None:
             raise ValueError(
                 "the orm reward needs a learned outcome reward model: give orm_model "
@@ -253,18 +267,21 @@ class RewardStack:
             )
         return model
 
+    @staticmethod
+    def _llm(model: str | Path, url: str | None) -> Any:
+        """A term's LLM: the served ``model`` at ``url``, else the local folder ``model``."""
+        if url is not None:
+            from gui_gym.models.llm import OpenAICompatLLM
+
+            return OpenAICompatLLM(str(model), url)
+        from gui_gym.models.llm import TransformersLLM
+
+        return TransformersLLM(model)
+
     def _judge_llm(self) -> dict[str, Any]:
         from gui_gym.models.judge import llm_components
 
-        if self.judge_url is not None:
-            from gui_gym.models.llm import OpenAICompatLLM
-
-            llm: Any = OpenAICompatLLM(str(self.judge_model), self.judge_url)
-        else:
-            from gui_gym.models.llm import TransformersLLM
-
-            llm = TransformersLLM(self.judge_model)  # type: ignore[arg-type]
-        return llm_components(llm)
+        return llm_components(self._llm(self.judge_model, self.judge_url))  # type: ignore[arg-type]
 
     def _prm(self) -> Any:
         from gui_gym.models.prm import RulePRM, TransformersPRM
@@ -274,11 +291,22 @@ class RewardStack:
         return RulePRM()
 
     def _milestone_models(self) -> tuple[Any, Any]:
+        """The milestone term's (generator, matcher): ADMIRE's LLM generator on
+        ``milestone_model`` when one is given, else the LLM-free trajectory generator; the
+        embedding matcher either way."""
         from gui_gym.models.embeddings import default_embedder
-        from gui_gym.models.milestones import CosineMatcher, TrajectoryMilestoneGenerator
+        from gui_gym.models.milestones import (
+            CosineMatcher,
+            LLMMilestoneGenerator,
+            TrajectoryMilestoneGenerator,
+        )
 
         embedder = default_embedder(self.embedder)
-        return TrajectoryMilestoneGenerator(embedder), CosineMatcher(embedder)
+        if self.milestone_model is None:
+            generator: Any = TrajectoryMilestoneGenerator(embedder)
+        else:  # ADMIRE Eq. 6-7: milestones written by an LLM from each batch's best success
+            generator = LLMMilestoneGenerator(self._llm(self.milestone_model, self.milestone_url))
+        return generator, CosineMatcher(embedder)
 
     def refine_milestones(
         self, env: Any, groups: Sequence[Sequence[Trajectory]], epoch: int | None = None

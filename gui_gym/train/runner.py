@@ -185,6 +185,8 @@ def make_trainer(
     milestone_store: str | Path | None = None,
     judge_model: str | Path | None = None,
     judge_url: str | None = None,
+    milestone_model: str | Path | None = None,
+    milestone_url: str | None = None,
     resume: bool = True,
 ) -> Any:
     """Build the reward stack, env factory, algorithm and :class:`~gui_gym.train.trainer.Trainer`.
@@ -217,6 +219,11 @@ def make_trainer(
         judge_model: The ``judge`` reward's LLM (a local folder, or with ``judge_url`` a
             served model's name); None keeps ProRe's rule-based components.
         judge_url: OpenAI-compatible server of ``judge_model``.
+        milestone_model: The ``milestone`` reward's generator LLM, ADMIRE's own
+            (:class:`~gui_gym.models.milestones.LLMMilestoneGenerator`, Eq. 6-7): a local
+            folder, or with ``milestone_url`` a served model's name. None keeps the LLM-free
+            :class:`~gui_gym.models.milestones.TrajectoryMilestoneGenerator`.
+        milestone_url: OpenAI-compatible server of ``milestone_model``.
         resume: Continue from the run folder's checkpoint when there is one.
 
     Raises:
@@ -267,6 +274,8 @@ def make_trainer(
         milestone_mode=milestone_mode,
         judge_model=judge_model,
         judge_url=judge_url,
+        milestone_model=milestone_model,
+        milestone_url=milestone_url,
     )
     make_env = make_env_factory(env_id, env_kwargs, stack)
     probe = make_env()
