@@ -66,6 +66,7 @@ class Args:
     grpo_group_size: int = 4
     grpo_tasks_per_iteration: int = 2
     grpo_lr: float = 1e-5
+    grpo_mini_batches: int | None = None  # optimizer steps per iteration (None: one)
     # auto: bf16 autocast where the CPU has native bf16 (AMX/AVX512-BF16), else fp32
     dtype: str = "auto"
     threads: int = 2
@@ -235,6 +236,8 @@ def grpo(
         "micro_batch_turns": 4,
         "progress": False,
     }
+    if args.grpo_mini_batches is not None:
+        settings["mini_batches"] = args.grpo_mini_batches
     started = time.perf_counter()
     extra = {} if embedder is None else {"embedder": embedder}
     trainer = make_trainer(
@@ -331,7 +334,9 @@ def main(args: Args) -> dict[str, Any]:
         start = work / f"sft_lora_seed{args.seeds[0]}"
         key = f"{name}/grpo"
         if "grpo" in args.stages and key not in result["runs"] and start.is_dir():
-            llm, trained = grpo(env_id, str(start), tasks["train"], work / "grpo", args)
+            llm, trained = grpo(
+                env_id, str(start), tasks["train"], work / "grpo", args, resume=True
+            )
             before = result["runs"].get(f"{name}/sft_lora/seed{args.seeds[0]}", {})
             save(
                 key,
