@@ -136,6 +136,7 @@ def evaluate(llm: Any, env_id: str, tasks: list[str], args: Args, seed: int = 0)
         "interval_95": wilson(wins, len(episodes)),
         "invalid_action_rate": sum(not s.action_valid for s in steps) / max(1, len(steps)),
         "first_actions": [t.steps[0].action[:60] for t in episodes[:5] if t.steps],
+        "solved": [t.task_id for t in episodes if t.success],
         "seconds": round(time.perf_counter() - started, 1),
     }
 

@@ -610,10 +610,15 @@ def _train_sft(
                 f"{out / CHECKPOINT_DIR} was written with other settings ({shown}); remove "
                 "it or choose another --out"
             )
-        if (loaded["epoch"], loaded["batch"]) > (config.epochs, 0):
+        reached = (loaded["epoch"], loaded["batch"])
+        saved_epochs = saved.get("epochs")
+        saved_end = (saved_epochs if isinstance(saved_epochs, int) else 0, 0)
+        if reached <= saved_end and reached > (config.epochs, 0):
+            # a shorter run than the saved one asked for, past its end (a counter past the
+            # saved run's own end is corrupt: check_progress below says so)
             raise ValueError(
-                f"{out / CHECKPOINT_DIR} is at epoch {loaded['epoch']} batch {loaded['batch']}, "
-                f"past the end of a {config.epochs}-epoch run; ask for more epochs or remove it"
+                f"{out / CHECKPOINT_DIR} is at epoch {reached[0]} batch {reached[1]}, past the "
+                f"end of a {config.epochs}-epoch run; ask for more epochs or remove it"
             )
         state = loaded
         state["config"] = settings  # a longer or shorter run records its own epoch count
