@@ -244,27 +244,32 @@ def main() -> None:
         "settings": {k: v for k, v in vars(args).items() if k != "out"},
     }
 
-    print("SFT steps ...", flush=True)
-    sft = {}
-    for arm, bf16 in (("fp32", False), ("bf16_autocast", True)):
-        model = copy.deepcopy(base)
-        sft[arm] = _sft_steps(
+    def fp32_and_bf16(label: str, run: Any) -> dict[str, Any]:
+        """``run(model, bf16)`` on a fresh copy of the model under each precision."""
+        print(f"{label} ...", flush=True)
+        rows = {}
+        for arm, bf16 in (("fp32", False), ("bf16_autocast", True)):
+            model = copy.deepcopy(base)
+            rows[arm] = run(model, bf16)
+            del model
+            print(f"  {arm}: {rows[arm]['tokens_per_s']} tokens/s", flush=True)
+        return rows
+
+    sft = fp32_and_bf16(
+        "SFT steps",
+        lambda model, bf16: _sft_steps(
             model,
             torch,
             bf16=bf16,
             batch=args.train_batch,
             length=args.train_length,
             steps=args.train_steps,
-        )
-        del model
-        print(f"  {arm}: {sft[arm]['tokens_per_s']} tokens/s", flush=True)
+        ),
+    )
     report["sft"] = sft
-
-    print("GRPO update ...", flush=True)
-    grpo = {}
-    for arm, bf16 in (("fp32", False), ("bf16_autocast", True)):
-        model = copy.deepcopy(base)
-        grpo[arm] = _grpo_update(
+    grpo = fp32_and_bf16(
+        "GRPO update",
+        lambda model, bf16: _grpo_update(
             model,
             torch,
             bf16=bf16,
@@ -272,9 +277,8 @@ def main() -> None:
             prompt=args.grpo_prompt,
             completion=args.grpo_completion,
             updates=1,
-        )
-        del model
-        print(f"  {arm}: {grpo[arm]['tokens_per_s']} tokens/s", flush=True)
+        ),
+    )
     report["grpo_update"] = grpo
 
     print("generation ...", flush=True)

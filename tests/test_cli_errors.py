@@ -141,21 +141,7 @@ WRONG: dict[tuple[str, str], list[str | list[str]]] = {
     ("train", "orm_model"): ["{tmp}/none"],
     ("train", "judge_model"): [
         "{tmp}/none",  # no judge term in --reward
-        [
-            "train",
-            "--algo",
-            "grpo",
-            "--env",
-            "GuiGym/WikiHow-v0",
-            "--model",
-            "{model}",
-            "--out",
-            "{tmp}/train",
-            "--reward",
-            "judge",
-            "--judge-model",
-            "nope-model",
-        ],
+        ["train", *BASE["train"], "--reward", "judge", "--judge-model", "nope-model"],
     ],
     ("train", "judge_url"): ["http://localhost:1/v1", "localhost:1"],  # no judge, no model
     ("train", "milestone_model"): [

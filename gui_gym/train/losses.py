@@ -182,8 +182,9 @@ def score_completions(
     tensor per turn, differentiable when grad is enabled.
 
     Prompt and completion ids are concatenated as given (never decoded and re-encoded),
-    right-padded, and read at the completion positions with ``log_softmax(logits / T)``, the
-    distribution the sampler drew from.
+    batched by :func:`completion_logits` (left-padded, the output layer at the completion
+    positions only, where the model allows), and read there with ``log_softmax(logits / T)``,
+    the distribution the sampler drew from.
 
     Turns with a ``vision`` record (a vision-language policy's steps) need ``vision=(processor,
     image_store)``: their pixel inputs are rebuilt from the stored screenshots with
@@ -205,7 +206,7 @@ def score_completions(
 
     device = device or str(next(model.parameters()).device)
     pixels = {k: v.to(device) for k, v in pixels.items()}
-    logits, starts, ids = completion_logits(
+    logits, starts = completion_logits(
         model,
         [(t.prompt_ids, t.completion_ids) for t in turns],
         pad_id=pad_id,
@@ -252,12 +253,12 @@ def completion_logits(
     device: str | Any,
     pixels: dict[str, Any] | None = None,
     processor: Any = None,
-) -> tuple[Any, list[int], Any]:
+) -> tuple[Any, list[int]]:
     """The logits that predict each row's completion tokens, in one forward pass over
     ``(prompt_ids, completion_ids)`` rows (concatenated as given, never re-tokenized).
 
-    Returns ``(logits, starts, ids)``: ``logits[i, starts[i] + k]`` predicts completion token
-    ``k`` of row ``i``; ``ids`` is the padded batch.
+    Returns ``(logits, starts)``: ``logits[i, starts[i] + k]`` predicts completion token ``k``
+    of row ``i``.
 
     Text-only batches are padded on the left, so every completion ends at the last position,
     and the output layer runs on the last ``longest completion + 1`` positions only
@@ -289,13 +290,13 @@ def completion_logits(
             position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
             logits_to_keep=keep,
         ).logits
-        return logits, [keep - 1 - len(c) for _, c in rows], ids
+        return logits, [keep - 1 - len(c) for _, c in rows]
     if pixels and processor is not None:
         from gui_gym.models.llm.vision_inputs import token_type_inputs
 
         pixels.update(token_type_inputs(processor, ids))
     logits = model(input_ids=ids, attention_mask=mask, **pixels).logits
-    return logits, [len(p) - 1 for p, _ in rows], ids  # position p predicts token p + 1
+    return logits, [len(p) - 1 for p, _ in rows]  # position p predicts token p + 1
 
 
 # ------------------------------------------------------------------------------- losses

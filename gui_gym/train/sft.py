@@ -426,7 +426,7 @@ def _completion_loss(
 
     from gui_gym.train.losses import completion_logits
 
-    logits, starts, _ = completion_logits(
+    logits, starts = completion_logits(
         net,
         [(p, c) for p, c, _ in rows],
         pad_id=pad,
