@@ -175,11 +175,10 @@ class Args:
     grpo_tasks_per_iteration: int = 2
     grpo_lr: float = 1e-5
     batch: int = 16  # LLM episodes in flight at once (MiniWoB++: at most 4 browsers)
-    # auto: bf16 autocast where the CPU has native bf16 (AMX/AVX512-BF16), else fp32
-    dtype: str = "auto"
-    threads: int = 2
-    out: Path = RESULTS / "baselines.json"
-    work: Path = RESULTS / "baselines_work"
+    dtype: str = "auto"  # auto: bf16 autocast on a CPU with native bf16, else fp32
+    threads: int = 2  # torch threads
+    out: Path = RESULTS / "baselines.json"  # results JSON (a rerun skips the cells it holds)
+    work: Path = RESULTS / "baselines_work"  # datasets and trained models
     fresh: bool = False  # run the chosen cells again (the default resumes: they are skipped)
     quick: bool = False  # every row on a tiny GPT-2 from a config, 2 episodes
     figure: Path | None = None  # draw the figure from --out's JSON to this PNG, run nothing

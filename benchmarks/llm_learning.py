@@ -74,11 +74,13 @@ class Args:
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     # 12 tasks: each is 1/12 of the success rate (6 made every step a sixth)
     train_tasks: int = 12
+
     held_out_tasks: int = 6
     max_oracle_steps: int = 3  # the subset: tasks the oracle solves in at most this many steps
     max_steps: int = 5
     # short of memorising the oracle (a long SFT leaves RL nothing to raise)
     sft_epochs: int = 15
+
     sft_lr: float = 3e-3
     iterations: int = 10
     eval_every: int = 2  # fine enough to see when a shaped arm reaches the outcome arm
@@ -90,9 +92,10 @@ class Args:
     # 0 of 24 episodes (greedy: 58%), so outcome-only groups carry no signal; 0.5 is the
     # highest of 1.0/0.7/0.5/0.3 whose sampled success (33%) is at least half the greedy one
     temperature: float = 0.5
+
     device: str = "cpu"
-    embedder: str = "hashing"
-    out: str = "benchmarks/results"
+    embedder: str = "hashing"  # the milestone embedder: hashing, or a sentence-transformers name
+    out: str = "benchmarks/results"  # folder of the results JSON
     work: str | None = None  # keep the SFT model and runs here (default: a temp folder)
 
 

@@ -214,24 +214,26 @@ class Args:
     # the tiny model (which does not learn to copy the query: docs/paper_comparisons.md);
     # with a pretrained model, also lower --sft-lr and --learning-rate and use --device cuda
     generalisation_model: str | None = None
-    max_oracle_steps: int = 3
+
+    max_oracle_steps: int = 3  # the subset: tasks the oracle solves in at most this many steps
     max_steps: int = 6
     sft_epochs: int = 15
     sft_lr: float = 3e-3
     iterations: int = 5
     # episodes per update: GRPO/RLOO/DAPO tasks x group, PPO/REINFORCE++ one per task
     group_size: int = 8
+
     tasks_per_iteration: int = 4
     learning_rate: float = 5e-4
     max_new_tokens: int = 48
-    temperature: float = 0.5
-    workers: int = 2
+    temperature: float = 0.5  # rollout sampling temperature
+    workers: int = 2  # runs at once (each single-threaded): one per core
     device: str = "cpu"
-    embedder: str = "hashing"
-    bootstrap: int = 2000
-    quick: bool = False
-    out: str = "benchmarks/results"
-    work: str | None = None
+    embedder: str = "hashing"  # the milestone embedder: hashing, or a sentence-transformers name
+    bootstrap: int = 2000  # bootstrap resamples of each interval
+    quick: bool = False  # every arm once on 2 tasks, 1 seed: minutes, says nothing of the claims
+    out: str = "benchmarks/results"  # folder of the results JSON
+    work: str | None = None  # keep the SFT models and runs here (default: a temp folder)
     # keep the runs of ``<out>/paper_comparisons.json`` (same settings) and run only the rest
     resume: bool = False
 

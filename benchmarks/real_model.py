@@ -67,11 +67,10 @@ class Args:
     grpo_tasks_per_iteration: int = 2
     grpo_lr: float = 1e-5
     grpo_mini_batches: int | None = None  # optimizer steps per iteration (None: one)
-    # auto: bf16 autocast where the CPU has native bf16 (AMX/AVX512-BF16), else fp32
-    dtype: str = "auto"
-    threads: int = 2
-    out: Path = RESULTS / "real_model.json"
-    work: Path = RESULTS / "real_model_work"
+    dtype: str = "auto"  # auto: bf16 autocast on a CPU with native bf16, else fp32
+    threads: int = 2  # torch threads
+    out: Path = RESULTS / "real_model.json"  # results JSON (a rerun skips what it holds)
+    work: Path = RESULTS / "real_model_work"  # datasets and trained models
     quick: bool = False  # every stage on a tiny GPT-2 from a config, in seconds
 
 
