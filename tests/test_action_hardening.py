@@ -98,6 +98,37 @@ def test_an_index_out_of_range_is_refused_everywhere() -> None:
     assert parse_action(f"CLICK({MAX_INDEX})").index == MAX_INDEX
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({"type": ActionType.DRAG, "x": 1, "y": 2}, "by points needs"),  # asserted in to_string
+        ({"type": ActionType.DRAG, "x": 1, "y": 2, "end_x": 3}, "by points needs"),
+        ({"type": ActionType.DRAG, "index": 1}, "needs 'index' and 'end_index'"),  # DRAG(1, None)
+        ({"type": ActionType.DRAG}, "needs 'index' and 'end_index'"),
+        ({"type": ActionType.SELECT, "index": 2}, "needs 'index' and 'text'"),  # SELECT(2, "")
+        ({"type": "SELECT", "text": "Red"}, "needs 'index' and 'text'"),
+    ],
+)
+def test_an_incomplete_drag_or_select_is_refused_when_built(kwargs: dict, reason: str) -> None:
+    """Constructed directly, as from a dict or a string: no Action exists that ``to_string``
+    cannot write or that would not parse back to itself."""
+    with pytest.raises(ActionParseError, match=reason):
+        Action(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        Action(ActionType.DRAG, index=1, end_index=2),
+        Action(ActionType.DRAG, x=1, y=2, end_x=3.5, end_y=4),
+        Action(ActionType.DRAG, x=1, y=2, end_x=3, end_y=4, via=(2, 3)),
+        Action(ActionType.SELECT, index=2, text="Red"),
+    ],
+)
+def test_a_complete_drag_or_select_round_trips(action: Action) -> None:
+    assert parse_action(action.to_string()) == action
+
+
 # -------------------------------------------------------------- item 9: lone surrogates
 
 

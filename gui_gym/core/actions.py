@@ -194,6 +194,8 @@ class Action:
             )
         if self.via is not None:
             _check_via(self)
+        if self.type in (ActionType.DRAG, ActionType.SELECT):
+            _check_drag_or_select(self)
 
     @property
     def is_terminal(self) -> bool:
@@ -285,8 +287,6 @@ class Action:
             if isinstance(err, ActionParseError):
                 raise
             raise ActionParseError(f"bad Action dict {data!r}: {err}") from None
-        if action.type in (ActionType.DRAG, ActionType.SELECT):
-            _check_drag_or_select(action)
         return action
 
 
@@ -794,7 +794,8 @@ def _drag_or_select(
 
 
 def _check_drag_or_select(action: Action) -> None:
-    """A DRAG/SELECT built from a dict has the fields its grammar form needs."""
+    """A DRAG/SELECT has the fields its grammar form needs (however it was built: parsed,
+    from a dict, or constructed directly), so ``to_string`` always has a form to write."""
     if action.type is ActionType.SELECT:
         if action.index is None or action.text is None:
             raise ActionParseError("a SELECT needs 'index' and 'text' (the option)")
