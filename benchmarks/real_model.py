@@ -234,6 +234,9 @@ def grpo(
         "tasks_per_iteration": 1 if args.quick else args.grpo_tasks_per_iteration,
         "update_epochs": 1,
         "micro_batch_turns": 4,
+        # an iteration costs minutes on a CPU and a LoRA checkpoint is small: keep every one,
+        # so a killed run resumes where it stopped (the default, 10, saved nothing mid-run)
+        "save_every": 1,
         "progress": False,
     }
     if args.grpo_mini_batches is not None:
