@@ -27,7 +27,7 @@ from gui_gym.train import (  # noqa: E402
     semi_online,
 )
 from gui_gym.train.config import TrainConfig  # noqa: E402
-from gui_gym.train.trainer import Trainer, load_metrics  # noqa: E402
+from gui_gym.train.trainer import TIMING_METRICS, Trainer, load_metrics  # noqa: E402
 from tests.rl_helpers import (  # noqa: E402
     TASK,
     make_env,
@@ -170,6 +170,24 @@ def test_resume_makes_the_same_next_update(name: str, folder: Path, tmp_path: Pa
         load_metrics(tmp_path / "resumed")[-1]["mean_return"]
         == (load_metrics(tmp_path / "straight")[-1]["mean_return"])
     )
+    # every metric but the wall times is the uninterrupted run's
+    straight_metrics, resumed_metrics = (
+        [{k: v for k, v in m.items() if k not in TIMING_METRICS} for m in load_metrics(path)]
+        for path in (tmp_path / "straight", tmp_path / "resumed")
+    )
+    assert resumed_metrics == straight_metrics
+
+
+def test_each_iteration_says_where_its_time_went(folder: Path, tmp_path: Path) -> None:
+    algorithm, defaults = build("grpo")
+    trainer = Trainer(
+        config_for(defaults, folder, tmp_path, iterations=2), algorithm, prompt=one_step_prompt
+    )
+    trainer.train()
+    for metrics in load_metrics(tmp_path):
+        rollout, update, total = (metrics[k] for k in TIMING_METRICS)
+        assert rollout > 0 and update > 0  # a group was generated and an update made
+        assert total == pytest.approx(rollout + update, abs=2e-3)  # the parts add up
 
 
 def test_a_crashed_run_resumes_from_its_last_checkpoint(folder: Path, tmp_path: Path) -> None:

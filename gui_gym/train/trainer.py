@@ -13,6 +13,7 @@ import copy
 import json
 import math
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
@@ -51,7 +52,11 @@ from gui_gym.train.data_parallel import DataParallel
 from gui_gym.train.losses import LossInputs, TurnSample, policy_loss, score_completions
 from gui_gym.train.policy import Policy, autocast_context, uses_autocast
 
-__all__ = ["Algorithm", "Trainer", "TrainingDiverged", "load_metrics"]
+__all__ = ["TIMING_METRICS", "Algorithm", "Trainer", "TrainingDiverged", "load_metrics"]
+
+TIMING_METRICS = ("rollout_seconds", "update_seconds", "iteration_seconds")
+"""The wall-time metrics of each iteration (:meth:`Trainer.step`): measured, so the one part
+of ``metrics.jsonl`` that differs between otherwise identical runs."""
 
 
 class TrainingDiverged(RuntimeError):
@@ -408,9 +413,18 @@ class Trainer:
     # -- one iteration ----------------------------------------------------------------------
 
     def step(self) -> dict[str, Any]:
-        """Run one iteration (collect, advantages, update) and return its metrics."""
+        """Run one iteration (collect, advantages, update) and return its metrics.
+
+        Besides the algorithm's statistics, the metrics hold where the iteration's wall time
+        went (this process's): ``rollout_seconds`` (collecting the groups: generation and the
+        envs), ``update_seconds`` (re-scoring, advantages, reference and old log-probs and the
+        optimizer steps) and ``iteration_seconds``. They are measurements, so two runs (or two
+        data-parallel processes) agree on every metric but these.
+        """
         iteration = self.iteration
+        started = time.perf_counter()
         groups = self.algorithm.collect(self, iteration)
+        collected = time.perf_counter()
         episodes = [t for g in groups for t in g]
         clean = [t for t in episodes if getattr(t, "infra_error", None) is None]
         metrics: dict[str, Any] = {
@@ -432,6 +446,10 @@ class Trainer:
             # the optimizer did not step
             warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step")
             self.scheduler.step()
+        ended = time.perf_counter()
+        metrics[TIMING_METRICS[0]] = round(collected - started, 3)
+        metrics[TIMING_METRICS[1]] = round(ended - collected, 3)
+        metrics[TIMING_METRICS[2]] = round(ended - started, 3)
         self.iteration += 1
         return metrics
 
