@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.gui-gym-installed
 CORE_STAMP := $(VENV)/.gui-gym-core-installed
 
-.PHONY: setup setup-core constraints browser demo test check-docs lint format bench bench-rewards bench-smollm2 clean
+.PHONY: setup setup-core constraints browser demo test check-docs lint format bench bench-rewards bench-smollm2 baselines clean
 
 setup: $(STAMP)
 
@@ -74,6 +74,19 @@ bench: setup
 # fp32 against bf16 against the static/compiled paths, side by side (docs/models.md; minutes).
 bench-smollm2: setup
 	nice -n 10 $(PY) benchmarks/bench_smollm2.py --out benchmarks/results/bench_smollm2.json
+
+# The scripted rows of the baselines table (random, WebShop's rule, the expert) on every
+# benchmark's test split, as benchmarks/reference/baselines.json holds them (docs/baselines.md;
+# minutes once ALFWorld's 134 unseen games are built, which the first run does). The SmolLM2
+# rows are separate, long runs: docs/baselines.md lists their commands.
+baselines: setup browser
+	$(PY) scripts/generate_alfworld.py --split valid_unseen --workers 1
+	nice -n 10 $(PY) benchmarks/baselines.py --envs wikihow --rows random oracle --episodes 150
+	nice -n 10 $(PY) benchmarks/baselines.py --envs androidworld --rows random oracle --episodes 200
+	nice -n 10 $(PY) benchmarks/baselines.py --envs webshop --rows random rule oracle --episodes 500
+	nice -n 10 $(PY) benchmarks/baselines.py --envs alfworld --rows random oracle --episodes 134
+	nice -n 10 $(PY) benchmarks/baselines.py --envs miniwob --rows random oracle --episodes 120
+	$(PY) benchmarks/baselines.py --markdown
 
 # The reward wrappers' speed and quality (tens of minutes on 2 CPU cores; see docs/*.md).
 bench-rewards: setup
