@@ -67,6 +67,7 @@ class Args:
     grpo_tasks_per_iteration: int = 2
     grpo_lr: float = 1e-5
     grpo_mini_batches: int | None = None  # optimizer steps per iteration (None: one)
+    grpo_temperature: float = 1.0  # GRPO's rollout sampling temperature
     dtype: str = "auto"  # auto: bf16 autocast on a CPU with native bf16, else fp32
     threads: int = 2  # torch threads
     out: Path = RESULTS / "real_model.json"  # results JSON (a rerun skips what it holds)
@@ -228,7 +229,7 @@ def grpo(
         "seed": args.seeds[0] if seed is None else seed,
         "learning_rate": args.grpo_lr,
         "max_new_tokens": args.max_new_tokens,
-        "temperature": 1.0,
+        "temperature": args.grpo_temperature,
         "device": "cpu",
         "group_size": 2 if args.quick else args.grpo_group_size,
         "tasks_per_iteration": 1 if args.quick else args.grpo_tasks_per_iteration,
