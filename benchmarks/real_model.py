@@ -267,6 +267,35 @@ def grpo(
     }
 
 
+def seed_summary(runs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per env and SFT arm (``<env>/<arm>``), what its seeds give together: the seeds, each
+    seed's success, their mean and spread, and the episodes pooled (successes over every
+    seed's episodes, with the Wilson interval of the pooled rate). Seeds share the test
+    episodes, so the pooled interval is of the recipe, not of more tasks."""
+    grouped: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for key, run in runs.items():
+        parts = key.split("/")
+        if len(parts) == 3 and parts[2].startswith("seed") and "successes" in run:
+            grouped.setdefault(f"{parts[0]}/{parts[1]}", []).append((int(parts[2][4:]), run))
+    summary = {}
+    for arm, seeded in sorted(grouped.items()):
+        seeded.sort()
+        rates = [run["success"] for _, run in seeded]
+        successes = sum(run["successes"] for _, run in seeded)
+        episodes = sum(run["episodes"] for _, run in seeded)
+        mean = sum(rates) / len(rates)
+        summary[arm] = {
+            "seeds": [seed for seed, _ in seeded],
+            "success_per_seed": rates,
+            "success_mean": round(mean, 4),
+            "success_std": round((sum((r - mean) ** 2 for r in rates) / len(rates)) ** 0.5, 4),
+            "successes": successes,
+            "episodes": episodes,
+            "pooled_interval_95": wilson(successes, episodes),
+        }
+    return summary
+
+
 def main(args: Args) -> dict[str, Any]:
     """Run the missing stages and return (and write) the results."""
     import json
@@ -292,6 +321,7 @@ def main(args: Args) -> dict[str, Any]:
 
     def save(key: str, value: dict) -> None:
         result["runs"][key] = {**value, "precision": ran_under}
+        result["seeds"] = seed_summary(result["runs"])
         result["machine"] = machine_at_end()
         write_json(args.out, result)
         print(f"{key}: {json.dumps(value)[:300]}", flush=True)

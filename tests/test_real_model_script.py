@@ -23,6 +23,26 @@ def test_wilson_interval_brackets_the_rate_and_stays_in_zero_one() -> None:
     assert script.wilson(0, 0) == [0.0, 1.0]
 
 
+def test_seeds_of_an_arm_are_summarised_together() -> None:
+    runs = {
+        "wikihow/record": {"episodes": 60},
+        "wikihow/zero_shot": {"success": 0.0, "successes": 0, "episodes": 20},
+        "wikihow/sft_lora/seed0": {"success": 0.25, "successes": 5, "episodes": 20},
+        "wikihow/sft_lora/seed2": {"success": 0.10, "successes": 2, "episodes": 20},
+        "wikihow/sft_lora/seed1": {"success": 0.40, "successes": 8, "episodes": 20},
+        "wikihow/sft_full/seed0": {"success": 0.15, "successes": 3, "episodes": 20},
+        "wikihow/grpo": {"success": 0.1, "successes": 2, "episodes": 20},
+    }
+    summary = script.seed_summary(runs)
+    assert set(summary) == {"wikihow/sft_lora", "wikihow/sft_full"}
+    lora = summary["wikihow/sft_lora"]
+    assert lora["seeds"] == [0, 1, 2] and lora["success_per_seed"] == [0.25, 0.40, 0.10]
+    assert lora["success_mean"] == 0.25 and lora["success_std"] == pytest.approx(0.1225, abs=1e-4)
+    assert (lora["successes"], lora["episodes"]) == (15, 60)
+    assert lora["pooled_interval_95"] == script.wilson(15, 60)
+    assert summary["wikihow/sft_full"]["success_std"] == 0.0
+
+
 def test_quick_mode_runs_sft_and_grpo_and_a_rerun_resumes(tmp_path: Path) -> None:
     out = tmp_path / "real_model.json"
     args = script.Args(
@@ -37,6 +57,7 @@ def test_quick_mode_runs_sft_and_grpo_and_a_rerun_resumes(tmp_path: Path) -> Non
     result = json.loads(out.read_text())
     runs = result["runs"]
     assert set(runs) == {"wikihow/record", "wikihow/sft_lora/seed0", "wikihow/grpo"}
+    assert result["seeds"]["wikihow/sft_lora"]["seeds"] == [0]
     sft = runs["wikihow/sft_lora/seed0"]
     # the library's LoRA defaults, not the script's: what `gui-gym sft --lora` runs
     from gui_gym.train.sft import default_lr
