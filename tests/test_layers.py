@@ -20,7 +20,8 @@ against the importing module, and ``importlib.import_module`` of a literal name.
 
 Two more house rules are checked here: no import circle between modules of the package (the
 same imports, a package's ``__init__`` counted as a module), and no file over
-:data:`MAX_LINES` lines unless it is data (:data:`DATA_FILES`, each with its reason).
+:data:`MAX_LINES` lines unless it is data (:data:`DATA_FILES`, each with its reason), in the
+package and in :data:`OTHER_CODE` (benchmarks, examples, scripts, tests).
 """
 
 from __future__ import annotations
@@ -259,6 +260,11 @@ def test_no_import_circles():
     )
 
 
+OTHER_CODE = ("benchmarks", "examples", "scripts", "tests")
+"""Folders beside the package whose Python files keep the same limit (they are read and
+changed as often as the library)."""
+
+
 def test_no_code_file_over_the_line_limit():
     too_long = []
     for path in sorted(ROOT.rglob("*.py")):
@@ -266,6 +272,11 @@ def test_no_code_file_over_the_line_limit():
         lines = len(path.read_text(encoding="utf-8").splitlines())
         if lines > MAX_LINES and name not in DATA_FILES:
             too_long.append(f"gui_gym/{name}: {lines} lines")
+    for folder in OTHER_CODE:
+        for path in sorted((ROOT.parent / folder).rglob("*.py")):
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > MAX_LINES:
+                too_long.append(f"{path.relative_to(ROOT.parent).as_posix()}: {lines} lines")
     assert not too_long, f"over {MAX_LINES} lines (split by job, or list as data):\n" + (
         "\n".join(too_long)
     )
