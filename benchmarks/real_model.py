@@ -68,6 +68,9 @@ class Args:
     grpo_lr: float = 1e-5
     grpo_mini_batches: int | None = None  # optimizer steps per iteration (None: one)
     grpo_temperature: float = 1.0  # GRPO's rollout sampling temperature
+    # GRPO's reward (gui-gym train --reward); any other than 'outcome' is its own run,
+    # e.g. 'outcome+progress' (ProgRM's progress over the env's milestones): key <env>/grpo_<reward>
+    grpo_reward: str = "outcome"
     dtype: str = "auto"  # auto: bf16 autocast on a CPU with native bf16, else fp32
     threads: int = 2  # torch threads
     out: Path = RESULTS / "real_model.json"  # results JSON (a rerun skips what it holds)
@@ -262,9 +265,22 @@ def grpo(
     llm = TransformersLLM(policy.model, policy.tokenizer, device=policy.device)
     return llm, {
         "settings": {k: v for k, v in settings.items() if k not in ("out", "progress")},
+        "reward": reward,
         "rollout_success": [round(m["success_rate"], 4) for m in history],
         "train_seconds": round(time.perf_counter() - started, 1),
     }
+
+
+def grpo_key(env: str, reward: str) -> str:
+    """The JSON key of a GRPO run: ``<env>/grpo`` for the outcome reward (as every earlier
+    run), ``<env>/grpo_<reward>`` for another (``outcome+progress`` -> ``grpo_outcome_progress``)."""
+    from gui_gym.train.reward_stack import parse_reward
+
+    parse_reward(reward)  # a typo is an error before hours of training, not a new key
+    if reward.strip() == "outcome":
+        return f"{env}/grpo"
+    slug = "".join(c if c.isalnum() else "_" for c in reward.strip()).strip("_")
+    return f"{env}/grpo_{slug}"
 
 
 def seed_summary(runs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -309,6 +325,10 @@ def main(args: Args) -> dict[str, Any]:
     bad = [s for s in args.stages if s not in STAGES] + [e for e in args.envs if e not in ENVS]
     if bad:
         raise SystemExit(f"unknown stage or env {bad[0]!r}; stages: {STAGES}, envs: {list(ENVS)}")
+    try:
+        grpo_key("env", args.grpo_reward)
+    except ValueError as error:
+        raise SystemExit(f"--grpo-reward: {error}") from None
     if args.quick:
         args.train_tasks, args.test_tasks, args.train_episodes = 2, 2, 2
         args.max_steps, args.max_new_tokens = 3, 8
@@ -366,10 +386,18 @@ def main(args: Args) -> dict[str, Any]:
                 llm = TransformersLLM(str(out), device="cpu")
                 save(key, {**trained, **evaluate(llm, env_id, tasks["test"], args)})
         start = work / f"sft_lora_seed{args.seeds[0]}"
-        key = f"{name}/grpo"
+        key, run_dir = grpo_key(name, args.grpo_reward), work / "grpo"
+        if args.grpo_reward != "outcome":
+            run_dir = work / key.split("/")[1]
         if "grpo" in args.stages and key not in result["runs"] and start.is_dir():
             llm, trained = grpo(
-                env_id, str(start), tasks["train"], work / "grpo", args, resume=True
+                env_id,
+                str(start),
+                tasks["train"],
+                run_dir,
+                args,
+                reward=args.grpo_reward,
+                resume=True,
             )
             before = result["runs"].get(f"{name}/sft_lora/seed{args.seeds[0]}", {})
             save(

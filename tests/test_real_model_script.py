@@ -78,3 +78,18 @@ def test_quick_mode_runs_sft_and_grpo_and_a_rerun_resumes(tmp_path: Path) -> Non
 def test_an_unknown_stage_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="unknown stage or env 'nope'"):
         script.main(script.Args(quick=True, stages=["nope"], out=tmp_path / "r.json"))
+
+
+def test_a_shaped_grpo_reward_is_its_own_run_key() -> None:
+    assert script.grpo_key("wikihow", "outcome") == "wikihow/grpo"
+    assert script.grpo_key("wikihow", "outcome+progress") == "wikihow/grpo_outcome_progress"
+    assert (
+        script.grpo_key("alfworld", "outcome+0.3*milestone")
+        == "alfworld/grpo_outcome_0_3_milestone"
+    )
+
+
+def test_an_unknown_grpo_reward_is_one_line_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="--grpo-reward: unknown reward 'progres'"):
+        script.main(script.Args(quick=True, grpo_reward="outcome+progres", out=tmp_path / "r.json"))
+    assert not (tmp_path / "r.json").exists()
