@@ -314,3 +314,61 @@ def test_accelerate_launch_runs_the_cli_data_parallel(tmp_path: Path) -> None:
     state = json.loads((out / "checkpoint" / "trainer_state.json").read_text())
     assert state["world_size"] == 2
     assert [json.loads(line)["episodes"] for line in (out / "metrics.jsonl").open()] == [2]
+
+
+def _shutdown_worker(rank: int, port: int, root: str, peer_dies: bool) -> None:
+    """Join a two-process gloo group as :meth:`DataParallel.from_environment` would, then
+    shut down: rank 1 arrives late (or, with ``peer_dies``, exits without shutting down)."""
+    import time
+    import warnings
+
+    from gui_gym.train import data_parallel
+
+    torch.set_num_threads(1)
+    torch.distributed.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD
+    )
+    data_parallel._STARTED_BY_US.append(True)
+    data_parallel.SHUTDOWN_BARRIER_SECONDS = 20
+    base = Path(root)
+    if rank == 1:
+        time.sleep(1.0)
+        if peer_dies:
+            os._exit(0)  # gone without a word, as a killed worker
+        (base / "rank1_arrived").write_text("")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data_parallel.shutdown_data_parallel()
+    (base / f"rank{rank}.json").write_text(
+        json.dumps(
+            {
+                "peer_arrived_first": (base / "rank1_arrived").exists(),
+                "initialized": torch.distributed.is_initialized(),
+                "warnings": [str(w.message) for w in caught],
+            }
+        )
+    )
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("peer_dies", [False, True], ids=["both_finish", "peer_died"])
+def test_shutdown_waits_for_every_process_and_a_dead_one_is_a_warning(
+    tmp_path: Path, peer_dies: bool
+) -> None:
+    """A finished process destroys the group only when the others have finished too (no
+    rank tears gloo down under another); a process that died costs a warning, not a hang."""
+    torch.multiprocessing.start_processes(
+        _shutdown_worker,
+        args=(_free_port(), str(tmp_path), peer_dies),
+        nprocs=WORLD,
+        join=True,
+        start_method="fork",
+    )
+    first = json.loads((tmp_path / "rank0.json").read_text())
+    assert first["initialized"] is False
+    if peer_dies:
+        assert [w for w in first["warnings"] if "data parallel shutdown" in w], first
+        assert not (tmp_path / "rank1.json").exists()
+    else:
+        assert first["peer_arrived_first"] is True and first["warnings"] == []
+        assert json.loads((tmp_path / "rank1.json").read_text())["initialized"] is False

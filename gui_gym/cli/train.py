@@ -408,10 +408,13 @@ def train_cmd(
     try:
         metrics = trainer.train()
     except TrainingDiverged as err:  # one line; the output and its last checkpoint stay
+        shutdown_data_parallel(wait=False)
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
-    finally:
-        shutdown_data_parallel()
+    except BaseException:
+        shutdown_data_parallel(wait=False)
+        raise
+    shutdown_data_parallel()
     last = metrics[-1] if metrics else (trainer.history[-1] if trainer.history else {})
     if trainer.parallel.is_main:
         typer.echo(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +40,8 @@ __all__ = ["DataParallel", "shutdown_data_parallel"]
 GRAD_BUCKET_ELEMENTS = 2**24
 """Gradient elements flattened into one all-reduce (64 MiB of fp32): few collectives, and a
 bounded extra buffer next to the gradients of a billion-parameter model."""
+SHUTDOWN_BARRIER_SECONDS = 120
+"""How long a process that finished waits at teardown for the others to finish too."""
 
 _STARTED_BY_US: list[bool] = []
 
@@ -316,13 +319,32 @@ class DataParallel:
             torch.distributed.barrier()
 
 
-def shutdown_data_parallel() -> None:
+def shutdown_data_parallel(*, wait: bool = True) -> None:
     """Tear down the process group :meth:`DataParallel.from_environment` started (before a
-    launched process exits); a no-op otherwise."""
+    launched process exits); a no-op otherwise.
+
+    With ``wait`` (a run that ended normally), every process first meets at a barrier
+    bounded by ``SHUTDOWN_BARRIER_SECONDS``, so no process destroys the group, and exits
+    with gloo's threads, while another still talks to it (a rank aborting with "terminate
+    called without an active exception" at teardown). After an error pass ``wait=False``: the
+    other processes may be gone, and waiting for them would only delay the error.
+    """
     if not _STARTED_BY_US:
         return
+    import datetime
+
     import torch
 
     if torch.distributed.is_initialized():
+        if wait:
+            try:
+                if torch.distributed.get_backend() == "gloo":
+                    torch.distributed.monitored_barrier(
+                        timeout=datetime.timedelta(seconds=SHUTDOWN_BARRIER_SECONDS)
+                    )
+                else:
+                    torch.distributed.barrier()
+            except RuntimeError as error:  # a process died after its last step: say so, go on
+                warnings.warn(f"data parallel shutdown: {error}", stacklevel=2)
         torch.distributed.destroy_process_group()
     _STARTED_BY_US.clear()
