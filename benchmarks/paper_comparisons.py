@@ -981,9 +981,14 @@ def summarise(
     return result
 
 
+PLOT_COLUMNS = 3
+"""Panels per row of the figure: seven comparisons in one row made a 3,234-pixel-wide strip
+that no page shows readably; three columns keep it about 1,450 pixels wide."""
+
+
 def plot(result: dict[str, Any], path: Path) -> None:
-    """One panel per comparison: each arm's mean success on trained and held-out tasks with
-    its 95% interval."""
+    """One panel per comparison, ``PLOT_COLUMNS`` to a row: each arm's mean success on
+    trained and held-out tasks with its 95% interval."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -992,8 +997,13 @@ def plot(result: dict[str, Any], path: Path) -> None:
     names = [n for n, c in result["comparisons"].items() if c["arms"]]
     if not names:
         return
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
-    for ax, name in zip(axes[0], names):
+    columns = min(PLOT_COLUMNS, len(names))
+    rows = -(-len(names) // columns)
+    fig, grid = plt.subplots(rows, columns, figsize=(4.4 * columns, 3.7 * rows), squeeze=False)
+    axes = [ax for row in grid for ax in row]
+    for ax in axes[len(names) :]:
+        ax.set_visible(False)
+    for index, (ax, name) in enumerate(zip(axes, names)):
         arms = result["comparisons"][name]["arms"]
         for offset, key in ((-0.18, "train"), (0.18, "held_out")):
             xs = [i + offset for i in range(len(arms))]
@@ -1004,8 +1014,10 @@ def plot(result: dict[str, Any], path: Path) -> None:
         ax.set_xticks(range(len(arms)), list(arms), rotation=45, ha="right", fontsize=7)
         ax.set_title(name, fontsize=9)
         ax.set_ylim(-0.05, 1.05)
-    axes[0][0].set_ylabel("greedy success (mean, 95% CI)")
-    axes[0][0].legend(fontsize=7)
+        ax.set_xlim(-0.6, len(arms) - 0.4)
+        if index % columns == 0:
+            ax.set_ylabel("greedy success (mean, 95% CI)", fontsize=8)
+    axes[0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -405,3 +405,27 @@ def test_a_model_start_runs_quick_end_to_end_into_its_own_json(tmp_path: Path) -
     assert "resuming: 3 runs kept" in again.stdout
     kept = bench.json.loads((out / "paper_comparisons_tiny-llama.json").read_text())["runs"]
     assert kept == result["runs"]  # nothing ran again
+
+
+def test_the_figure_fits_a_page_width_whatever_the_number_of_comparisons(tmp_path: Path) -> None:
+    """Seven comparisons in one row made a 3,234 x 396 strip; in rows of PLOT_COLUMNS the
+    figure stays about as wide as three panels, and grows in height instead."""
+    import struct
+
+    require("matplotlib", "examples")
+    arm = {"mean": 0.5, "interval": [0.25, 0.75]}
+    sizes = {}
+    for count in (1, 3, 7):
+        result = {
+            "comparisons": {
+                f"c{i}": {"arms": {"a": {"train": arm, "held_out": arm}}} for i in range(count)
+            }
+        }
+        path = tmp_path / f"fig{count}.png"
+        bench.plot(result, path)
+        sizes[count] = struct.unpack(">II", path.read_bytes()[16:24])
+    assert sizes[7][0] == sizes[3][0] <= 1600  # no wider than three panels
+    assert sizes[7][1] >= 2.5 * sizes[3][1]  # three rows
+    assert sizes[1][0] < sizes[3][0]
+    bench.plot({"comparisons": {"c": {"arms": {}}}}, tmp_path / "none.png")
+    assert not (tmp_path / "none.png").exists()  # nothing measured: no empty figure
