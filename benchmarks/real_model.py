@@ -15,7 +15,10 @@ For each env (WikiHow, AndroidWorld):
    per seed, then the same test episodes.
 5. ``grpo``: ``gui_gym.train.runner.make_trainer("grpo", ...)`` (what ``gui-gym train --algo
    grpo`` runs) from the first seed's LoRA SFT model on the train tasks for
-   ``--grpo-iterations`` iterations, then the same test episodes.
+   ``--grpo-iterations`` iterations with ``--grpo-reward``, then the same test episodes.
+6. ``train_eval``: greedy success of that GRPO model and of its SFT start on one train-split
+   episode per train task (the tasks GRPO sampled from, at the same seed 0 as every eval):
+   whether RL raised success where it trained, apart from whether that carried over.
 
 Every figure has its 95% Wilson interval over episodes, the wall time and the precision it ran
 under. Results go to ``--out`` (JSON, rewritten atomically after each stage); a rerun skips the
@@ -44,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import machine_at_end, wilson, write_json
 
 ENVS = {"wikihow": "GuiGym/WikiHow-v0", "androidworld": "GuiGym/AndroidWorld-v0"}
-STAGES = ["record", "zero_shot", "sft_lora", "sft_full", "grpo"]
+STAGES = ["record", "zero_shot", "sft_lora", "sft_full", "grpo", "train_eval"]
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -108,8 +111,10 @@ def resolve(model: str) -> str:
     return str(resolve_model(model))
 
 
-def evaluate(llm: Any, env_id: str, tasks: list[str], args: Args, seed: int = 0) -> dict:
-    """Greedy success of ``llm`` on one test-split episode per task, with the interval, the
+def evaluate(
+    llm: Any, env_id: str, tasks: list[str], args: Args, seed: int = 0, split: str = "test"
+) -> dict:
+    """Greedy success of ``llm`` on one ``split`` episode per task, with the interval, the
     share of invalid actions and the wall time."""
     import gymnasium as gym
 
@@ -117,7 +122,7 @@ def evaluate(llm: Any, env_id: str, tasks: list[str], args: Args, seed: int = 0)
     from gui_gym.runs.rollout import EpisodeSpec, RolloutEngine
 
     def make_env() -> Any:
-        return gym.make(env_id, split="test", max_steps=args.max_steps)
+        return gym.make(env_id, split=split, max_steps=args.max_steps)
 
     started = time.perf_counter()
     agent = LLMAgent(llm, temperature=0.0, max_new_tokens=args.max_new_tokens)
@@ -409,6 +414,12 @@ def main(args: Args) -> dict[str, Any]:
                     **evaluate(llm, env_id, tasks["test"], args),
                 },
             )
+        if "train_eval" in args.stages and (run_dir / "model").is_dir():
+            for label, folder in (("start", start), ("grpo", run_dir / "model")):
+                tag = f"{key}/train_tasks/{label}"
+                if tag not in result["runs"]:
+                    llm = TransformersLLM(str(folder), device="cpu")
+                    save(tag, evaluate(llm, env_id, tasks["train"], args, split="train"))
     return result
 
 

@@ -48,7 +48,7 @@ def test_quick_mode_runs_sft_and_grpo_and_a_rerun_resumes(tmp_path: Path) -> Non
     args = script.Args(
         quick=True,
         envs=["wikihow"],
-        stages=["record", "sft_lora", "grpo"],
+        stages=["record", "sft_lora", "grpo", "train_eval"],
         out=out,
         work=tmp_path / "work",
         threads=1,
@@ -56,7 +56,11 @@ def test_quick_mode_runs_sft_and_grpo_and_a_rerun_resumes(tmp_path: Path) -> Non
     script.main(args)
     result = json.loads(out.read_text())
     runs = result["runs"]
-    assert set(runs) == {"wikihow/record", "wikihow/sft_lora/seed0", "wikihow/grpo"}
+    on_train = {"wikihow/grpo/train_tasks/start", "wikihow/grpo/train_tasks/grpo"}
+    assert set(runs) == {"wikihow/record", "wikihow/sft_lora/seed0", "wikihow/grpo"} | on_train
+    # the GRPO model and its start, on the train split's tasks GRPO sampled from
+    for tag in on_train:
+        assert runs[tag]["episodes"] == len(result["tasks"]["wikihow"]["train"])
     assert result["seeds"]["wikihow/sft_lora"]["seeds"] == [0]
     sft = runs["wikihow/sft_lora/seed0"]
     # the library's LoRA defaults, not the script's: what `gui-gym sft --lora` runs
