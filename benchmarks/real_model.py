@@ -391,9 +391,8 @@ def main(args: Args) -> dict[str, Any]:
                 llm = TransformersLLM(str(out), device="cpu")
                 save(key, {**trained, **evaluate(llm, env_id, tasks["test"], args)})
         start = work / f"sft_lora_seed{args.seeds[0]}"
-        key, run_dir = grpo_key(name, args.grpo_reward), work / "grpo"
-        if args.grpo_reward != "outcome":
-            run_dir = work / key.split("/")[1]
+        key = grpo_key(name, args.grpo_reward)
+        run_dir = work / key.split("/")[1]  # grpo, or grpo_<reward>
         if "grpo" in args.stages and key not in result["runs"] and start.is_dir():
             llm, trained = grpo(
                 env_id,
