@@ -414,8 +414,9 @@ def main(args: Args) -> dict[str, Any]:
                 },
             )
         if "train_eval" in args.stages and (run_dir / "model").is_dir():
-            for label, folder in (("start", start), ("grpo", run_dir / "model")):
-                tag = f"{key}/train_tasks/{label}"
+            # the start is the same SFT model whatever GRPO's reward: played once, under its key
+            start_key = f"{name}/sft_lora/seed{args.seeds[0]}/train_tasks"
+            for tag, folder in ((start_key, start), (f"{key}/train_tasks", run_dir / "model")):
                 if tag not in result["runs"]:
                     llm = TransformersLLM(str(folder), device="cpu")
                     save(tag, evaluate(llm, env_id, tasks["train"], args, split="train"))

@@ -56,7 +56,7 @@ def test_quick_mode_runs_sft_and_grpo_and_a_rerun_resumes(tmp_path: Path) -> Non
     script.main(args)
     result = json.loads(out.read_text())
     runs = result["runs"]
-    on_train = {"wikihow/grpo/train_tasks/start", "wikihow/grpo/train_tasks/grpo"}
+    on_train = {"wikihow/sft_lora/seed0/train_tasks", "wikihow/grpo/train_tasks"}
     assert set(runs) == {"wikihow/record", "wikihow/sft_lora/seed0", "wikihow/grpo"} | on_train
     # the GRPO model and its start, on the train split's tasks GRPO sampled from
     for tag in on_train:
