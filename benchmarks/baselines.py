@@ -25,11 +25,18 @@ cell; a rerun skips the cells already there (resume is the default; ``--fresh`` 
 cells again, keeping the others).
 A trained row finds the models it starts from in ``--work``.
 
+Before a SmolLM2 cell runs, the plan of the cells left is printed with an estimated cost
+(:func:`plan_costs`, from the unit costs measured on this CPU in ``cpu_costs.py``);
+``--budget-hours`` refuses a plan over budget, ``--plan-only`` prints it and runs nothing.
+docs/baselines.md sizes one piece of under 2 hours per benchmark with it.
+
 Usage::
 
     nice -n 10 python benchmarks/baselines.py --rows random rule oracle
     nice -n 10 python benchmarks/baselines.py --rows zero_shot sft sft_grpo_outcome \\
-        sft_grpo_shaped --envs wikihow
+        sft_grpo_shaped --envs wikihow --max-steps 5 --llm-episodes 40 --train-episodes 60 \\
+        --epochs 1 --grpo-iterations 3 --max-new-tokens 32 --budget-hours 2
+    python benchmarks/baselines.py --plan-only                        # the cost of the rest
     python benchmarks/baselines.py --quick --out /tmp/quick.json     # tiny GPT-2, 2 episodes
     python benchmarks/baselines.py --figure docs/baselines.png        # from --out's JSON
     python benchmarks/baselines.py --markdown                         # the docs table
@@ -49,6 +56,15 @@ from typing import Any
 import tyro
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu_costs import (
+    EVAL_SECONDS_PER_TURN,
+    PROMPT_SCALE,
+    RL_SECONDS_PER_EPISODE_STEP,
+    SFT_SECONDS_PER_EXAMPLE,
+    oracle_ceiling,
+    recorded_steps,
+    token_factor,
+)
 from harness import load_script, machine_at_end, mean_interval, wilson, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -183,6 +199,9 @@ class Args:
     quick: bool = False  # every row on a tiny GPT-2 from a config, 2 episodes
     figure: Path | None = None  # draw the figure from --out's JSON to this PNG, run nothing
     markdown: bool = False  # print the docs table from --out's JSON, run nothing
+    # refuse to start when the estimated wall hours of the SmolLM2 cells to run exceed this
+    budget_hours: float | None = None
+    plan_only: bool = False  # print the cells to run and their estimated cost, run nothing
 
 
 # ------------------------------------------------------------------------------- checks
@@ -206,6 +225,13 @@ def check(args: Args) -> None:
             raise SystemExit(f"{flag} must be at least 1, got {getattr(args, option)}")
     if args.max_steps is not None and args.max_steps < 1:
         raise SystemExit(f"--max-steps must be at least 1 (or omitted), got {args.max_steps}")
+    if args.budget_hours is not None and not args.budget_hours > 0:
+        raise SystemExit(f"--budget-hours must be > 0, got {args.budget_hours}")
+    if args.quick and (args.budget_hours is not None or args.plan_only):
+        raise SystemExit(
+            "--budget-hours and --plan-only estimate SmolLM2's cells (unit costs measured on "
+            "this CPU: benchmarks/cpu_costs.py); --quick's tiny model costs seconds"
+        )
 
 
 # ------------------------------------------------------------------------------ measuring
@@ -517,8 +543,127 @@ def load(path: Path) -> dict[str, Any]:
     return result
 
 
+# ---------------------------------------------------------------------------------- plan
+
+
+def turn_seconds(name: str, args: Args) -> float:
+    """Estimated wall seconds of one greedy SmolLM2 turn on env ``name``:
+    :data:`EVAL_SECONDS_PER_TURN` (measured at 32 new tokens) times the env's prompt scale and
+    :func:`cpu_costs.token_factor` of ``--max-new-tokens``."""
+    scale = PROMPT_SCALE.get(ENVS[name].env_id, 1.0)
+    return EVAL_SECONDS_PER_TURN * scale * token_factor(args.max_new_tokens)
+
+
+def eval_seconds(name: str, args: Args) -> float:
+    """A SmolLM2 row's test episodes, every one at its full step budget: exact for a model
+    that writes invalid actions (zero-shot runs every episode to its budget), an upper bound
+    for a trained one (a solved or DONE episode ends early)."""
+    return args.llm_episodes * max_steps(name, args) * turn_seconds(name, args)
+
+
+def sft_seconds(name: str, args: Args) -> float:
+    """The ``sft`` row's LoRA SFT: its examples (``--train-episodes`` x the expert's steps per
+    recorded episode at this budget, :func:`cpu_costs.recorded_steps`, x ``--epochs``) at
+    :data:`SFT_SECONDS_PER_EXAMPLE` x the prompt scale."""
+    scale = PROMPT_SCALE.get(ENVS[name].env_id, 1.0)
+    steps = recorded_steps(ENVS[name].env_id, max_steps(name, args))
+    return args.train_episodes * steps * args.epochs * SFT_SECONDS_PER_EXAMPLE * scale
+
+
+def grpo_seconds(name: str, args: Args) -> float:
+    """A GRPO row's training: iterations x group x tasks per iteration episodes, each at its
+    full step budget, at :data:`RL_SECONDS_PER_EPISODE_STEP` x the prompt scale x the token
+    factor (sampling, scoring and update together)."""
+    episodes = args.grpo_iterations * args.grpo_group_size * args.grpo_tasks_per_iteration
+    scale = PROMPT_SCALE.get(ENVS[name].env_id, 1.0) * token_factor(args.max_new_tokens)
+    return episodes * max_steps(name, args) * RL_SECONDS_PER_EPISODE_STEP * scale
+
+
+def plan_costs(args: Args, done: set[str]) -> dict[str, dict[str, Any]]:
+    """The cells this run will play (those of :func:`cells` not in ``done``, the keys already
+    in ``--out``'s JSON, exactly as the run skips them) and their estimated wall seconds:
+    ``{key: {"env", "row", "seed", "train", "eval", "seconds"}}``. The scripted rows count
+    0 (seconds each); ``sft_grpo_*`` counts the ``sft`` model it starts from once per env and
+    seed when that model is neither in ``--work`` nor trained by this run's ``sft`` cell.
+
+    An estimate from the unit costs of ``benchmarks/cpu_costs.py`` (SmolLM2-135M-Instruct,
+    2 threads, fp32, this 2-core CPU), not a measurement; each cell's own seconds are in the
+    JSON. A cell resumed from a checkpoint costs less than counted here.
+    """
+    todo = [(n, r, s) for n, r, s in cells(args) if cell_key(n, r, s) not in done]
+    pending = {cell_key(n, r, s) for n, r, s in todo}
+    plan: dict[str, dict[str, Any]] = {}
+    counted: set[tuple[str, int | None]] = set()
+    for name, row, seed in todo:
+        train = evaluation = 0.0
+        if row in LLM_ROWS:
+            evaluation = eval_seconds(name, args)
+        if row == "sft":
+            train = sft_seconds(name, args)
+        elif row in LLM_ROWS and row != "zero_shot":
+            train = grpo_seconds(name, args)
+            kept = (sft_folder(name, seed, args) / "sft_report.json").is_file()
+            trains_it = cell_key(name, "sft", seed) in pending
+            if not kept and not trains_it and (name, seed) not in counted:
+                counted.add((name, seed))
+                train += sft_seconds(name, args)
+        plan[cell_key(name, row, seed)] = {
+            "env": name,
+            "row": row,
+            "seed": seed,
+            "train": train,
+            "eval": evaluation,
+            "seconds": train + evaluation,
+        }
+    return plan
+
+
+def print_plan(plan: dict[str, dict[str, Any]], args: Args) -> float:
+    """Print the plan, one line per env (its step budget, the expert's ceiling there where
+    measured, each cell's estimate), and return its estimated wall hours."""
+    print(
+        "plan (an ESTIMATE from unit costs measured on this 2-core CPU at 2 threads, fp32: "
+        "benchmarks/cpu_costs.py; every SmolLM2 episode counted at its full step budget, so "
+        "trained rows are upper bounds; scripted rows ~0):"
+    )
+    for name in args.envs:
+        mine = [(key, c) for key, c in plan.items() if c["env"] == name]
+        if not mine:
+            continue
+        budget = max_steps(name, args)
+        ceiling = oracle_ceiling(ENVS[name].env_id, budget)
+        known = "" if ceiling is None else f"; the expert solves {ceiling:.0%} of the first 50"
+        parts = ", ".join(
+            f"{key.split('/', 1)[1]} {c['seconds'] / 3600:.2f} h"
+            for key, c in mine
+            if c["row"] in LLM_ROWS
+        )
+        hours = sum(c["seconds"] for _, c in mine) / 3600
+        print(f"  {name} ({budget} steps{known}): {parts or 'scripted rows only'}: {hours:.2f} h")
+    hours = sum(c["seconds"] for c in plan.values()) / 3600
+    print(f"  total: {hours:.2f} h wall (about {hours * 2:.1f} CPU-hours on 2 cores)")
+    return hours
+
+
+def check_budget(hours: float, args: Args) -> None:
+    """Refuse a plan whose estimated wall hours exceed ``--budget-hours``.
+
+    Raises:
+        SystemExit: one line with the estimate, the budget and the knobs that cut it.
+    """
+    if args.budget_hours is not None and hours > args.budget_hours:
+        raise SystemExit(
+            f"the plan needs an estimated {hours:.2f} h, over --budget-hours "
+            f"{args.budget_hours:g}: cut --envs, --rows, --seeds, --llm-episodes, --max-steps, "
+            "--train-episodes, --epochs, --grpo-iterations, --grpo-group-size or "
+            "--grpo-tasks-per-iteration, or run it in pieces (a rerun resumes)"
+        )
+
+
 def main(args: Args) -> dict[str, Any]:
-    """Run the missing cells (or draw/print from ``--out``) and return the result."""
+    """Run the missing cells (or draw/print from ``--out``) and return the result; before a
+    SmolLM2 cell runs, print the plan (:func:`plan_costs`) and refuse one over
+    ``--budget-hours``; with ``--plan-only``, return ``{"plan": ...}`` and run nothing."""
     check(args)
     if args.figure is not None or args.markdown:
         result = load(args.out)
@@ -549,6 +694,13 @@ def main(args: Args) -> dict[str, Any]:
         for name, env in ENVS.items()
         if name in args.envs or name in result.get("envs", {})
     }
+    plan = plan_costs(args, set(result["cells"]))
+    if args.plan_only or (
+        not args.quick and any(c["row"] in LLM_ROWS for c in plan.values())
+    ):  # before any cell runs: a plan over --budget-hours runs nothing
+        check_budget(print_plan(plan, args), args)
+        if args.plan_only:
+            return {"plan": plan}
     for name, row, seed in cells(args):
         key = cell_key(name, row, seed)
         if key in result["cells"]:

@@ -80,6 +80,13 @@ from comparison_arms import (
     SFT_EPOCHS,
     WIDE_SFT_EPOCHS,
 )
+from cpu_costs import (
+    EVAL_SECONDS_PER_TURN,
+    ORACLE_STEPS,
+    PROMPT_SCALE,
+    RL_SECONDS_PER_EPISODE_STEP,
+    SFT_SECONDS_PER_EXAMPLE,
+)
 from harness import (
     bootstrap_difference,
     mean_interval,
@@ -750,37 +757,6 @@ def check_no_episode_lost(history: list[dict[str, Any]]) -> None:
 
 
 # ------------------------------------------------------------------------------------ plan
-
-SFT_SECONDS_PER_EXAMPLE = 9.0
-"""Wall seconds per SFT example of a ``--model`` start (LoRA, batch 4, prompts of ~700-900
-SmolLM2 tokens, 2 threads, fp32): an SFT step of 4 examples took about 0.6 minutes
-(docs/real_model.md, "Cost on this machine"; docs/baselines.md sizes its rows with it)."""
-
-EVAL_SECONDS_PER_TURN = 3.0
-"""Wall seconds per greedy turn: 20 WikiHow test episodes of the SFT'd SmolLM2 at 4 steps took
-213 s at 2 threads, about 70 turns (docs/real_model.md). Also used for the learned ORM's sampled
-rollouts and for SOP's one generation per recorded step."""
-
-RL_SECONDS_PER_EPISODE_STEP = 6 * 60 / (8 * 4)
-"""Wall seconds of RL training per episode and step of its budget: a GRPO iteration of 8
-WikiHow episodes at 4 steps (28 turns, 4 optimizer steps) took about 6 minutes at 2 threads
-(docs/real_model.md): sampling, scoring and update together."""
-
-PROMPT_SCALE = {"GuiGym/AndroidWorld-v0": 1.5, "GuiGym/ALFWorld-v0": 1.4}
-"""Cost of a turn relative to WikiHow's (1.0 for envs not listed), from the prompt lengths at
-the 90th percentile: the default prompt (history 8) of the oracle steps of each env's first 16
-short train tasks in SmolLM2 tokens, measured for this script: WikiHow 891, AndroidWorld
-1,371, ALFWorld 1,233, WebShop 789 (medians 797, 730, 719, 582), so an estimate on the high
-side for AndroidWorld and ALFWorld."""
-
-ORACLE_STEPS = {
-    "GuiGym/WikiHow-v0": 2.94,
-    "GuiGym/AndroidWorld-v0": 2.56,
-    "GuiGym/ALFWorld-v0": 4.88,
-    "GuiGym/WebShop-v0": 5.69,
-}
-"""Mean oracle steps of a short train task (the same 16 tasks per env): SFT examples per task
-and SOP turns per recorded trajectory."""
 
 SHORT_TRAIN_TASKS = {"GuiGym/AndroidWorld-v0": 21}
 """Train tasks the oracle solves in at most 3 steps (``--max-oracle-steps`` 3), where fewer than

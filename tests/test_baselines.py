@@ -1,5 +1,6 @@
 """benchmarks/baselines.py: the cheap rows' figures, resume after a finished or a killed run,
-``--quick``'s SmolLM2 rows end to end on a tiny model, and one-line errors for bad names."""
+``--quick``'s SmolLM2 rows end to end on a tiny model, one-line errors for bad names, and the
+cost plan of the SmolLM2 cells (worked numbers, resume, ``--budget-hours``, ``--plan-only``)."""
 
 from __future__ import annotations
 
@@ -102,6 +103,8 @@ def test_grpo_without_the_sft_model_says_which_row_to_run(tmp_path: Path) -> Non
         ({"rows": ["oracle", "best"]}, "unknown row 'best'; --rows takes random, rule, oracle"),
         ({"envs": ["osworld"]}, "unknown env 'osworld'; --envs takes wikihow, androidworld"),
         ({"episodes": 0}, "--episodes must be at least 1, got 0"),
+        ({"budget_hours": 0.0}, "--budget-hours must be > 0, got 0.0"),
+        ({"quick": True, "plan_only": True}, "--budget-hours and --plan-only estimate SmolLM2"),
     ],
 )
 def test_bad_options_are_one_line_naming_what_is_allowed(tmp_path, option, message) -> None:
@@ -122,3 +125,127 @@ def test_table_and_figure_come_from_the_json(tmp_path: Path) -> None:
 
     with Image.open(args.figure) as image:
         assert image.width <= 1600
+
+
+def _no_cell(name, row, seed, args):
+    raise AssertionError(f"{name}/{row} ran; the plan should have stopped the run")
+
+
+def test_plan_costs_with_worked_numbers_for_each_row(tmp_path: Path) -> None:
+    """AndroidWorld at --max-steps 8, the other settings the defaults: 50 test episodes of 8
+    turns, a turn 3 s x 1.5 (its prompts) x 1.125 (48 new tokens, not 32: a quarter of a
+    turn is decoding); SFT on 120 recorded episodes x 3.12 expert steps finished within 8 x 2
+    epochs at 9 s x 1.5 an example; GRPO 4 iterations x 4 x 2 episodes x 8 steps at 11.25 s x
+    1.5 x 1.125 an episode step."""
+    args = _args(tmp_path, envs=["androidworld"], max_steps=8)
+    evaluation = 50 * 8 * 3.0 * 1.5 * 1.125  # 2,025 s
+    sft = 120 * 3.12 * 2 * 9.0 * 1.5  # 10,108.8 s
+    grpo = 4 * 4 * 2 * 8 * (6 * 60 / 32) * 1.5 * 1.125  # 4,860 s
+    plan = script.plan_costs(args, set())
+    assert list(plan) == [
+        "androidworld/random",
+        "androidworld/oracle",
+        "androidworld/zero_shot",
+        "androidworld/sft/seed0",
+        "androidworld/sft_grpo_outcome/seed0",
+        "androidworld/sft_grpo_shaped/seed0",
+    ]
+    assert plan["androidworld/random"]["seconds"] == plan["androidworld/oracle"]["seconds"] == 0
+    assert plan["androidworld/zero_shot"]["seconds"] == pytest.approx(evaluation)
+    assert plan["androidworld/sft/seed0"]["train"] == pytest.approx(sft)
+    assert plan["androidworld/sft/seed0"]["seconds"] == pytest.approx(sft + evaluation)
+    for row in ("sft_grpo_outcome", "sft_grpo_shaped"):  # the sft cell trains their start
+        assert plan[f"androidworld/{row}/seed0"]["seconds"] == pytest.approx(grpo + evaluation)
+    # without the sft cell and its model, the first GRPO row counts the SFT it needs, once
+    args.rows = ["sft_grpo_outcome", "sft_grpo_shaped"]
+    plan = script.plan_costs(args, set())
+    assert plan["androidworld/sft_grpo_outcome/seed0"]["train"] == pytest.approx(grpo + sft)
+    assert plan["androidworld/sft_grpo_shaped/seed0"]["train"] == pytest.approx(grpo)
+    # with that model in --work, neither does
+    start = script.sft_folder("androidworld", 0, args)
+    start.mkdir(parents=True)
+    (start / "sft_report.json").write_text("{}")
+    plan = script.plan_costs(args, set())
+    assert plan["androidworld/sft_grpo_outcome/seed0"]["train"] == pytest.approx(grpo)
+    # a budget below the measured ones takes the first one's examples (an upper bound), one
+    # beyond them every episode's steps; the expert's ceiling is 1 there, unknown below
+    assert script.recorded_steps("GuiGym/AndroidWorld-v0", 3) == 1.0
+    assert script.recorded_steps("GuiGym/AndroidWorld-v0", 50) == 7.16
+    assert script.oracle_ceiling("GuiGym/AndroidWorld-v0", 8) == 0.66
+    assert script.oracle_ceiling("GuiGym/WikiHow-v0", 20) == 1.0
+    assert script.oracle_ceiling("GuiGym/MiniWoB-v0", 2) is None
+
+
+def test_cells_already_in_the_json_cost_nothing(tmp_path: Path, monkeypatch) -> None:
+    args = _args(tmp_path, envs=["wikihow"], rows=["zero_shot", "sft"], plan_only=True)
+    full = script.main(args)["plan"]
+    assert set(full) == {"wikihow/zero_shot", "wikihow/sft/seed0"}
+    kept = {**json.loads(json.dumps(full["wikihow/zero_shot"])), "settings": {}}
+    args.out.write_text(
+        json.dumps({"format": "gui-gym/baselines", "cells": {"wikihow/zero_shot": kept}})
+    )
+    monkeypatch.setattr(script, "run_cell", _no_cell)
+    plan = script.main(args)["plan"]
+    assert list(plan) == ["wikihow/sft/seed0"]  # skipped exactly as the run skips it
+    assert plan["wikihow/sft/seed0"] == full["wikihow/sft/seed0"]
+    args.fresh = True  # --fresh runs it again: it costs again
+    assert set(script.main(args)["plan"]) == set(full)
+
+
+def test_the_budget_refuses_before_any_cell_runs(tmp_path: Path, monkeypatch, capsys) -> None:
+    """WikiHow zero-shot at its own 20 steps: 50 x 20 x 3 s x 1.125 = 3,375 s, 0.94 h."""
+    monkeypatch.setattr(script, "run_cell", _no_cell)
+    args = _args(tmp_path, envs=["wikihow"], rows=["oracle", "zero_shot"], budget_hours=0.5)
+    with pytest.raises(SystemExit) as caught:
+        script.main(args)
+    message = str(caught.value)
+    assert message.startswith("the plan needs an estimated 0.94 h, over --budget-hours 0.5: cut")
+    for knob in ("--envs", "--rows", "--seeds", "--llm-episodes", "--max-steps", "--epochs"):
+        assert knob in message
+    assert "--train-episodes" in message and "--grpo-tasks-per-iteration" in message
+    assert "\n" not in message and not args.out.exists()
+    printed = capsys.readouterr().out
+    assert "plan (an ESTIMATE" in printed and "wikihow (20 steps" in printed
+    assert "total: 0.94 h wall" in printed
+    # within the budget the plan is printed and the cells run
+    ran: list[str] = []
+    stub = {"success": 1.0, "interval_95": [0.3, 1.0], "score": 1.0, "episodes": 2}
+    stub |= {"cpu_seconds": 0.1, "settings": {"env_kwargs": {}}}
+    monkeypatch.setattr(script, "run_cell", lambda n, row, s, a: ran.append(row) or stub)
+    args.budget_hours = 1.0
+    assert set(script.main(args)["cells"]) == {"wikihow/oracle", "wikihow/zero_shot"}
+    assert ran == ["oracle", "zero_shot"]
+
+
+def test_plan_only_runs_nothing_and_returns_the_plan(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.setattr(script, "run_cell", _no_cell)
+    args = _args(tmp_path, envs=["wikihow", "webshop"], rows=["rule", "sft"], plan_only=True)
+    result = script.main(args)
+    assert set(result) == {"plan"} and not args.out.exists()
+    assert set(result["plan"]) == {"wikihow/sft/seed0", "webshop/rule", "webshop/sft/seed0"}
+    assert result["plan"]["webshop/rule"]["seconds"] == 0
+    printed = capsys.readouterr().out
+    assert "webshop (30 steps" in printed and "sft/seed0" in printed
+
+
+def test_the_plan_inputs_script_measures_the_expert_and_the_prompts(tmp_path: Path) -> None:
+    """scripts/measure_plan_inputs.py (what cpu_costs.py's tables come from) on 3 WikiHow
+    episodes a split: the budget table is cut from the played episodes the way a direct run
+    at the shorter budget plays them, and the prompts are counted in SmolLM2 tokens."""
+    measure = harness.load_script(
+        Path(harness.__file__).parent.parent / "scripts" / "measure_plan_inputs.py",
+        "measure_plan_inputs_script",
+    )
+    args = measure.Args(
+        envs=["wikihow"], train_episodes=3, test_episodes=3, check_budget=2, out=tmp_path
+    )
+    result = measure.main(args)["wikihow"]
+    test = result["test"]
+    assert test["check"]["direct_successes"] == test["check"]["derived_successes"]
+    by_budget = test["by_budget"]
+    assert by_budget[str(result["default_budget"])]["successes"] == 3  # the expert, whole
+    wins = [by_budget[str(b)]["successes"] for b in range(3, result["default_budget"] + 1)]
+    assert wins == sorted(wins)  # a longer budget never loses an episode
+    assert result["train"]["prompt_tokens"]["count"] == sum(result["train"]["steps"])
+    assert 300 < result["train"]["prompt_tokens"]["median"] < 2000  # a screen, in tokens
+    assert json.loads((tmp_path / "wikihow.json").read_text()) == result
