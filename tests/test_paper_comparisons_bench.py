@@ -334,6 +334,31 @@ def test_an_old_result_without_a_model_setting_resumes_as_the_tiny_start(tmp_pat
     assert bench.previous_runs(bench.Args(model=str(model), out=str(tmp_path))) == ([], {})
 
 
+def test_the_smollm2_reference_resumes_with_the_next_piece(tmp_path: Path) -> None:
+    """benchmarks/reference/paper_comparisons_smollm2-135m-instruct.json (piece 1 of
+    docs/paper_comparisons.md's plan) resumes as the docs say (copied to --out, the next
+    piece's command with --resume): its runs are kept, and its start's tasks are the ones the
+    script picks today, so a rebuilt start on a fresh machine can match it."""
+    name = "paper_comparisons_smollm2-135m-instruct.json"
+    reference = PATH.parent / "reference" / name
+    kept = bench.json.loads(reference.read_text())
+    (tmp_path / name).write_text(reference.read_text())
+    args = bench.Args(
+        model="smollm2-135m-instruct",
+        comparisons=["progrm_table1"],
+        seeds=[0, 1],
+        out=str(tmp_path),
+        resume=True,
+        budget_hours=2.0,
+    )
+    runs, starts = bench.previous_runs(args)
+    assert len(runs) == len(kept["runs"]) == 6
+    start = starts["GuiGym/WikiHow-v0"]
+    tasks, sft_tasks = bench.start_tasks("GuiGym/WikiHow-v0", args, False)
+    assert tasks == start["tasks"] and sft_tasks == start["sft_tasks"]
+    assert not set(start["sft_tasks"]) & set(start["tasks"]["held_out"])
+
+
 def test_a_model_start_runs_quick_end_to_end_into_its_own_json(tmp_path: Path) -> None:
     """--model with a tiny Llama built from a config: UI-S1's three arms in --quick (LoRA SFT
     on 3 tasks, RL on the first 2, LoRA arms), its own JSON and figure, the tiny-model JSON
