@@ -56,6 +56,7 @@ from typing import Any
 import tyro
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cpu_costs
 from cpu_costs import (
     EVAL_SECONDS_PER_TURN,
     PROMPT_SCALE,
@@ -646,18 +647,15 @@ def print_plan(plan: dict[str, dict[str, Any]], args: Args) -> float:
 
 
 def check_budget(hours: float, args: Args) -> None:
-    """Refuse a plan whose estimated wall hours exceed ``--budget-hours``.
-
-    Raises:
-        SystemExit: one line with the estimate, the budget and the knobs that cut it.
-    """
-    if args.budget_hours is not None and hours > args.budget_hours:
-        raise SystemExit(
-            f"the plan needs an estimated {hours:.2f} h, over --budget-hours "
-            f"{args.budget_hours:g}: cut --envs, --rows, --seeds, --llm-episodes, --max-steps, "
-            "--train-episodes, --epochs, --grpo-iterations, --grpo-group-size or "
-            "--grpo-tasks-per-iteration, or run it in pieces (a rerun resumes)"
-        )
+    """Refuse a plan over ``--budget-hours`` (:func:`cpu_costs.check_budget`), naming the
+    options that cut it."""
+    cpu_costs.check_budget(
+        hours,
+        args.budget_hours,
+        "cut --envs, --rows, --seeds, --llm-episodes, --max-steps, --train-episodes, --epochs, "
+        "--grpo-iterations, --grpo-group-size or --grpo-tasks-per-iteration, or run it in "
+        "pieces (a rerun resumes)",
+    )
 
 
 def main(args: Args) -> dict[str, Any]:

@@ -143,3 +143,17 @@ def oracle_ceiling(env_id: str, budget: int) -> float | None:
     if not table or budget < min(table):
         return None
     return table.get(budget, 1.0 if budget > max(table) else None)
+
+
+def check_budget(hours: float, budget: float | None, cut: str) -> None:
+    """Refuse a plan whose estimated wall ``hours`` exceed ``budget`` (``--budget-hours``;
+    None: no budget).
+
+    Raises:
+        SystemExit: one line with the estimate, the budget and ``cut``, the options that cut
+            the plan.
+    """
+    if budget is not None and hours > budget:
+        raise SystemExit(
+            f"the plan needs an estimated {hours:.2f} h, over --budget-hours {budget:g}: {cut}"
+        )

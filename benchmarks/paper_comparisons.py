@@ -71,6 +71,7 @@ from typing import Any
 import tyro
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # harness, comparison_arms by path too
+import cpu_costs
 from comparison_arms import (
     COMPARISONS,
     LONGER,
@@ -877,18 +878,15 @@ def print_plan(plan: dict[str, dict[str, Any]], args: Args) -> float:
 
 
 def check_budget(hours: float, args: Args) -> None:
-    """Refuse a plan whose estimated wall hours exceed ``--budget-hours``.
-
-    Raises:
-        SystemExit: one line with the estimate, the budget and the knobs that cut it.
-    """
-    if args.budget_hours is not None and hours > args.budget_hours:
-        raise SystemExit(
-            f"the plan needs an estimated {hours:.2f} h, over --budget-hours "
-            f"{args.budget_hours:g}: cut --seeds, --comparisons or --arms, --iterations, "
-            "--group-size or --tasks-per-iteration, --max-steps, --train-tasks, "
-            "--held-out-tasks or --sft-tasks, or run it in pieces (each with --resume)"
-        )
+    """Refuse a plan over ``--budget-hours`` (:func:`cpu_costs.check_budget`), naming the
+    options that cut it."""
+    cpu_costs.check_budget(
+        hours,
+        args.budget_hours,
+        "cut --seeds, --comparisons or --arms, --iterations, --group-size or "
+        "--tasks-per-iteration, --max-steps, --train-tasks, --held-out-tasks or --sft-tasks, "
+        "or run it in pieces (each with --resume)",
+    )
 
 
 # --------------------------------------------------------------------------------- summary
