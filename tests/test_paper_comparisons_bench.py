@@ -356,7 +356,7 @@ def test_the_smollm2_reference_resumes_with_the_next_piece(tmp_path: Path) -> No
         budget_hours=2.0,
     )
     runs, starts = bench.previous_runs(args)
-    assert len(runs) == len(kept["runs"]) == 6
+    assert len(runs) == len(kept["runs"]) >= 6  # piece 1's runs, and any added since
     start = starts["GuiGym/WikiHow-v0"]
     tasks, sft_tasks = bench.start_tasks("GuiGym/WikiHow-v0", args, False)
     assert tasks == start["tasks"] and sft_tasks == start["sft_tasks"]
