@@ -642,20 +642,20 @@ def print_plan(plan: dict[str, dict[str, Any]], args: Args) -> float:
         hours = sum(c["seconds"] for _, c in mine) / 3600
         print(f"  {name} ({budget} steps{known}): {parts or 'scripted rows only'}: {hours:.2f} h")
     hours = sum(c["seconds"] for c in plan.values()) / 3600
-    print(f"  total: {hours:.2f} h wall (about {hours * 2:.1f} CPU-hours on 2 cores)")
+    print(
+        f"  total: {hours:.2f} h wall (about {hours * args.threads:.1f} CPU-hours on "
+        f"{args.threads} cores)"
+    )
     return hours
 
 
-def check_budget(hours: float, args: Args) -> None:
-    """Refuse a plan over ``--budget-hours`` (:func:`cpu_costs.check_budget`), naming the
-    options that cut it."""
-    cpu_costs.check_budget(
-        hours,
-        args.budget_hours,
-        "cut --envs, --rows, --seeds, --llm-episodes, --max-steps, --train-episodes, --epochs, "
-        "--grpo-iterations, --grpo-group-size or --grpo-tasks-per-iteration, or run it in "
-        "pieces (a rerun resumes)",
-    )
+BUDGET_CUTS = (
+    "cut --envs, --rows, --seeds, --llm-episodes, --max-steps, --train-episodes, --epochs, "
+    "--grpo-iterations, --grpo-group-size or --grpo-tasks-per-iteration, or run it in "
+    "pieces (a rerun resumes)"
+)
+"""What ``--budget-hours``' refusal (:func:`cpu_costs.check_budget`) names as the options
+that cut the plan."""
 
 
 def main(args: Args) -> dict[str, Any]:
@@ -696,7 +696,7 @@ def main(args: Args) -> dict[str, Any]:
     if args.plan_only or (
         not args.quick and any(c["row"] in LLM_ROWS for c in plan.values())
     ):  # before any cell runs: a plan over --budget-hours runs nothing
-        check_budget(print_plan(plan, args), args)
+        cpu_costs.check_budget(print_plan(plan, args), args.budget_hours, BUDGET_CUTS)
         if args.plan_only:
             return {"plan": plan}
     for name, row, seed in cells(args):

@@ -877,16 +877,13 @@ def print_plan(plan: dict[str, dict[str, Any]], args: Args) -> float:
     return hours
 
 
-def check_budget(hours: float, args: Args) -> None:
-    """Refuse a plan over ``--budget-hours`` (:func:`cpu_costs.check_budget`), naming the
-    options that cut it."""
-    cpu_costs.check_budget(
-        hours,
-        args.budget_hours,
-        "cut --seeds, --comparisons or --arms, --iterations, --group-size or "
-        "--tasks-per-iteration, --max-steps, --train-tasks, --held-out-tasks or --sft-tasks, "
-        "or run it in pieces (each with --resume)",
-    )
+BUDGET_CUTS = (
+    "cut --seeds, --comparisons or --arms, --iterations, --group-size or "
+    "--tasks-per-iteration, --max-steps, --train-tasks, --held-out-tasks or --sft-tasks, "
+    "or run it in pieces (each with --resume)"
+)
+"""What ``--budget-hours``' refusal (:func:`cpu_costs.check_budget`) names as the options
+that cut the plan."""
 
 
 # --------------------------------------------------------------------------------- summary
@@ -1040,7 +1037,7 @@ def main(args: Args) -> dict[str, Any]:
     base_model = None
     if args.model is not None:
         plan = plan_costs(args, done, work)
-        check_budget(print_plan(plan, args), args)
+        cpu_costs.check_budget(print_plan(plan, args), args.budget_hours, BUDGET_CUTS)
         if args.plan_only:
             return {"plan": plan}
         base_model = resolve_base(args.model)
