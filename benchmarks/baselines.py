@@ -743,10 +743,11 @@ def _span(low: float, high: float) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    """The docs table: one line per env and row, "not run yet" where a row has no cell."""
+    """The docs table: one line per env and row, "not run yet" where a row has no cell; the
+    steps column is the step budget the cell ran at (``--max-steps`` may differ by env)."""
     lines = [
-        "| benchmark | row | success [95% CI] | score [95% CI] | episodes | CPU s | wall s |",
-        "|---|---|---|---|---|---|---|",
+        "| benchmark | row | success [95% CI] | score [95% CI] | episodes | steps | CPU s | wall s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name in ENVS:
         for row in ROWS:
@@ -754,7 +755,7 @@ def markdown(result: dict[str, Any]) -> str:
                 continue
             found = row_cells(result, name, row)
             if not found:
-                lines.append(f"| {TITLES[name]} | {row} | not run yet | | | | |")
+                lines.append(f"| {TITLES[name]} | {row} | not run yet | | | | | |")
                 continue
             for c in found:
                 seed = c["settings"].get("training_seed")
@@ -763,6 +764,7 @@ def markdown(result: dict[str, Any]) -> str:
                 lines.append(
                     f"| {TITLES[name]} | {label} | {c['success']:.3f} {_span(*c['interval_95'])} "
                     f"| {score if name == 'webshop' else '-'} | {c['episodes']} "
+                    f"| {c['settings']['env_kwargs'].get('max_steps', '-')} "
                     f"| {c['cpu_seconds']:.1f} | {c['wall_seconds']:.1f} |"
                 )
     return "\n".join(lines)

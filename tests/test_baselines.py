@@ -114,10 +114,10 @@ def test_bad_options_are_one_line_naming_what_is_allowed(tmp_path, option, messa
 
 
 def test_table_and_figure_come_from_the_json(tmp_path: Path) -> None:
-    args = _args(tmp_path, envs=["wikihow"], rows=["oracle"], episodes=2)
+    args = _args(tmp_path, envs=["wikihow"], rows=["oracle"], episodes=2, max_steps=6)
     script.main(args)
     table = script.markdown(json.loads(args.out.read_text()))
-    assert "| WikiHow | oracle | 1.000 [0.342, 1.000] | - | 2 |" in table
+    assert "| WikiHow | oracle | 1.000 [0.342, 1.000] | - | 2 | 6 |" in table
     assert "| WebShop (10k) | rule | not run yet |" in table
     args.figure = tmp_path / "baselines.png"
     script.main(args)
