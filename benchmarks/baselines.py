@@ -11,8 +11,9 @@ Chromium). Rows (:data:`ROWS`):
 * ``zero_shot``: the model as it comes (default SmolLM2-135M-Instruct), greedy;
 * ``sft``: LoRA SFT on the train split's expert episodes (``benchmarks/real_model.py``'s
   ``sft``: the library's defaults, what ``gui-gym sft --lora`` runs), per training seed;
-* ``sft_grpo_outcome`` / ``sft_grpo_shaped``: GRPO from that SFT model on the recorded train
-  tasks, with the task outcome, or with the env's shaped reward (:attr:`BenchEnv.shaped`).
+* ``sft_grpo_outcome`` / ``sft_grpo_shaped``: GRPO from that SFT model on train tasks it was
+  not trained on (:func:`grpo_tasks`), with the task outcome, or with the env's shaped reward
+  (:attr:`BenchEnv.shaped`).
 
 Every row of an env plays the same test episodes (``gui_gym.runs.evaluate.evaluate``, what
 ``gui-gym eval`` runs): episode ``i`` is the split's ``i``-th task (cycling) reset with seed
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import resource
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -170,8 +172,10 @@ AGENTS = {
     "oracle": "the env's scripted expert (OracleAgent)",
     "zero_shot": "the model as it comes, greedy (LLMAgent, default prompt)",
     "sft": "LoRA SFT on the recorded train-split expert episodes, greedy",
-    "sft_grpo_outcome": "the sft row's model, then GRPO (LoRA) with the task outcome",
-    "sft_grpo_shaped": "the sft row's model, then GRPO (LoRA) with the env's shaped reward",
+    "sft_grpo_outcome": "the sft row's model, then GRPO (LoRA) with the task outcome on train "
+    "tasks it was not trained on",
+    "sft_grpo_shaped": "the sft row's model, then GRPO (LoRA) with the env's shaped reward on "
+    "train tasks it was not trained on",
 }
 
 
@@ -196,7 +200,8 @@ class Args:
     threads: int = 2  # torch threads
     out: Path = RESULTS / "baselines.json"  # results JSON (a rerun skips the cells it holds)
     work: Path = RESULTS / "baselines_work"  # datasets and trained models
-    fresh: bool = False  # run the chosen cells again (the default resumes: they are skipped)
+    # run the chosen cells again, retraining their models (the default resumes: they are skipped)
+    fresh: bool = False
     quick: bool = False  # every row on a tiny GPT-2 from a config, 2 episodes
     figure: Path | None = None  # draw the figure from --out's JSON to this PNG, run nothing
     markdown: bool = False  # print the docs table from --out's JSON, run nothing
@@ -388,13 +393,44 @@ def train_tasks(dataset: Path) -> list[str]:
     return list(dict.fromkeys(t.task_id for t in ExpertDataset.load(dataset).trajectories))
 
 
+def grpo_tasks(name: str, args: Args, dataset: Path) -> tuple[list[str], str]:
+    """GRPO's tasks and where they come from: the train split's tasks after the recorded ones,
+    in split order, as many as the run draws (``--grpo-iterations`` x
+    ``--grpo-tasks-per-iteration``, each drawn once). The SFT model has memorised the tasks
+    it was trained on: on WikiHow every group of them succeeded, every advantage was 0 and GRPO
+    left the model as it was, so the groups are drawn from tasks it has not seen, where their
+    outcomes can differ. A split with no task left (MiniWoB++: 12 tasks, all recorded) gives
+    the recorded tasks again (other instances: GRPO's episode seeds are its own)."""
+    import gymnasium as gym
+
+    recorded = train_tasks(dataset)
+    env = gym.make(ENVS[name].env_id, **train_kwargs(name, args))
+    try:
+        split = list(env.unwrapped.task_ids)
+    finally:
+        env.close()
+    seen = set(recorded)
+    unseen = [t for t in split if t not in seen]
+    wanted = 1 if args.quick else args.grpo_iterations * args.grpo_tasks_per_iteration
+    if not unseen:
+        return recorded, "recorded (the split has no other task)"
+    return unseen[:wanted], "unseen by SFT (the train split's next tasks)"
+
+
 def sft_folder(name: str, seed: int, args: Args) -> Path:
     """Where the ``sft`` row of env ``name`` and ``seed`` keeps its model."""
-    return args.work / name / f"sft_seed{seed}"
+    return trained_folder(name, "sft", seed, args)
+
+
+def trained_folder(name: str, row: str, seed: int, args: Args) -> Path:
+    """Where a trained row (``sft``, ``sft_grpo_*``) of env ``name`` keeps its model and, for
+    GRPO, the checkpoints a killed run resumes from."""
+    return args.work / name / f"{row}_seed{seed}"
 
 
 def grpo(name: str, row: str, seed: int, args: Args, dataset: Path) -> tuple[Any, dict]:
-    """GRPO (LoRA) from the ``sft`` row's model on the recorded train tasks, with the outcome
+    """GRPO (LoRA) from the ``sft`` row's model on train tasks it has not seen
+    (:func:`grpo_tasks`), with the outcome
     (``sft_grpo_outcome``) or the env's shaped reward (``sft_grpo_shaped``); the settings
     are ``benchmarks/real_model.py``'s ``grpo`` stage's. Returns the trained policy as an LLM
     and what the training did.
@@ -410,11 +446,12 @@ def grpo(name: str, row: str, seed: int, args: Args, dataset: Path) -> tuple[Any
         )
     reward = "outcome" if row == "sft_grpo_outcome" else ENVS[name].shaped
     rm = real_model_script()
+    tasks, source = grpo_tasks(name, args, dataset)
     llm, done = rm.grpo(
         ENVS[name].env_id,
         str(start),
-        train_tasks(dataset),
-        args.work / name / f"{row}_seed{seed}",
+        tasks,
+        trained_folder(name, row, seed, args),
         real_model_args(args, name),
         reward=reward,
         env_kwargs=train_kwargs(name, args),
@@ -426,7 +463,10 @@ def grpo(name: str, row: str, seed: int, args: Args, dataset: Path) -> tuple[Any
         "reward": reward,
         "start": str(start),
         "grpo": done["settings"],
+        "tasks": tasks,
+        "tasks_are": source,
         "rollout_success": done["rollout_success"],
+        "advantage_std": done["advantage_std"],
         "train_seconds": done["train_seconds"],
     }
 
@@ -680,6 +720,8 @@ def main(args: Args) -> dict[str, Any]:
     if args.fresh:  # the cells asked for run again; the others stay
         for name, row, seed in cells(args):
             result["cells"].pop(cell_key(name, row, seed), None)
+            if seed is not None:  # retrain: a kept model or checkpoint would be resumed
+                shutil.rmtree(trained_folder(name, row, seed, args), ignore_errors=True)
     result["args"] = {k: str(v) for k, v in asdict(args).items()}
     result["envs"] = {
         name: {

@@ -47,6 +47,23 @@ def test_a_rerun_skips_done_cells_and_fresh_reruns_the_chosen_ones(tmp_path, mon
     assert again["wikihow/random"] == first["wikihow/random"]  # not chosen: kept
 
 
+def test_fresh_retrains_a_trained_row_instead_of_resuming_its_checkpoint(tmp_path, monkeypatch):
+    args = _args(tmp_path, envs=["wikihow"], rows=["sft_grpo_outcome"], fresh=True, quick=True)
+    stale = tmp_path / "work" / "wikihow" / "sft_grpo_outcome_seed0" / "checkpoint"
+    stale.mkdir(parents=True)
+    kept = tmp_path / "work" / "wikihow" / "sft_seed0"  # another row's model: not chosen
+    kept.mkdir(parents=True)
+    folders: list[bool] = []
+    stub = {"success": 0.0, "interval_95": [0.0, 0.5], "score": 0.0, "episodes": 2}
+    stub |= {"cpu_seconds": 0.0, "wall_seconds": 0.0, "settings": {"env_kwargs": {}}}
+    monkeypatch.setattr(script, "quick", lambda a: None)
+    monkeypatch.setattr(
+        script, "run_cell", lambda name, row, seed, a: folders.append(stale.exists()) or stub
+    )
+    script.main(args)
+    assert folders == [False] and kept.is_dir()
+
+
 def test_a_killed_run_leaves_the_json_valid_with_the_cells_before(tmp_path: Path, monkeypatch):
     real = script.run_cell
 
@@ -89,6 +106,27 @@ def test_quick_runs_the_smollm2_rows_end_to_end(tmp_path: Path) -> None:
     assert cells["wikihow/sft_grpo_outcome/seed0"]["training"]["reward"] == "outcome"
     # both GRPO rows start from the sft row's model in the work folder
     assert shaped["start"] == str(tmp_path / "work" / "wikihow" / "sft_seed0")
+    # ... and train on a task the SFT data did not hold (--quick records 2 episodes)
+    recorded = script.train_tasks(tmp_path / "work" / "wikihow" / "dataset")
+    assert shaped["tasks"] and not set(shaped["tasks"]) & set(recorded)
+    assert len(shaped["advantage_std"]) == len(shaped["rollout_success"]) == 1
+
+
+def test_grpo_tasks_follow_the_recorded_ones_in_split_order(tmp_path, monkeypatch) -> None:
+    import gymnasium as gym
+
+    args = _args(tmp_path, envs=["wikihow"], max_steps=5, grpo_iterations=3)
+    env = gym.make("GuiGym/WikiHow-v0", **script.train_kwargs("wikihow", args))
+    split = list(env.unwrapped.task_ids)
+    env.close()
+    monkeypatch.setattr(script, "train_tasks", lambda dataset: split[:60])
+    tasks, source = script.grpo_tasks("wikihow", args, tmp_path)
+    # 3 iterations x 2 tasks, each drawn once: the 61st to the 66th train task
+    assert tasks == split[60:66] and source.startswith("unseen")
+    # a split whose every task was recorded (MiniWoB++'s 12) trains on them again
+    monkeypatch.setattr(script, "train_tasks", lambda dataset: split)
+    tasks, source = script.grpo_tasks("wikihow", args, tmp_path)
+    assert tasks == split and source.startswith("recorded")
 
 
 def test_grpo_without_the_sft_model_says_which_row_to_run(tmp_path: Path) -> None:
