@@ -847,7 +847,18 @@ def plot(result: dict[str, Any], path: Path) -> None:
                 capsize=3,
                 lw=1,
             )
-            ax.text(min(high + 0.02, 0.86), y, f"{value:.2f}", va="center", fontsize=8)
+            if high + 0.1 <= 1.0:  # the value right of its interval, or inside the bar
+                ax.text(high + 0.02, y, f"{value:.2f}", va="center", fontsize=8)
+            else:
+                ax.text(
+                    low - 0.02,
+                    y,
+                    f"{value:.2f}",
+                    va="center",
+                    ha="right",
+                    fontsize=8,
+                    color="white",
+                )
         ax.set_yticks(range(len(rows)), rows, fontsize=8)
         ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top, room below the last
         ax.set_xlim(0, 1.0)

@@ -287,3 +287,30 @@ def test_the_plan_inputs_script_measures_the_expert_and_the_prompts(tmp_path: Pa
     assert result["train"]["prompt_tokens"]["count"] == sum(result["train"]["steps"])
     assert 300 < result["train"]["prompt_tokens"]["median"] < 2000  # a screen, in tokens
     assert json.loads((tmp_path / "wikihow.json").read_text()) == result
+
+
+def test_the_reference_cells_say_how_they_were_run() -> None:
+    """benchmarks/reference/baselines.json, what the docs and the README quote: every cell
+    names its budget and episodes; a SmolLM2 cell its model, precision and token limit; a
+    trained one its training seed and data, and a GRPO one its tasks (not SFT's) and whether
+    each iteration had anything to learn from."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "baselines.json"
+    result = json.loads(path.read_text())
+    table = script.markdown(result)
+    for key, cell in result["cells"].items():
+        name, row = key.split("/")[:2]
+        assert cell["settings"]["env_kwargs"]["max_steps"] >= 1 and cell["episodes"] >= 1
+        assert f"| {script.TITLES[name]} | {row}" in table
+        assert 0.0 <= cell["interval_95"][0] <= cell["success"] <= cell["interval_95"][1] <= 1.0
+        if row not in script.LLM_ROWS:
+            continue
+        assert cell["model"] == "smollm2-135m-instruct" and cell["precision"] in ("fp32", "bf16")
+        assert cell["settings"]["max_new_tokens"] >= 1
+        if row == "zero_shot":
+            continue
+        assert cell["settings"]["training_seed"] >= 0 and cell["train_dataset"]["episodes"] >= 1
+        if row.startswith("sft_grpo"):
+            training = cell["training"]
+            assert training["start"].endswith(f"sft_seed{cell['settings']['training_seed']}")
+            assert len(training["advantage_std"]) == training["grpo"]["iterations"]
+            assert training["tasks_are"].startswith(("unseen", "recorded"))
