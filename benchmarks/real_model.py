@@ -273,7 +273,7 @@ def grpo(
         "reward": reward,
         "rollout_success": [round(m["success_rate"], 4) for m in history],
         # 0 in an iteration: every group's episodes had one return, and nothing was learned
-        "advantage_std": [round(m.get("advantage_std", 0.0), 4) for m in history],
+        "advantage_std": [round(m["advantage_std"], 4) for m in history],
         "train_seconds": round(time.perf_counter() - started, 1),
     }
 
