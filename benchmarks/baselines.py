@@ -93,11 +93,22 @@ MINIWOB_SAMPLE: tuple[str, ...] = (
 ``NONDETERMINISTIC_TASKS``) and solved by its expert on 10 of 10 seeds (docs/miniwob.md)."""
 
 
+TEACHER_EXAMPLES_WEBSHOP = 1.65
+"""SFT examples per recorded episode of WebShop's teacher (``webshop-greedy:informed``) on
+the train split's first 120 goals at 8 steps (10k catalog): it bought the target on 45 of
+them, in 198 steps (0.36 and 4.4 steps a success; 82 of 200, 1.77 an episode, on the first
+200). Measured with the agent alone; its test figures at 8 steps: 40 of the first 100 goals,
+score 0.67."""
+
+
 @dataclass(frozen=True)
 class BenchEnv:
     """One benchmark of the table: its id, test and train ``gym.make`` arguments, what held
-    out means, its shaped reward (``--reward`` of ``gui-gym train``) and how many LLM episodes
-    run at once (browsers are heavier than simulated apps)."""
+    out means, its shaped reward (``--reward`` of ``gui-gym train``), how many LLM episodes
+    run at once (browsers are heavier than simulated apps), and the agent whose recorded
+    train-split episodes the ``sft`` row learns from (an ``--agent`` name; SFT keeps the
+    successful ones). ``teacher_examples`` is the SFT examples one recorded episode gives on
+    average where the teacher is not the expert (its success rate x its steps), measured."""
 
     env_id: str
     test: dict[str, Any]
@@ -106,6 +117,9 @@ class BenchEnv:
     shaped: str
     shaped_note: str
     llm_batch: int = 16
+    teacher: str = "oracle"
+    teacher_note: str = "the env's scripted expert"
+    teacher_examples: float | None = None
 
 
 _PROGRESS = "ProgRM's progress difference over the env's own milestones (MilestoneProgress)"
@@ -135,6 +149,12 @@ ENVS: dict[str, BenchEnv] = {
         "no train goal (10,000-product catalog)",
         "outcome+progress",
         _PROGRESS + " (searched, product opened, options chosen, bought)",
+        teacher="webshop-greedy:informed",
+        teacher_note="WebShopGreedyAgent(informed=True), which acts on the page alone: "
+        "WebShop's expert reads the hidden target (it searches the target's title and "
+        "clicks its id), which no screen shows; only the teacher's successful episodes are "
+        "learned from",
+        teacher_examples=TEACHER_EXAMPLES_WEBSHOP,
     ),
     "alfworld": BenchEnv(
         "GuiGym/ALFWorld-v0",
@@ -171,7 +191,8 @@ AGENTS = {
     "(WebShopGreedyAgent, informed=False)",
     "oracle": "the env's scripted expert (OracleAgent)",
     "zero_shot": "the model as it comes, greedy (LLMAgent, default prompt)",
-    "sft": "LoRA SFT on the recorded train-split expert episodes, greedy",
+    "sft": "LoRA SFT on the teacher's successful recorded train-split episodes (the expert's; "
+    "WebShop: a screen-only agent's), greedy",
     "sft_grpo_outcome": "the sft row's model, then GRPO (LoRA) with the task outcome on train "
     "tasks it was not trained on",
     "sft_grpo_shaped": "the sft row's model, then GRPO (LoRA) with the env's shaped reward on "
@@ -360,19 +381,35 @@ def real_model_args(args: Args, name: str) -> Any:
     )
 
 
+def dataset_folder(name: str, args: Args) -> Path:
+    """Where env ``name``'s SFT recording lives: ``dataset`` for the expert's, else named
+    after its teacher (a recording by another agent never resumes into the expert's)."""
+    teacher = ENVS[name].teacher
+    suffix = "" if teacher == "oracle" else "_" + teacher.replace(":", "-")
+    return args.work / name / f"dataset{suffix}"
+
+
 def record(name: str, args: Args) -> Path:
-    """The train split's expert episodes of env ``name`` (the first ``--train-episodes``
-    tasks of the split in order, seeds from 0), recorded once into the work folder."""
+    """The train split's episodes of env ``name``'s teacher (the expert, or for WebShop a
+    screen-only agent: :class:`BenchEnv`) on the first ``--train-episodes`` tasks of the
+    split in order, seeds from 0, recorded once into the work folder."""
+    from gui_gym.envs.replay.dataset import ExpertDataset
     from gui_gym.runs.record import record_dataset
 
-    dataset = args.work / name / "dataset"
+    dataset = dataset_folder(name, args)
     record_dataset(
         ENVS[name].env_id,
+        ENVS[name].teacher,
         episodes=args.train_episodes,
         out=dataset,
         env_kwargs=train_kwargs(name, args),
         progress=False,
     )
+    if not any(t.success for t in ExpertDataset.load(dataset, include_failed=True)):
+        raise SystemExit(  # SFT learns from the successful episodes alone
+            f"{name}'s teacher ({ENVS[name].teacher}) succeeded on none of the "
+            f"{args.train_episodes} recorded train episodes in {dataset}: raise --train-episodes"
+        )
     return dataset
 
 
@@ -391,6 +428,22 @@ def train_tasks(dataset: Path) -> list[str]:
     from gui_gym.envs.replay.dataset import ExpertDataset
 
     return list(dict.fromkeys(t.task_id for t in ExpertDataset.load(dataset).trajectories))
+
+
+def dataset_summary(name: str, dataset: Path, args: Args) -> dict[str, Any]:
+    """What the ``sft`` row learned from: the teacher, the episodes recorded, how many it
+    succeeded on (SFT keeps those) and their steps (the SFT examples)."""
+    from gui_gym.envs.replay.dataset import ExpertDataset
+
+    kept = ExpertDataset.load(dataset).trajectories
+    return {
+        "teacher": ENVS[name].teacher,
+        "teacher_is": ENVS[name].teacher_note,
+        "episodes": args.train_episodes,
+        "tasks": len(train_tasks(dataset)),
+        "successful_episodes": len(kept),
+        "examples": sum(len(t.steps) for t in kept),
+    }
 
 
 def grpo_tasks(name: str, args: Args, dataset: Path) -> tuple[list[str], str]:
@@ -496,10 +549,7 @@ def llm_cell(name: str, row: str, seed: int | None, args: Args) -> dict[str, Any
         assert seed is not None and dataset is not None
         llm, extra["training"] = grpo(name, row, seed, args, dataset)
     if dataset is not None and row != "zero_shot":
-        extra["train_dataset"] = {
-            "episodes": args.train_episodes,
-            "tasks": len(train_tasks(dataset)),
-        }
+        extra["train_dataset"] = dataset_summary(name, dataset, args)
     agent = LLMAgent(llm, temperature=0.0, max_new_tokens=args.max_new_tokens)
     batch = min(args.batch, ENVS[name].llm_batch)
     with rm.precision(rm_args):
@@ -604,10 +654,13 @@ def eval_seconds(name: str, args: Args) -> float:
 
 def sft_seconds(name: str, args: Args) -> float:
     """The ``sft`` row's LoRA SFT: its examples (``--train-episodes`` x the expert's steps per
-    recorded episode at this budget, :func:`cpu_costs.recorded_steps`, x ``--epochs``) at
+    recorded episode at this budget, :func:`cpu_costs.recorded_steps`, or the teacher's
+    ``teacher_examples`` where it is not the expert, x ``--epochs``) at
     :data:`SFT_SECONDS_PER_EXAMPLE` x the prompt scale."""
     scale = PROMPT_SCALE.get(ENVS[name].env_id, 1.0)
-    steps = recorded_steps(ENVS[name].env_id, max_steps(name, args))
+    steps = ENVS[name].teacher_examples
+    if steps is None:
+        steps = recorded_steps(ENVS[name].env_id, max_steps(name, args))
     return args.train_episodes * steps * args.epochs * SFT_SECONDS_PER_EXAMPLE * scale
 
 

@@ -4,6 +4,7 @@ cost plan of the SmolLM2 cells (worked numbers, resume, ``--budget-hours``, ``--
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -314,3 +315,34 @@ def test_the_reference_cells_say_how_they_were_run() -> None:
             assert training["start"].endswith(f"sft_seed{cell['settings']['training_seed']}")
             assert len(training["advantage_std"]) == training["grpo"]["iterations"]
             assert training["tasks_are"].startswith(("unseen", "recorded"))
+
+
+def test_webshop_sft_learns_from_a_screen_only_teacher_not_the_expert(tmp_path: Path) -> None:
+    # WebShop's expert reads the hidden target (its title, its id): the sft row records the
+    # informed greedy agent instead, which acts on the page alone, and keeps its successes
+    args = _args(tmp_path, envs=["webshop"], train_episodes=4, max_steps=8)
+    dataset = script.record("webshop", args)
+    assert dataset.name == "dataset_webshop-greedy-informed"
+    source = json.loads((dataset / "manifest.json").read_text())["source"]
+    assert source["agent"] == "webshop-greedy:informed"
+    summary = script.dataset_summary("webshop", dataset, args)
+    assert summary["teacher"] == "webshop-greedy:informed" and summary["episodes"] == 4
+    assert 1 <= summary["successful_episodes"] <= 4 and summary["examples"] >= 3
+    # the other envs still learn from their expert, in the folder they always used
+    assert script.dataset_folder("wikihow", args).name == "dataset"
+    # the plan counts the teacher's measured examples per recorded episode, not the expert's
+    assert script.sft_seconds("webshop", args) == pytest.approx(
+        4
+        * script.TEACHER_EXAMPLES_WEBSHOP
+        * args.epochs
+        * script.SFT_SECONDS_PER_EXAMPLE
+        * script.PROMPT_SCALE["GuiGym/WebShop-v0"]
+    )
+
+
+def test_a_teacher_that_never_succeeds_is_refused_in_one_line(tmp_path, monkeypatch) -> None:
+    env = script.ENVS["wikihow"]
+    monkeypatch.setitem(script.ENVS, "wikihow", dataclasses.replace(env, teacher="random"))
+    args = _args(tmp_path, envs=["wikihow"], train_episodes=1, max_steps=1)
+    with pytest.raises(SystemExit, match="teacher \\(random\\) succeeded on none of the 1"):
+        script.record("wikihow", args)

@@ -30,6 +30,7 @@ AGENTS = (
     "random",
     "random:done=<p>",
     "webshop-greedy",
+    "webshop-greedy:informed",
     "llm",
     "openai",
 )
@@ -40,7 +41,9 @@ def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
     """Build a named built-in agent for ``env``: ``oracle``, ``oracle-xy`` (the expert by
     screen coordinates, as a screenshot-only policy acts), ``random``, ``random:done=P``
     (a random agent that declares DONE with probability P at each step), or
-    ``webshop-greedy`` (WebShop's BM25-greedy baseline, WebShop ids only).
+    ``webshop-greedy`` (WebShop's BM25-greedy baseline, WebShop ids only) or
+    ``webshop-greedy:informed`` (the same agent also keeping to the instruction's price
+    ceiling and choosing the options it names: still only what the page shows).
 
     Raises:
         ValueError: for an unknown name or option, listing the known ones.
@@ -50,8 +53,8 @@ def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
         return OracleAgent(env)
     if base == "oracle-xy" and not option:
         return ScreenshotOracleAgent(env)
-    if base == "webshop-greedy" and not option:
-        return WebShopGreedyAgent(env)
+    if base == "webshop-greedy" and option in ("", "informed"):
+        return WebShopGreedyAgent(env, informed=option == "informed")
     if base == "random":
         done_prob = 0.0
         if option:
