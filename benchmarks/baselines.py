@@ -7,10 +7,14 @@ Chromium). Rows (:data:`ROWS`):
 * ``random``: uniform over the screen's candidate actions (:class:`gui_gym.agents.RandomAgent`);
 * ``rule``: WebShop's own rule baseline (search the instruction, buy the first result;
   :class:`gui_gym.agents.WebShopGreedyAgent`, not its informed variant), WebShop only;
+* ``rule_informed``: that agent keeping to the price ceiling and choosing the options the
+  instruction names, from the page alone (``informed=True``): WebShop's ``sft`` teacher;
 * ``oracle``: the env's scripted expert (:class:`gui_gym.agents.OracleAgent`);
 * ``zero_shot``: the model as it comes (default SmolLM2-135M-Instruct), greedy;
-* ``sft``: LoRA SFT on the train split's expert episodes (``benchmarks/real_model.py``'s
-  ``sft``: the library's defaults, what ``gui-gym sft --lora`` runs), per training seed;
+* ``sft``: LoRA SFT on the train split's successful episodes of the env's teacher
+  (:attr:`BenchEnv.teacher`: the expert, except on WebShop, whose expert reads the hidden
+  target; ``benchmarks/real_model.py``'s ``sft``: the library's defaults, what
+  ``gui-gym sft --lora`` runs), per training seed;
 * ``sft_grpo_outcome`` / ``sft_grpo_shaped``: GRPO from that SFT model on train tasks it was
   not trained on (:func:`grpo_tasks`), with the task outcome, or with the env's shaped reward
   (:attr:`BenchEnv.shaped`).
@@ -33,7 +37,7 @@ docs/baselines.md sizes one piece of under 2 hours per benchmark with it.
 
 Usage::
 
-    nice -n 10 python benchmarks/baselines.py --rows random rule oracle
+    nice -n 10 python benchmarks/baselines.py --rows random rule rule_informed oracle
     nice -n 10 python benchmarks/baselines.py --rows zero_shot sft sft_grpo_outcome \\
         sft_grpo_shaped --envs wikihow --max-steps 5 --llm-episodes 40 --train-episodes 60 \\
         --epochs 1 --grpo-iterations 3 --max-new-tokens 32 --budget-hours 2
@@ -179,16 +183,25 @@ ENVS: dict[str, BenchEnv] = {
 """The benchmarks, by ``--envs`` name. MiniWoB++'s 10 s limit is raised for every row alike
 (a model on CPU needs seconds a step; the expert and random rows end long before)."""
 
-CHEAP_ROWS = {"random": "random", "rule": "webshop-greedy", "oracle": "oracle"}
+CHEAP_ROWS = {
+    "random": "random",
+    "rule": "webshop-greedy",
+    "rule_informed": "webshop-greedy:informed",
+    "oracle": "oracle",
+}
 """Rows run by a built-in agent (``gui-gym eval --agent`` names)."""
 LLM_ROWS = ("zero_shot", "sft", "sft_grpo_outcome", "sft_grpo_shaped")
 ROWS = (*CHEAP_ROWS, *LLM_ROWS)
 RULE_ENVS = ("webshop",)
-"""Envs with a rule baseline of their own (the ``rule`` row)."""
+"""Envs with a rule baseline of their own (the ``rule`` and ``rule_informed`` rows)."""
+RULE_ROWS = ("rule", "rule_informed")
 AGENTS = {
     "random": "uniform over the screen's candidate actions (RandomAgent), never DONE",
     "rule": "WebShop's rule baseline: search the instruction, buy the first result "
     "(WebShopGreedyAgent, informed=False)",
+    "rule_informed": "the rule keeping to the instruction's price ceiling and choosing the "
+    "options it names, from the page alone (WebShopGreedyAgent, informed=True): the sft "
+    "row's teacher",
     "oracle": "the env's scripted expert (OracleAgent)",
     "zero_shot": "the model as it comes, greedy (LLMAgent, default prompt)",
     "sft": "LoRA SFT on the teacher's successful recorded train-split episodes (the expert's; "
@@ -565,7 +578,7 @@ def cells(args: Args) -> list[tuple[str, str, int | None]]:
     chosen = []
     for name in args.envs:
         for row in ROWS:
-            if row not in args.rows or (row == "rule" and name not in RULE_ENVS):
+            if row not in args.rows or (row in RULE_ROWS and name not in RULE_ENVS):
                 continue
             seeds = args.seeds if row in LLM_ROWS and row != "zero_shot" else [None]
             chosen += [(name, row, seed) for seed in seeds]
@@ -846,7 +859,7 @@ def markdown(result: dict[str, Any]) -> str:
     ]
     for name in ENVS:
         for row in ROWS:
-            if row == "rule" and name not in RULE_ENVS:
+            if row in RULE_ROWS and name not in RULE_ENVS:
                 continue
             found = row_cells(result, name, row)
             if not found:
@@ -882,7 +895,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
         ("webshop", "WebShop (10k): score", lambda c: (c["score"], c["score_interval_95"]))
     )
     for ax, (name, title, pick) in zip(axes.flat, panels):
-        rows = [r for r in ROWS if r != "rule" or name in RULE_ENVS]
+        rows = [r for r in ROWS if r not in RULE_ROWS or name in RULE_ENVS]
         for y, row in enumerate(rows):
             found = row_cells(result, name, row)
             if not found:

@@ -139,7 +139,10 @@ def test_grpo_without_the_sft_model_says_which_row_to_run(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ({"rows": ["oracle", "best"]}, "unknown row 'best'; --rows takes random, rule, oracle"),
+        (
+            {"rows": ["oracle", "best"]},
+            "unknown row 'best'; --rows takes random, rule, rule_informed, oracle",
+        ),
         ({"envs": ["osworld"]}, "unknown env 'osworld'; --envs takes wikihow, androidworld"),
         ({"episodes": 0}, "--episodes must be at least 1, got 0"),
         ({"budget_hours": 0.0}, "--budget-hours must be > 0, got 0.0"),
@@ -346,3 +349,15 @@ def test_a_teacher_that_never_succeeds_is_refused_in_one_line(tmp_path, monkeypa
     args = _args(tmp_path, envs=["wikihow"], train_episodes=1, max_steps=1)
     with pytest.raises(SystemExit, match="teacher \\(random\\) succeeded on none of the 1"):
         script.record("wikihow", args)
+
+
+def test_the_sft_teachers_row_on_webshop_beats_webshops_rule(tmp_path: Path) -> None:
+    # rule_informed (the sft row's teacher) keeps to the price ceiling and picks the named
+    # options: on the same test goals it scores above WebShop's rule; other envs have neither
+    args = _args(tmp_path, envs=["webshop", "wikihow"], rows=["rule", "rule_informed"])
+    args.episodes, args.max_steps = 10, 8
+    cells = script.main(args)["cells"]
+    assert sorted(cells) == ["webshop/rule", "webshop/rule_informed"]
+    rule, informed = cells["webshop/rule"], cells["webshop/rule_informed"]
+    assert informed["score"] > rule["score"] and informed["success"] >= rule["success"]
+    assert "teacher" in informed["agent"]
