@@ -191,6 +191,8 @@ CHEAP_ROWS = {
 }
 """Rows run by a built-in agent (``gui-gym eval --agent`` names)."""
 LLM_ROWS = ("zero_shot", "sft", "sft_grpo_outcome", "sft_grpo_shaped")
+GRPO_ROWS = ("sft_grpo_outcome", "sft_grpo_shaped")
+"""The rows trained from the ``sft`` row's model: ``--fresh`` on ``sft`` drops them too."""
 ROWS = (*CHEAP_ROWS, *LLM_ROWS)
 RULE_ENVS = ("webshop",)
 """Envs with a rule baseline of their own (the ``rule`` and ``rule_informed`` rows)."""
@@ -784,10 +786,23 @@ def main(args: Args) -> dict[str, Any]:
     result.update(format="gui-gym/baselines", version=1)
     result.setdefault("cells", {})
     if args.fresh:  # the cells asked for run again; the others stay
-        for name, row, seed in cells(args):
+        chosen = cells(args)
+        for name, row, seed in chosen:
             result["cells"].pop(cell_key(name, row, seed), None)
             if seed is not None:  # retrain: a kept model or checkpoint would be resumed
                 shutil.rmtree(trained_folder(name, row, seed, args), ignore_errors=True)
+            if row != "sft":
+                continue
+            for after in GRPO_ROWS:  # they started from the sft model retrained here
+                if (name, after, seed) in chosen:
+                    continue
+                shutil.rmtree(trained_folder(name, after, seed, args), ignore_errors=True)
+                if result["cells"].pop(cell_key(name, after, seed), None) is not None:
+                    print(
+                        f"{cell_key(name, after, seed)}: dropped, it started from the sft "
+                        f"model retrained now (run --rows {after} to measure it again)",
+                        flush=True,
+                    )
     result["args"] = {k: str(v) for k, v in asdict(args).items()}
     result["envs"] = {
         name: {

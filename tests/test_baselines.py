@@ -65,6 +65,33 @@ def test_fresh_retrains_a_trained_row_instead_of_resuming_its_checkpoint(tmp_pat
     assert folders == [False] and kept.is_dir()
 
 
+def test_fresh_on_sft_drops_the_grpo_cells_trained_from_the_old_model(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    stub = {"success": 0.0, "interval_95": [0.0, 0.5], "score": 0.0, "episodes": 2}
+    stub |= {"cpu_seconds": 0.0, "wall_seconds": 0.0, "settings": {"env_kwargs": {}}}
+    old = {"format": "gui-gym/baselines", "version": 1, "cells": {}}
+    for key in ("sft/seed0", "sft_grpo_outcome/seed0", "sft_grpo_shaped/seed0", "sft/seed1"):
+        old["cells"][f"wikihow/{key}"] = stub
+    old["cells"]["webshop/sft_grpo_outcome/seed0"] = stub  # another env: kept
+    (tmp_path / "baselines.json").write_text(json.dumps(old))
+    grpo_model = tmp_path / "work" / "wikihow" / "sft_grpo_shaped_seed0"
+    grpo_model.mkdir(parents=True)
+    monkeypatch.setattr(script, "quick", lambda a: None)
+    monkeypatch.setattr(script, "run_cell", lambda name, row, seed, a: stub)
+    args = _args(tmp_path, envs=["wikihow"], rows=["sft"], fresh=True, quick=True)
+    cells = script.main(args)["cells"]
+    # retrained sft; its GRPO cells of the same seed dropped with their models, others kept
+    assert sorted(cells) == [
+        "webshop/sft_grpo_outcome/seed0",
+        "wikihow/sft/seed0",
+        "wikihow/sft/seed1",
+    ]
+    assert not grpo_model.exists()
+    said = capsys.readouterr().out
+    assert "wikihow/sft_grpo_shaped/seed0: dropped, it started from the sft model" in said
+
+
 def test_a_killed_run_leaves_the_json_valid_with_the_cells_before(tmp_path: Path, monkeypatch):
     real = script.run_cell
 
