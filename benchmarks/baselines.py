@@ -478,11 +478,14 @@ def grpo_tasks(name: str, args: Args, dataset: Path) -> tuple[list[str], str]:
     finally:
         env.close()
     seen = set(recorded)
-    unseen = [t for t in split if t not in seen]
+    # past the recording: a task the teacher failed within the budget is unseen by SFT too,
+    # but chosen for being hard (AndroidWorld's first two were a maze and a calculation no
+    # 9-step episode finishes), so the recording's tasks are skipped whether kept or not
+    unseen = [t for t in split[args.train_episodes :] if t not in seen]
     wanted = 1 if args.quick else args.grpo_iterations * args.grpo_tasks_per_iteration
     if not unseen:
         return recorded, "recorded (the split has no other task)"
-    return unseen[:wanted], "unseen by SFT (the train split's next tasks)"
+    return unseen[:wanted], "unseen by SFT (the train split's next tasks after the recorded ones)"
 
 
 def sft_folder(name: str, seed: int, args: Args) -> Path:

@@ -143,7 +143,7 @@ def test_quick_runs_the_smollm2_rows_end_to_end(tmp_path: Path) -> None:
 def test_grpo_tasks_follow_the_recorded_ones_in_split_order(tmp_path, monkeypatch) -> None:
     import gymnasium as gym
 
-    args = _args(tmp_path, envs=["wikihow"], max_steps=5, grpo_iterations=3)
+    args = _args(tmp_path, envs=["wikihow"], max_steps=5, grpo_iterations=3, train_episodes=60)
     env = gym.make("GuiGym/WikiHow-v0", **script.train_kwargs("wikihow", args))
     split = list(env.unwrapped.task_ids)
     env.close()
@@ -151,6 +151,13 @@ def test_grpo_tasks_follow_the_recorded_ones_in_split_order(tmp_path, monkeypatc
     tasks, source = script.grpo_tasks("wikihow", args, tmp_path)
     # 3 iterations x 2 tasks, each drawn once: the 61st to the 66th train task
     assert tasks == split[60:66] and source.startswith("unseen")
+    # tasks the teacher failed within the budget are not kept, and not drawn either: they
+    # were chosen for being hard (AndroidWorld's: a maze no 9-step episode finishes)
+    failed = {split[5], split[25]}
+    monkeypatch.setattr(
+        script, "train_tasks", lambda dataset: [t for t in split[:60] if t not in failed]
+    )
+    assert script.grpo_tasks("wikihow", args, tmp_path)[0] == split[60:66]
     # a split whose every task was recorded (MiniWoB++'s 12) trains on them again
     monkeypatch.setattr(script, "train_tasks", lambda dataset: split)
     tasks, source = script.grpo_tasks("wikihow", args, tmp_path)
