@@ -672,6 +672,35 @@ def test_greedy_agent_plays_the_ui_env_too(world) -> None:
     assert trajectory.steps[-1].terminated and trajectory.steps[-1].action.startswith("CLICK")
 
 
+def test_greedy_agent_on_screen_taps_by_index_and_chooses_as_by_label(world) -> None:
+    # the informed rule as a screen-reading agent: its search typed into the box, its clicks
+    # the element's index (a model copies a small number, not a 10-character ASIN), and the
+    # same choices, so the same purchase and reward as the label-clicking agent
+    env = make("GuiGym/WebShop-v0", split="test")
+    for task in world.suite.select("test")[:6]:
+        runs = [
+            run_episode(
+                env,
+                WebShopGreedyAgent(env, informed=True, on_screen=on_screen),
+                seed=0,
+                options={"task": task.task_id},
+            )
+            for on_screen in (False, True)
+        ]
+        labels, taps = ([s.action for s in r.steps] for r in runs)
+        assert runs[1].task_reward == runs[0].task_reward, task.task_id
+        assert any('CLICK("' in a for a in labels)
+        assert all(a.startswith(("INPUT(", "CLICK(", "SCROLL(")) for a in taps), taps
+        assert not any('CLICK("' in a for a in taps) and taps[0].startswith("INPUT(")
+    with pytest.raises(TypeError, match="on_screen needs GuiGym/WebShop-v0"):
+        WebShopGreedyAgent(make("GuiGym/WebShop-Text-v0"), on_screen=True)
+    from gui_gym.agents.named import make_agent
+
+    assert make_agent("webshop-greedy:informed,on-screen", env)._on_screen
+    with pytest.raises(ValueError, match="unknown agent 'webshop-greedy:fast'"):
+        make_agent("webshop-greedy:fast", env)
+
+
 def test_oracle_recovers_from_a_detour(world) -> None:
     task = world.suite.select("test")[3]
     env = make(task=task.task_id)

@@ -31,10 +31,14 @@ AGENTS = (
     "random:done=<p>",
     "webshop-greedy",
     "webshop-greedy:informed",
+    "webshop-greedy:informed,on-screen",
     "llm",
     "openai",
 )
 """Agent names ``gui-gym eval --agent`` accepts (``llm``/``openai`` need ``--model``)."""
+WEBSHOP_GREEDY_OPTIONS = ("", "informed", "on-screen", "informed,on-screen")
+"""``webshop-greedy:<options>``: ``informed`` (price ceiling, named options) and
+``on-screen`` (clicks by index on the visible screen, ``GuiGym/WebShop-v0`` only)."""
 
 
 def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
@@ -43,7 +47,8 @@ def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
     (a random agent that declares DONE with probability P at each step), or
     ``webshop-greedy`` (WebShop's BM25-greedy baseline, WebShop ids only) or
     ``webshop-greedy:informed`` (the same agent also keeping to the instruction's price
-    ceiling and choosing the options it names: still only what the page shows).
+    ceiling and choosing the options it names: still only what the page shows), with
+    ``,on-screen`` clicking by the element's index on the visible screen (``WebShop-v0``).
 
     Raises:
         ValueError: for an unknown name or option, listing the known ones.
@@ -53,8 +58,10 @@ def make_agent(name: str, env: gym.Env, seed: int = 0) -> Agent:
         return OracleAgent(env)
     if base == "oracle-xy" and not option:
         return ScreenshotOracleAgent(env)
-    if base == "webshop-greedy" and option in ("", "informed"):
-        return WebShopGreedyAgent(env, informed=option == "informed")
+    if base == "webshop-greedy" and option in WEBSHOP_GREEDY_OPTIONS:
+        return WebShopGreedyAgent(
+            env, informed="informed" in option, on_screen="on-screen" in option
+        )
     if base == "random":
         done_prob = 0.0
         if option:

@@ -41,26 +41,51 @@ class WebShopGreedyAgent:
     ``available_actions()``, so it plays ``GuiGym/WebShop-v0`` and ``GuiGym/WebShop-Text-v0``
     alike, with WebShop's ``search[...]`` / ``click[...]`` actions.
 
+    With ``on_screen=True`` (``GuiGym/WebShop-v0`` only) it acts as a screen-reading agent
+    does: it types its search into the search box and clicks by the element's index on the
+    screen (``CLICK(3)``, not ``CLICK("B0RPD9VLXA")``), scrolling first to an element off
+    screen, as the expert's actions are recorded. The choices are the same; scrolls can cost
+    steps.
+
     Args:
         env: A WebShop env (possibly wrapped).
         informed: Respect the price ceiling and choose the named options (not WebShop's rule).
+        on_screen: Act by index on the visible screen (:meth:`WebShopEnv.on_screen`).
     """
 
     name = "webshop-greedy"
 
-    def __init__(self, env: gym.Env, informed: bool = False):
+    def __init__(self, env: gym.Env, informed: bool = False, on_screen: bool = False):
         self._informed = bool(informed)
+        self._on_screen = bool(on_screen)
         self._env = env.unwrapped
         if not hasattr(self._env, "available_actions") or not hasattr(
             self._env, "text_observation"
         ):
             raise TypeError(f"{type(self._env).__name__} is not a WebShop env")
+        if self._on_screen and (
+            not hasattr(self._env, "on_screen") or type(self._env).__name__ == "WebShopTextEnv"
+        ):
+            raise TypeError(
+                f"on_screen needs GuiGym/WebShop-v0's screen, not {type(self._env).__name__}"
+            )
         self._clicked: set[str] = set()
+        self._pending: str | None = None
 
     def reset(self, observation: dict[str, Any], info: dict[str, Any]) -> None:
         self._clicked = set()
+        self._pending = None
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Action:
+        self._pending = None
+        action = self._choose(observation)
+        if self._on_screen:
+            action = self._env.on_screen(action)
+        if self._pending is not None and action.type is not ActionType.SCROLL:
+            self._clicked.add(self._pending)  # clicked now, not only scrolled towards
+        return action
+
+    def _choose(self, observation: dict[str, Any]) -> Action:
         instruction = observation["instruction"].lower()
         available = self._env.available_actions()
         clickables: list[str] = available["clickables"]
@@ -101,6 +126,6 @@ class WebShopGreedyAgent:
         ]
         if named:
             value = min(named, key=len)
-            self._clicked.add(value)
+            self._pending = value
             return Action(ActionType.CLICK, label=value)
         return Action(ActionType.CLICK, label="Buy Now")

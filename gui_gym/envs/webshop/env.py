@@ -187,7 +187,13 @@ class WebShopEnv(SimGuiEnv[ShopState]):
         """The expert's next action as a tap or scroll on the visible screen: the task's
         ``search[...]`` becomes typing into the search box (after Back to Search), its
         ``click[label]`` a CLICK on the element, scrolling first when it is off screen."""
-        action = super().oracle_action()
+        return self.on_screen(super().oracle_action())
+
+    def on_screen(self, action: Action) -> Action:
+        """``action`` in WebShop's form (``search[...]``, ``click[label]``) as a screen-reading
+        agent takes it on the visible screen: a search is typing into the search box (after
+        Back to Search), a click on a label a CLICK on its element's index, or a scroll towards
+        it when it is off screen. Any other action is returned as it is."""
         screen = self.ui_tree
         if action.type is ActionType.SEARCH:
             box = screen.find_one(handler="search_box")
