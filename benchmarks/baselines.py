@@ -197,6 +197,7 @@ ROWS = (*CHEAP_ROWS, *LLM_ROWS)
 RULE_ENVS = ("webshop",)
 """Envs with a rule baseline of their own (the ``rule`` and ``rule_informed`` rows)."""
 RULE_ROWS = ("rule", "rule_informed")
+
 AGENTS = {
     "random": "uniform over the screen's candidate actions (RandomAgent), never DONE",
     "rule": "WebShop's rule baseline: search the instruction, buy the first result "
@@ -213,6 +214,11 @@ AGENTS = {
     "sft_grpo_shaped": "the sft row's model, then GRPO (LoRA) with the env's shaped reward on "
     "train tasks it was not trained on",
 }
+
+
+def env_rows(name: str) -> list[str]:
+    """The rows of env ``name``, in table order (the rule rows on :data:`RULE_ENVS` only)."""
+    return [r for r in ROWS if r not in RULE_ROWS or name in RULE_ENVS]
 
 
 @dataclass
@@ -455,7 +461,7 @@ def dataset_summary(name: str, dataset: Path, args: Args) -> dict[str, Any]:
         "teacher": ENVS[name].teacher,
         "teacher_is": ENVS[name].teacher_note,
         "episodes": args.train_episodes,
-        "tasks": len(train_tasks(dataset)),
+        "tasks": len({t.task_id for t in kept}),
         "successful_episodes": len(kept),
         "examples": sum(len(t.steps) for t in kept),
     }
@@ -582,8 +588,8 @@ def cells(args: Args) -> list[tuple[str, str, int | None]]:
     """``(env, row, training seed or None)`` of every cell asked for, in table order."""
     chosen = []
     for name in args.envs:
-        for row in ROWS:
-            if row not in args.rows or (row in RULE_ROWS and name not in RULE_ENVS):
+        for row in env_rows(name):
+            if row not in args.rows:
                 continue
             seeds = args.seeds if row in LLM_ROWS and row != "zero_shot" else [None]
             chosen += [(name, row, seed) for seed in seeds]
@@ -876,9 +882,7 @@ def markdown(result: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for name in ENVS:
-        for row in ROWS:
-            if row in RULE_ROWS and name not in RULE_ENVS:
-                continue
+        for row in env_rows(name):
             found = row_cells(result, name, row)
             if not found:
                 lines.append(f"| {TITLES[name]} | {row} | not run yet | | | | | |")
@@ -913,7 +917,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
         ("webshop", "WebShop (10k): score", lambda c: (c["score"], c["score_interval_95"]))
     )
     for ax, (name, title, pick) in zip(axes.flat, panels):
-        rows = [r for r in ROWS if r not in RULE_ROWS or name in RULE_ENVS]
+        rows = env_rows(name)
         for y, row in enumerate(rows):
             found = row_cells(result, name, row)
             if not found:

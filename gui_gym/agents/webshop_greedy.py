@@ -17,6 +17,13 @@ _CEILING = re.compile(r"price lower than ([0-9]+(?:\.[0-9]+)?) dollars")
 _PRICE = re.compile(r"^\$([0-9]+(?:\.[0-9]+)?)")
 
 
+def _has_screen(env: Any) -> bool:
+    """Whether ``env`` is ``GuiGym/WebShop-v0`` (its text env subclasses it, screenless)."""
+    from gui_gym.envs.webshop.env import WebShopEnv, WebShopTextEnv
+
+    return isinstance(env, WebShopEnv) and not isinstance(env, WebShopTextEnv)
+
+
 def _instruction_query(instruction: str) -> str:
     return re.sub(r",? and price lower than [0-9.]+ dollars$", "", instruction).strip()
 
@@ -63,9 +70,7 @@ class WebShopGreedyAgent:
             self._env, "text_observation"
         ):
             raise TypeError(f"{type(self._env).__name__} is not a WebShop env")
-        if self._on_screen and (
-            not hasattr(self._env, "on_screen") or type(self._env).__name__ == "WebShopTextEnv"
-        ):
+        if self._on_screen and not _has_screen(self._env):
             raise TypeError(
                 f"on_screen needs GuiGym/WebShop-v0's screen, not {type(self._env).__name__}"
             )
