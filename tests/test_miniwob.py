@@ -756,6 +756,48 @@ def test_missing_browser_fails_at_reset_with_what_to_install(tmp_path: Path) -> 
     env.close()
 
 
+def test_browsers_launched_from_threads_each_get_the_given_driver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The browser paths reach miniwob through two process-wide variables: launches from
+    several threads at once (a batched evaluation) must each see their own, not a neighbour's
+    already restored ones (then Selenium Manager looks for a driver on the network)."""
+    import threading
+
+    for key in ("MINIWOB_CHROME_BINARY", "MINIWOB_CHROMEDRIVER"):
+        monkeypatch.delenv(key, raising=False)
+    chrome, driver = find_browser()
+    link = tmp_path / "my-chromedriver"
+    link.symlink_to(driver)
+    envs = [
+        gym.make(env_id("click-test"), chrome_binary=chrome, chromedriver=str(link))
+        for _ in range(3)
+    ]
+    errors: list[BaseException] = []
+
+    def start(env: gym.Env) -> None:
+        try:
+            env.reset(seed=0)
+        except BaseException as err:  # reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=start, args=(env,)) for env in envs]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=180)
+        assert not any(thread.is_alive() for thread in threads)
+        assert errors == []
+        paths = [env.unwrapped._backend.instance.driver.service.path for env in envs]
+        assert paths == [str(link)] * 3
+        assert "MINIWOB_CHROMEDRIVER" not in os.environ
+        assert "MINIWOB_CHROME_BINARY" not in os.environ
+    finally:
+        for env in envs:
+            env.close()
+
+
 def test_close_ends_the_browser_and_leaves_no_zombie() -> None:
     env = gym.make(env_id("click-test"))
     try:

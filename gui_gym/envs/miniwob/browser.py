@@ -216,27 +216,43 @@ _LAUNCH_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def own_process_group() -> Iterator[None]:
+def own_process_group(chrome: str | None = None, driver: str | None = None) -> Iterator[None]:
     """While active, ChromeDriver services that ``miniwob`` creates start in a process group
     of their own (Chromium inherits it): terminal signals then reach the env's process only,
-    and :func:`start_watchdog` can end the whole browser at once. POSIX only; a no-op
-    elsewhere."""
-    if os.name != "posix":
-        yield
-        return
+    and :func:`start_watchdog` can end the whole browser at once (POSIX only). With
+    ``chrome`` and ``driver``, ``miniwob`` also gets those binaries (it reads them from
+    ``MINIWOB_CHROME_BINARY``/``MINIWOB_CHROMEDRIVER``, set here and restored after).
+
+    One launch at a time in the process: the patch and the two variables are process-wide,
+    so a second thread launching a browser waits rather than reading them mid-change (it
+    used to set them outside the lock, and a launch could then find them already restored
+    and fall back to Selenium Manager, which searches the network for a driver).
+    """
     import functools
 
-    from miniwob import selenium_instance
-
+    keys = ("MINIWOB_CHROME_BINARY", "MINIWOB_CHROMEDRIVER")
     with _LAUNCH_LOCK:
-        original = selenium_instance.ChromeService
-        selenium_instance.ChromeService = functools.partial(  # type: ignore[misc]
-            original, popen_kw={"process_group": 0}
-        )
+        saved = {k: os.environ.get(k) for k in keys}
+        if chrome is not None and driver is not None:
+            os.environ.update(dict(zip(keys, (chrome, driver))))
+        original = None
+        if os.name == "posix":
+            from miniwob import selenium_instance
+
+            original = selenium_instance.ChromeService
+            selenium_instance.ChromeService = functools.partial(  # type: ignore[misc]
+                original, popen_kw={"process_group": 0}
+            )
         try:
             yield
         finally:
-            selenium_instance.ChromeService = original  # type: ignore[misc]
+            if original is not None:
+                selenium_instance.ChromeService = original  # type: ignore[misc]
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
 
 
 # The watchdog: a tiny Python in the browser's process group. It asks the kernel for SIGUSR1

@@ -545,23 +545,13 @@ class MiniWoBEnv(GuiEnv):
         from miniwob.environment import MiniWoBEnvironment
 
         adopt_browser_orphans()
-        saved = {k: os.environ.get(k) for k in ("MINIWOB_CHROME_BINARY", "MINIWOB_CHROMEDRIVER")}
-        os.environ["MINIWOB_CHROME_BINARY"] = chrome
-        os.environ["MINIWOB_CHROMEDRIVER"] = driver
-        try:
-            with own_process_group():
-                backend = MiniWoBEnvironment(
-                    subdomain=name,
-                    action_space_config="all_supported",
-                    wait_ms=self.wait_ms,
-                    data_mode=self.data_mode,
-                )
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+        with own_process_group(chrome, driver):
+            backend = MiniWoBEnvironment(
+                subdomain=name,
+                action_space_config="all_supported",
+                wait_ms=self.wait_ms,
+                data_mode=self.data_mode,
+            )
         self._backend = backend
         self._backend_task = name
         process = backend.instance.driver.service.process
