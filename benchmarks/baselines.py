@@ -294,8 +294,14 @@ def cpu_seconds() -> float:
 
 def figures(rows: list[Any]) -> dict[str, Any]:
     """Success with its 95% Wilson interval and the mean score with its 95% bootstrap interval
-    (2,000 resamples, seed 0) over evaluated episodes (``gui_gym.runs.evaluate`` rows)."""
+    (2,000 resamples, seed 0) over evaluated episodes (``gui_gym.runs.evaluate`` rows), and
+    ``by_task``: each task's ``[successes, episodes]``, in the order first played."""
     wins = sum(bool(r.success) for r in rows)
+    by_task: dict[str, list[int]] = {}
+    for r in rows:
+        tally = by_task.setdefault(r.task_id, [0, 0])
+        tally[0] += bool(r.success)
+        tally[1] += 1
     scores = [float(r.task_reward) for r in rows]
     steps = sum(r.steps for r in rows)
     score = mean_interval(scores, 2000) if scores else {"mean": 0.0, "interval": [0.0, 0.0]}
@@ -309,6 +315,7 @@ def figures(rows: list[Any]) -> dict[str, Any]:
         "mean_steps": round(steps / max(1, len(rows)), 2),
         "invalid_action_rate": round(sum(r.invalid_actions for r in rows) / max(1, steps), 4),
         "infra_errors": 0,
+        "by_task": by_task,
     }
 
 

@@ -31,6 +31,10 @@ def test_cheap_rows_give_the_oracle_full_success_and_random_less(tmp_path: Path)
     assert oracle["interval_95"][0] < 1.0 == oracle["interval_95"][1]
     assert oracle["cpu_seconds"] >= 0 and "held_out" in oracle and "agent" in oracle
     assert oracle["settings"]["env_kwargs"]["split"] == "test"
+    # per task: [successes, episodes], summing to the cell's
+    assert sum(n for _, n in oracle["by_task"].values()) == 2
+    assert sum(w for w, _ in oracle["by_task"].values()) == oracle["successes"] == 2
+    assert sum(w for w, _ in random_["by_task"].values()) == random_["successes"]
     on_disk = json.loads(args.out.read_text())
     assert on_disk["cells"] == result["cells"] and on_disk["format"] == "gui-gym/baselines"
 
