@@ -947,6 +947,14 @@ def summarise(
         "cpu_seconds": sum(r["cpu_seconds"] for r in runs),
     }
     path = result_path(args)
+    if args.resume:
+        # a note on how the earlier pieces ran (added by hand to the reference file) stays
+        try:
+            kept = json.loads(path.read_text()).get("provenance")
+        except (OSError, ValueError, AttributeError):
+            kept = None
+        if kept:
+            result["provenance"] = kept
     write_json(path, result)
     plot(result, path.with_suffix(".png"))
     return result

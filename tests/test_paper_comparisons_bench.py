@@ -429,11 +429,15 @@ def test_a_model_start_runs_quick_end_to_end_into_its_own_json(tmp_path: Path) -
     assert not (work / "runs" / "ui_s1_online_0" / "model").exists()
     assert (work / "runs" / "ui_s1_online_0" / "checkpoint").is_dir()
     assert trained["mini_batches"] == 4 and trained["update_epochs"] == 1
+    # a provenance note added to the file by hand survives a resumed run's rewrite
+    written = out / "paper_comparisons_tiny-llama.json"
+    written.write_text(bench.json.dumps({**result, "provenance": "piece 1: how it ran"}))
     again = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "resuming: 3 runs kept" in again.stdout
-    kept = bench.json.loads((out / "paper_comparisons_tiny-llama.json").read_text())["runs"]
-    assert kept == result["runs"]  # nothing ran again
+    resumed = bench.json.loads(written.read_text())
+    assert resumed["runs"] == result["runs"]  # nothing ran again
+    assert resumed["provenance"] == "piece 1: how it ran"
 
 
 def test_the_figure_fits_a_page_width_whatever_the_number_of_comparisons(tmp_path: Path) -> None:
