@@ -890,10 +890,15 @@ that cut the plan."""
 
 
 def summarise(
-    args: Args, starts: dict[str, Any], runs: list[dict[str, Any]], seconds: float
+    args: Args,
+    starts: dict[str, Any],
+    runs: list[dict[str, Any]],
+    seconds: float,
+    provenance: str | None = None,
 ) -> dict[str, Any]:
     """Every comparison's arms (mean and interval over seeds) and claims, written with the
-    runs to :func:`result_path` (and its figure); returns what was written."""
+    runs to :func:`result_path` (and its figure), with ``provenance`` (the resumed file's
+    note on how earlier pieces ran) when given; returns what was written."""
     metrics = ("train", "held_out")
     out: dict[str, Any] = {}
     present = {r["comparison"] for r in runs}
@@ -946,15 +951,9 @@ def summarise(
         "seconds": seconds,
         "cpu_seconds": sum(r["cpu_seconds"] for r in runs),
     }
+    if provenance:
+        result["provenance"] = provenance
     path = result_path(args)
-    if args.resume:
-        # a note on how the earlier pieces ran (added by hand to the reference file) stays
-        try:
-            kept = json.loads(path.read_text()).get("provenance")
-        except (OSError, ValueError, AttributeError):
-            kept = None
-        if kept:
-            result["provenance"] = kept
     write_json(path, result)
     plot(result, path.with_suffix(".png"))
     return result
@@ -1038,8 +1037,11 @@ def main(args: Args) -> dict[str, Any]:
     args.work = str(work)
     runs: list[dict[str, Any]] = []
     earlier: dict[str, Any] = {}
+    provenance = None
     if args.resume:
         runs, earlier = previous_runs(args)
+        if runs:  # a note added by hand to the file on how earlier pieces ran stays
+            provenance = json.loads(result_path(args).read_text()).get("provenance")
         print(f"resuming: {len(runs)} runs kept from {result_path(args)}")
     done = {(r["comparison"], r["arm"], r["seed"]) for r in runs}
     base_model = None
@@ -1103,9 +1105,9 @@ def main(args: Args) -> dict[str, Any]:
         failed = gather(
             dict(zip(pending, jobs, strict=True)),
             runs,
-            lambda: summarise(args, starts, runs, time.perf_counter() - started),
+            lambda: summarise(args, starts, runs, time.perf_counter() - started, provenance),
         )
-    result = summarise(args, starts, runs, time.perf_counter() - started)
+    result = summarise(args, starts, runs, time.perf_counter() - started, provenance)
     if failed:
         raise SystemExit(
             f"{len(failed)} run(s) failed (the others are saved; --resume runs the failed "
